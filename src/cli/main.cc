@@ -1,0 +1,38 @@
+// tony: one binary, every role as a subcommand (client, AM, executor).
+
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "cli/config_command.h"
+#include "cli/submit_options.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tony: run distributed deep-learning jobs as one unit, locally or on YARN"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("tony 0.1.0"));
+
+  tony::cli::SubmitOptions config_options;
+  CLI::App* config = app.add_subcommand("config", "Print the resolved configuration of a job");
+  tony::cli::AddSubmitFlags(config, &config_options);
+  config->add_flag("--explain", config_options.explain, "Show where each value came from");
+  config->add_flag("--xml", config_options.xml, "Print as tony-final.xml");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tony: error: " << e.what() << "\n";
+    return 2;
+  }
+
+  if (config->parsed()) {
+    tony::cli::CompleteFromEnvironment(&config_options);
+    return tony::cli::RunConfigCommand(config_options);
+  }
+  return 2;
+}

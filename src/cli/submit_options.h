@@ -1,0 +1,24 @@
+#pragma once
+// The command-line options shared by `tony submit` and `tony config`: TonY's client flags plus
+// tony's own. Parsing only; meaning lives in config/ and client/.
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "config/config_loader.h"
+
+namespace tony::cli {
+
+struct SubmitOptions {
+  config::ConfigRequest request;
+  bool explain = false;  // `tony config --explain`
+  bool xml = false;      // `tony config --xml`
+};
+
+// Adds the submit flags to `app`, writing into `options`.
+void AddSubmitFlags(CLI::App* app, SubmitOptions* options);
+
+// Fills what comes from the environment and the working directory (TONY_CONF_DIR, cwd).
+void CompleteFromEnvironment(SubmitOptions* options);
+
+}  // namespace tony::cli

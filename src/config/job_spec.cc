@@ -1,0 +1,322 @@
+#include "config/job_spec.h"
+
+#include <regex>
+#include <set>
+
+#include "common/strings.h"
+#include "config/key_catalog.h"
+#include "config/value_parsers.h"
+
+namespace tony::config {
+namespace {
+
+// Names under tony.* that are namespaces of tony itself, never job types.
+const std::set<std::string, std::less<>>& ReservedNames() {
+  static const auto* names = new std::set<std::string, std::less<>>{
+      "application", "am",   "task",   "containers", "container", "execution", "docker",
+      "history",     "portal", "local", "yarn",      "horovod",   "other",     "python-exec-path",
+      "gpu-exec-path", "keytab", "https", "http", "secret"};
+  return *names;
+}
+
+// Reads typed values from a Configuration, turning every failure into one line that names the
+// key, the value and where it came from.
+class Reader {
+ public:
+  explicit Reader(const Configuration& conf) : conf_(conf) {}
+
+  std::string String(std::string_view key) const { return conf_.Get(key); }
+
+  // The value of a per-job-type key, or the catalogue's default for its attribute.
+  std::string JobTypeValue(const std::string& type, std::string_view attribute) const {
+    const std::string key = StrCat("tony.", type, ".", attribute);
+    if (const ConfigEntry* entry = conf_.Find(key)) return entry->value;
+    const KeyInfo* info = KeyCatalog::BuiltIn().JobTypeAttribute(attribute);
+    return info ? info->default_value : "";
+  }
+
+  absl::Status Error(std::string_view key, std::string_view detail) const {
+    const ConfigEntry* entry = conf_.Find(key);
+    if (entry == nullptr) {
+      return absl::InvalidArgumentError(StrCat(key, " (default): ", detail));
+    }
+    return absl::InvalidArgumentError(StrCat(key, " = \"", entry->value, "\" (",
+                                                   entry->source.ToString(), "): ", detail));
+  }
+
+  absl::StatusOr<int64_t> Int(std::string_view key, const std::string& value, int64_t min) const {
+    absl::StatusOr<int64_t> parsed = ParseInt(value);
+    if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
+    if (*parsed < min) {
+      return Error(key, min == 0    ? "expected a non-negative integer"
+                        : min == 1  ? "expected a positive integer"
+                                    : StrCat("expected an integer of at least ", min));
+    }
+    return *parsed;
+  }
+  absl::StatusOr<int64_t> Int(std::string_view key, int64_t min) const {
+    return Int(key, String(key), min);
+  }
+  absl::StatusOr<int64_t> JobTypeInt(const std::string& type, std::string_view attribute,
+                                     int64_t min) const {
+    return Int(StrCat("tony.", type, ".", attribute), JobTypeValue(type, attribute), min);
+  }
+  absl::StatusOr<int64_t> Memory(std::string_view key, const std::string& value) const {
+    absl::StatusOr<int64_t> parsed = ParseMemoryMb(value);
+    if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
+    return *parsed;
+  }
+  absl::StatusOr<bool> Bool(std::string_view key) const {
+    absl::StatusOr<bool> parsed = ParseBool(String(key));
+    if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
+    return *parsed;
+  }
+  absl::StatusOr<std::map<std::string, std::string>> Envs(std::string_view key) const {
+    auto parsed = ParseEnvList(String(key));
+    if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
+    return *parsed;
+  }
+
+ private:
+  const Configuration& conf_;
+};
+
+#define TONY_ASSIGN_OR_RETURN(lhs, expr)   \
+  do {                                     \
+    auto _result = (expr);                 \
+    if (!_result.ok()) return _result.status(); \
+    lhs = *std::move(_result);             \
+  } while (0)
+
+// Job types: every <t> with a tony.<t>.instances key, in name order.
+std::vector<std::string> DiscoverJobTypes(const Configuration& conf) {
+  static const std::regex kInstancesKey(R"(tony\.([a-z][a-z0-9_-]*)\.instances)");
+  std::vector<std::string> types;
+  for (const auto& [key, entry] : conf.entries()) {
+    std::smatch match;
+    if (std::regex_match(key, match, kInstancesKey) && !ReservedNames().count(match[1].str())) {
+      types.push_back(match[1].str());
+    }
+  }
+  return types;
+}
+
+absl::Status ReadJobType(const Reader& reader, const std::string& type, JobSpec* spec,
+                         JobTypeSpec* out) {
+  out->name = type;
+  int64_t value = 0;
+  TONY_ASSIGN_OR_RETURN(value, reader.JobTypeInt(type, "instances", 0));
+  if (value > 100000) {
+    return reader.Error(StrCat("tony.", type, ".instances"), "more than 100000 tasks");
+  }
+  out->instances = static_cast<int>(value);
+  const std::string memory_key = StrCat("tony.", type, ".memory");
+  TONY_ASSIGN_OR_RETURN(out->resources.memory_mb,
+                        reader.Memory(memory_key, reader.JobTypeValue(type, "memory")));
+  TONY_ASSIGN_OR_RETURN(value, reader.JobTypeInt(type, "vcores", 1));
+  out->resources.vcores = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(value, reader.JobTypeInt(type, "gpus", 0));
+  out->resources.gpus = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(value, reader.JobTypeInt(type, "max-instances", -1));
+  if (value >= 0 && out->instances > value) {
+    return reader.Error(StrCat("tony.", type, ".instances"),
+                        StrCat("more than tony.", type, ".max-instances = ", value));
+  }
+  TONY_ASSIGN_OR_RETURN(value, reader.JobTypeInt(type, "max-restarts", 0));
+  out->max_restarts = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(out->restart_backoff_ms, reader.JobTypeInt(type, "restart-backoff-ms", 0));
+
+  out->command = reader.JobTypeValue(type, "command");
+  if (out->command.empty()) out->command = reader.String("tony.containers.command");
+  out->localized_resources = SplitList(reader.JobTypeValue(type, "resources"));
+  for (std::string& r : SplitList(reader.String("tony.containers.resources"))) {
+    out->localized_resources.push_back(std::move(r));
+  }
+  out->node_label = reader.JobTypeValue(type, "node-label");
+  if (out->node_label.empty()) out->node_label = spec->node_label;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string_view ToString(DistributedMode mode) {
+  return mode == DistributedMode::kGang ? "GANG" : "FCFS";
+}
+
+std::string_view ToString(JobTypeRole role) {
+  switch (role) {
+    case JobTypeRole::kTracked:
+      return "tracked";
+    case JobTypeRole::kUntracked:
+      return "untracked";
+    case JobTypeRole::kSidecar:
+      return "sidecar";
+  }
+  return "?";
+}
+
+std::string TaskRef::ToString() const { return StrCat(type, ":", index); }
+
+const std::vector<std::string>& KnownFrameworks() {
+  static const auto* frameworks = new std::vector<std::string>{
+      "tensorflow", "pytorch", "mxnet", "horovod", "jax", "standalone"};
+  return *frameworks;
+}
+
+int JobSpec::TotalTasks() const {
+  int total = 0;
+  for (const auto& [name, type] : job_types) total += type.instances;
+  return total;
+}
+
+int JobSpec::TrackedTasks() const {
+  int total = 0;
+  for (const auto& [name, type] : job_types) {
+    if (type.role == JobTypeRole::kTracked) total += type.instances;
+  }
+  return total;
+}
+
+const JobTypeSpec* JobSpec::Find(const std::string& type) const {
+  auto it = job_types.find(type);
+  return it == job_types.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
+  Reader reader(conf);
+  JobSpec spec;
+  spec.name = reader.String("tony.application.name");
+  spec.application_type = reader.String("tony.application.type");
+  spec.queue = reader.String("tony.yarn.queue");
+  spec.tags = SplitList(reader.String("tony.application.tags"));
+  spec.node_label = reader.String("tony.application.node-label");
+
+  spec.framework = ToLower(reader.String("tony.application.framework"));
+  const auto& frameworks = KnownFrameworks();
+  if (std::find(frameworks.begin(), frameworks.end(), spec.framework) == frameworks.end()) {
+    return reader.Error("tony.application.framework",
+                        StrCat("unknown framework; expected one of ",
+                                     Join(frameworks, ", ")));
+  }
+  const std::string mode = ToUpper(reader.String("tony.application.distributed-mode"));
+  if (mode == "GANG") {
+    spec.mode = DistributedMode::kGang;
+  } else if (mode == "FCFS") {
+    spec.mode = DistributedMode::kFcfs;
+  } else {
+    return reader.Error("tony.application.distributed-mode", "expected GANG or FCFS");
+  }
+  spec.backend = ToLower(reader.String("tony.application.backend"));
+  if (spec.backend != "local" && spec.backend != "yarn") {
+    return reader.Error("tony.application.backend", "expected local or yarn");
+  }
+
+  int64_t value = 0;
+  TONY_ASSIGN_OR_RETURN(spec.am.memory_mb,
+                        reader.Memory("tony.am.memory", reader.String("tony.am.memory")));
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.vcores", 1));
+  spec.am.vcores = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.gpus", 0));
+  spec.am.gpus = static_cast<int>(value);
+
+  TONY_ASSIGN_OR_RETURN(spec.fail_on_worker_failure,
+                        reader.Bool("tony.application.fail-on-worker-failure-enabled"));
+  TONY_ASSIGN_OR_RETURN(spec.application_timeout_ms, reader.Int("tony.application.timeout", 0));
+  TONY_ASSIGN_OR_RETURN(spec.allocation_timeout_ms,
+                        reader.Int("tony.container.allocation.timeout", -1));
+  TONY_ASSIGN_OR_RETURN(spec.registration_timeout_ms,
+                        reader.Int("tony.container.registration.timeout", -1));
+  TONY_ASSIGN_OR_RETURN(spec.execution_timeout_ms,
+                        reader.Int("tony.task.executor.execution-timeout-ms", 0));
+  TONY_ASSIGN_OR_RETURN(spec.heartbeat_interval_ms,
+                        reader.Int("tony.task.heartbeat-interval-ms", 1));
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-missed-heartbeats", 1));
+  spec.max_missed_heartbeats = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(spec.metrics_interval_ms, reader.Int("tony.task.metrics-interval-ms", 1));
+  TONY_ASSIGN_OR_RETURN(spec.stop_grace_ms, reader.Int("tony.task.stop-grace-ms", 0));
+  TONY_ASSIGN_OR_RETURN(value,
+                        reader.Int("tony.task.executor.execution.error-message-max-depth", 0));
+  spec.error_message_max_lines = static_cast<int>(value);
+  // Parsed for validation; enforced by the backends.
+  TONY_ASSIGN_OR_RETURN(std::ignore, reader.Bool("tony.task.gpu-metrics.enabled"));
+
+  TONY_ASSIGN_OR_RETURN(spec.container_envs, reader.Envs("tony.containers.envs"));
+  TONY_ASSIGN_OR_RETURN(spec.execution_envs, reader.Envs("tony.execution.envs"));
+  spec.python_venv = reader.String("tony.application.python-venv");
+  spec.src_dir = reader.String("tony.application.src-dir");
+
+  const std::vector<std::string> untracked = SplitList(reader.String("tony.application.untracked.jobtypes"));
+  const std::vector<std::string> sidecars = SplitList(reader.String("tony.application.sidecar.jobtypes"));
+  const std::vector<std::string> stop_on_failure =
+      SplitList(reader.String("tony.application.stop-on-failure-jobtypes"));
+  auto contains = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+
+  for (const std::string& type : DiscoverJobTypes(conf)) {
+    JobTypeSpec job_type;
+    if (absl::Status s = ReadJobType(reader, type, &spec, &job_type); !s.ok()) return s;
+    if (job_type.instances == 0) continue;
+    job_type.role = contains(sidecars, type)    ? JobTypeRole::kSidecar
+                    : contains(untracked, type) ? JobTypeRole::kUntracked
+                                                : JobTypeRole::kTracked;
+    job_type.stop_on_failure = contains(stop_on_failure, type);
+    spec.job_types.emplace(type, std::move(job_type));
+  }
+
+  if (spec.job_types.empty()) {
+    // Single-node mode: the command runs as one task, with the worker type's resources.
+    spec.single_node = true;
+    JobTypeSpec single;
+    if (absl::Status s = ReadJobType(reader, "worker", &spec, &single); !s.ok()) return s;
+    single.instances = 1;
+    spec.job_types.emplace("worker", std::move(single));
+  }
+
+  for (const auto& [name, type] : spec.job_types) {
+    if (type.command.empty()) {
+      return absl::InvalidArgumentError(StrCat(
+          "job type ", name, " has no command: give --executes, or set tony.containers.command or tony.",
+          name, ".command"));
+    }
+  }
+  if (spec.framework == "standalone" && !spec.single_node && spec.TotalTasks() != 1) {
+    return absl::InvalidArgumentError(StrCat(
+        "tony.application.framework = standalone runs exactly one task, but the job has ",
+        spec.TotalTasks(), " (", [&] {
+          std::vector<std::string> parts;
+          for (const auto& [name, type] : spec.job_types) {
+            parts.push_back(StrCat("tony.", name, ".instances = ", type.instances));
+          }
+          return Join(parts, ", ");
+        }(), ")"));
+  }
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-total-instances", -1));
+  if (value >= 0 && spec.TotalTasks() > value) {
+    return reader.Error("tony.task.max-total-instances",
+                        StrCat("the job asks for ", spec.TotalTasks(), " tasks"));
+  }
+  int64_t total_gpus = 0, total_memory = 0, total_vcores = 0;
+  for (const auto& [name, type] : spec.job_types) {
+    total_gpus += int64_t{type.instances} * type.resources.gpus;
+    total_memory += int64_t{type.instances} * type.resources.memory_mb;
+    total_vcores += int64_t{type.instances} * type.resources.vcores;
+  }
+  for (auto [key, total, unit] : {std::tuple{"tony.task.max-total-gpus", total_gpus, " GPUs"},
+                                  std::tuple{"tony.task.max-total-memory", total_memory, " MiB"},
+                                  std::tuple{"tony.task.max-total-vcores", total_vcores, " vcores"}}) {
+    TONY_ASSIGN_OR_RETURN(value, reader.Int(key, -1));
+    if (value >= 0 && total > value) {
+      return reader.Error(key, StrCat("the job asks for ", total, unit));
+    }
+  }
+
+  if (spec.job_types.count("chief")) {
+    spec.chief = TaskRef{"chief", 0};
+  } else if (spec.job_types.count("worker")) {
+    spec.chief = TaskRef{"worker", 0};
+  }
+  return spec;
+}
+
+}  // namespace tony::config

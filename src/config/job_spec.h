@@ -1,0 +1,99 @@
+#pragma once
+// The validated, typed job: what TonY calls JobConfig, built from a resolved Configuration.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "config/configuration.h"
+
+namespace tony::config {
+
+enum class DistributedMode { kGang, kFcfs };
+std::string_view ToString(DistributedMode mode);
+
+struct Resources {
+  int64_t memory_mb = 0;
+  int vcores = 0;
+  int gpus = 0;
+};
+
+// How a job type's tasks count for the job's end (REFERENCE.md, "Failure rules").
+enum class JobTypeRole {
+  kTracked,    // the job waits for it
+  kUntracked,  // not waited for; stopped when the tracked tasks are done (ps)
+  kSidecar,    // not waited for, failures ignored (tensorboard)
+};
+std::string_view ToString(JobTypeRole role);
+
+struct JobTypeSpec {
+  std::string name;
+  int instances = 0;
+  Resources resources;
+  std::string command;
+  std::vector<std::string> localized_resources;  // tony.<t>.resources + tony.containers.resources
+  std::string node_label;
+  JobTypeRole role = JobTypeRole::kTracked;
+  bool stop_on_failure = false;
+  int max_restarts = 0;
+  int64_t restart_backoff_ms = 1000;
+};
+
+struct TaskRef {
+  std::string type;
+  int index = 0;
+  bool operator==(const TaskRef&) const = default;
+  auto operator<=>(const TaskRef&) const = default;
+  std::string ToString() const;  // "worker:1"
+};
+
+struct JobSpec {
+  std::string name;
+  std::string application_type;
+  std::string queue;
+  std::vector<std::string> tags;
+  std::string node_label;
+  std::string framework;  // one of runtime's supported frameworks
+  DistributedMode mode = DistributedMode::kGang;
+  std::string backend;  // "local" or "yarn"
+
+  // Job types by name, only those with instances > 0. In single-node mode (every
+  // tony.<t>.instances is 0) this holds one "worker" task that runs the command.
+  std::map<std::string, JobTypeSpec> job_types;
+  bool single_node = false;
+  // The chief: chief:0 when the job has a chief type, else worker:0 if there are workers.
+  std::optional<TaskRef> chief;
+
+  Resources am;
+  bool fail_on_worker_failure = false;
+  int64_t application_timeout_ms = 0;            // 0: none
+  int64_t allocation_timeout_ms = -1;            // -1: none
+  int64_t registration_timeout_ms = -1;          // -1: none
+  int64_t execution_timeout_ms = 0;              // 0: none
+  int64_t heartbeat_interval_ms = 1000;
+  int max_missed_heartbeats = 25;
+  int64_t metrics_interval_ms = 5000;
+  int64_t stop_grace_ms = 5000;
+  int error_message_max_lines = 20;
+
+  std::map<std::string, std::string> container_envs;  // tony.containers.envs
+  std::map<std::string, std::string> execution_envs;  // tony.execution.envs
+  std::string python_venv;                            // local path or URI; "" if none
+  std::string src_dir;                                // directory or zip; "" if none
+
+  int TotalTasks() const;
+  int TrackedTasks() const;
+  const JobTypeSpec* Find(const std::string& type) const;
+};
+
+// Validates `conf` into a JobSpec. The first problem found is returned as one line naming the
+// key, its value and its source: `tony.worker.instances = "-1" (--conf): expected ...`.
+[[nodiscard]] absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf);
+
+// The frameworks tony knows, in the order error messages list them.
+const std::vector<std::string>& KnownFrameworks();
+
+}  // namespace tony::config

@@ -1,0 +1,233 @@
+#include "config/job_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "config/key_catalog.h"
+
+namespace tony::config {
+namespace {
+
+class JobSpecTest : public ::testing::Test {
+ protected:
+  JobSpecTest() : conf_(KeyCatalog::BuiltIn().Defaults()) {
+    Set("tony.containers.command", "python3 train.py");
+  }
+  void Set(const std::string& key, const std::string& value) {
+    conf_.Set(key, value, ValueSource::ConfFlag());
+  }
+  absl::StatusOr<JobSpec> Build() { return BuildJobSpec(conf_); }
+  std::string Error() {
+    absl::StatusOr<JobSpec> spec = Build();
+    EXPECT_FALSE(spec.ok());
+    return spec.ok() ? "" : std::string(spec.status().message());
+  }
+
+  Configuration conf_;
+};
+
+TEST_F(JobSpecTest, ReadsEveryJobTypeKey) {
+  Set("tony.worker.instances", "2");
+  Set("tony.worker.memory", "4g");
+  Set("tony.worker.vcores", "2");
+  Set("tony.worker.gpus", "1");
+  Set("tony.worker.resources", "data.zip#archive,model.bin");
+  Set("tony.worker.node-label", "gpu");
+  Set("tony.worker.max-restarts", "2");
+  Set("tony.worker.restart-backoff-ms", "250");
+  Set("tony.ps.instances", "1");
+  Set("tony.ps.memory", "1536");
+  Set("tony.ps.command", "python3 ps.py");
+  Set("tony.containers.resources", "common.txt");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_EQ(spec->job_types.size(), 2u);
+  const JobTypeSpec& worker = spec->job_types.at("worker");
+  EXPECT_EQ(worker.instances, 2);
+  EXPECT_EQ(worker.resources.memory_mb, 4096);
+  EXPECT_EQ(worker.resources.vcores, 2);
+  EXPECT_EQ(worker.resources.gpus, 1);
+  EXPECT_EQ(worker.command, "python3 train.py");
+  EXPECT_EQ(worker.localized_resources,
+            (std::vector<std::string>{"data.zip#archive", "model.bin", "common.txt"}));
+  EXPECT_EQ(worker.node_label, "gpu");
+  EXPECT_EQ(worker.max_restarts, 2);
+  EXPECT_EQ(worker.restart_backoff_ms, 250);
+  EXPECT_EQ(worker.role, JobTypeRole::kTracked);
+  EXPECT_FALSE(worker.stop_on_failure);
+  const JobTypeSpec& ps = spec->job_types.at("ps");
+  EXPECT_EQ(ps.resources.memory_mb, 1536);
+  EXPECT_EQ(ps.resources.vcores, 1);
+  EXPECT_EQ(ps.command, "python3 ps.py");
+  EXPECT_EQ(ps.role, JobTypeRole::kUntracked);
+  EXPECT_TRUE(ps.stop_on_failure);
+  EXPECT_EQ(spec->TotalTasks(), 3);
+  EXPECT_EQ(spec->TrackedTasks(), 2);
+  EXPECT_FALSE(spec->single_node);
+}
+
+TEST_F(JobSpecTest, ApplicationSettings) {
+  Set("tony.worker.instances", "1");
+  Set("tony.application.framework", "PyTorch");
+  Set("tony.application.distributed-mode", "fcfs");
+  Set("tony.application.fail-on-worker-failure-enabled", "true");
+  Set("tony.application.timeout", "60000");
+  Set("tony.container.allocation.timeout", "30000");
+  Set("tony.task.heartbeat-interval-ms", "200");
+  Set("tony.task.max-missed-heartbeats", "5");
+  Set("tony.containers.envs", "A=1,B=2");
+  Set("tony.execution.envs", "C=3");
+  Set("tony.application.tags", "a,b");
+  Set("tony.am.memory", "1g");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->framework, "pytorch");
+  EXPECT_EQ(spec->mode, DistributedMode::kFcfs);
+  EXPECT_TRUE(spec->fail_on_worker_failure);
+  EXPECT_EQ(spec->application_timeout_ms, 60000);
+  EXPECT_EQ(spec->allocation_timeout_ms, 30000);
+  EXPECT_EQ(spec->heartbeat_interval_ms, 200);
+  EXPECT_EQ(spec->max_missed_heartbeats, 5);
+  EXPECT_EQ(spec->container_envs.at("B"), "2");
+  EXPECT_EQ(spec->execution_envs.at("C"), "3");
+  EXPECT_EQ(spec->tags, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(spec->am.memory_mb, 1024);
+  EXPECT_EQ(spec->backend, "local");
+}
+
+TEST_F(JobSpecTest, ChiefRule) {
+  Set("tony.worker.instances", "2");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(spec->chief.has_value());
+  EXPECT_EQ(spec->chief->ToString(), "worker:0");
+
+  Set("tony.chief.instances", "1");
+  spec = Build();
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->chief->ToString(), "chief:0");
+
+  Configuration mxnet = KeyCatalog::BuiltIn().Defaults();
+  mxnet.Set("tony.containers.command", "x", ValueSource::ConfFlag());
+  mxnet.Set("tony.scheduler.instances", "1", ValueSource::ConfFlag());
+  mxnet.Set("tony.server.instances", "1", ValueSource::ConfFlag());
+  spec = BuildJobSpec(mxnet);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_FALSE(spec->chief.has_value());
+}
+
+TEST_F(JobSpecTest, SingleNodeModeWhenAllInstancesAreZero) {
+  Set("tony.worker.instances", "0");
+  Set("tony.ps.instances", "0");
+  Set("tony.worker.memory", "3g");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->single_node);
+  ASSERT_EQ(spec->TotalTasks(), 1);
+  EXPECT_EQ(spec->job_types.at("worker").resources.memory_mb, 3072);
+  EXPECT_EQ(spec->chief->ToString(), "worker:0");
+}
+
+TEST_F(JobSpecTest, ZeroInstanceTypesAreDropped) {
+  Set("tony.worker.instances", "2");
+  Set("tony.evaluator.instances", "0");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->Find("evaluator"), nullptr);
+}
+
+TEST_F(JobSpecTest, SidecarAndCustomRoles) {
+  Set("tony.worker.instances", "1");
+  Set("tony.tensorboard.instances", "1");
+  Set("tony.evaluator.instances", "1");
+  Set("tony.application.untracked.jobtypes", "ps,evaluator");
+  Set("tony.application.stop-on-failure-jobtypes", "worker");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->job_types.at("tensorboard").role, JobTypeRole::kSidecar);
+  EXPECT_EQ(spec->job_types.at("evaluator").role, JobTypeRole::kUntracked);
+  EXPECT_TRUE(spec->job_types.at("worker").stop_on_failure);
+  EXPECT_EQ(spec->TrackedTasks(), 1);
+}
+
+TEST_F(JobSpecTest, NegativeInstances) {
+  Set("tony.worker.instances", "-1");
+  EXPECT_EQ(Error(),
+            "tony.worker.instances = \"-1\" (--conf): expected a non-negative integer");
+}
+
+TEST_F(JobSpecTest, NonIntegerInstances) {
+  Set("tony.worker.instances", "two");
+  EXPECT_EQ(Error(), "tony.worker.instances = \"two\" (--conf): expected an integer, got \"two\"");
+}
+
+TEST_F(JobSpecTest, UnparsableMemory) {
+  Set("tony.worker.instances", "1");
+  Set("tony.worker.memory", "2gb");
+  EXPECT_EQ(Error(),
+            "tony.worker.memory = \"2gb\" (--conf): expected a memory size such as 2g, 2048m or "
+            "2048 (MiB), got \"2gb\"");
+}
+
+TEST_F(JobSpecTest, UnknownFrameworkListsTheValidOnes) {
+  Set("tony.application.framework", "caffe");
+  EXPECT_EQ(Error(),
+            "tony.application.framework = \"caffe\" (--conf): unknown framework; expected one of "
+            "tensorflow, pytorch, mxnet, horovod, jax, standalone");
+}
+
+TEST_F(JobSpecTest, StandaloneNeedsExactlyOneTask) {
+  Set("tony.application.framework", "standalone");
+  Set("tony.worker.instances", "2");
+  EXPECT_EQ(Error(),
+            "tony.application.framework = standalone runs exactly one task, but the job has 2 "
+            "(tony.worker.instances = 2)");
+  Set("tony.worker.instances", "1");
+  EXPECT_TRUE(Build().ok());
+}
+
+TEST_F(JobSpecTest, OtherBadValues) {
+  Set("tony.worker.instances", "1");
+  Set("tony.application.distributed-mode", "EAGER");
+  EXPECT_EQ(Error(), "tony.application.distributed-mode = \"EAGER\" (--conf): expected GANG or FCFS");
+  Set("tony.application.distributed-mode", "GANG");
+  Set("tony.application.fail-on-worker-failure-enabled", "maybe");
+  EXPECT_EQ(Error(),
+            "tony.application.fail-on-worker-failure-enabled = \"maybe\" (--conf): expected true "
+            "or false, got \"maybe\"");
+  Set("tony.application.fail-on-worker-failure-enabled", "false");
+  Set("tony.worker.vcores", "0");
+  EXPECT_EQ(Error(), "tony.worker.vcores = \"0\" (--conf): expected a positive integer");
+  Set("tony.worker.vcores", "1");
+  Set("tony.application.backend", "k8s");
+  EXPECT_EQ(Error(), "tony.application.backend = \"k8s\" (--conf): expected local or yarn");
+  Set("tony.application.backend", "local");
+  Set("tony.containers.envs", "NOVALUE");
+  EXPECT_EQ(Error(),
+            "tony.containers.envs = \"NOVALUE\" (--conf): expected NAME=VALUE with a valid "
+            "variable name, got \"NOVALUE\"");
+}
+
+TEST_F(JobSpecTest, LimitsOnTotals) {
+  Set("tony.worker.instances", "3");
+  Set("tony.worker.max-instances", "2");
+  EXPECT_EQ(Error(),
+            "tony.worker.instances = \"3\" (--conf): more than tony.worker.max-instances = 2");
+  Set("tony.worker.max-instances", "-1");
+  Set("tony.task.max-total-instances", "2");
+  EXPECT_EQ(Error(), "tony.task.max-total-instances = \"2\" (--conf): the job asks for 3 tasks");
+  Set("tony.task.max-total-instances", "-1");
+  Set("tony.worker.gpus", "2");
+  Set("tony.task.max-total-gpus", "4");
+  EXPECT_EQ(Error(), "tony.task.max-total-gpus = \"4\" (--conf): the job asks for 6 GPUs");
+}
+
+TEST_F(JobSpecTest, MissingCommand) {
+  conf_.Replace("tony.containers.command", "", ValueSource::Default());
+  Set("tony.worker.instances", "1");
+  EXPECT_EQ(Error(),
+            "job type worker has no command: give --executes, or set tony.containers.command or "
+            "tony.worker.command");
+}
+
+}  // namespace
+}  // namespace tony::config

@@ -1,0 +1,167 @@
+#include "config/key_catalog.h"
+
+#include <algorithm>
+#include <array>
+
+#include "common/strings.h"
+#include "pugixml.hpp"
+
+namespace tony::config {
+namespace {
+
+// Key families TonY has that tony accepts without implementing them yet.
+struct UnsupportedFamily {
+  std::string_view prefix;
+  std::string_view reason;
+};
+constexpr std::array<UnsupportedFamily, 3> kUnsupportedFamilies = {{
+    {"tony.application.group.", "job groups and dependency timeouts are not implemented yet"},
+    {"tony.application.dependency.", "job groups and dependency timeouts are not implemented yet"},
+    {"tony.docker.", "the Docker runtime is not implemented yet"},
+}};
+
+// Splits "tony.<type>.<attribute>" when the key has exactly that shape.
+bool SplitJobTypeKey(std::string_view key, std::string_view* type, std::string_view* attribute) {
+  std::vector<std::string_view> parts = Split(key, '.');
+  if (parts.size() != 3 || parts[0] != "tony" || parts[1].empty() || parts[2].empty()) {
+    return false;
+  }
+  *type = parts[1];
+  *attribute = parts[2];
+  return true;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> previous(b.size() + 1), current(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
+    }
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+bool IsUserSet(const ConfigEntry& entry) {
+  return entry.source.kind != SourceKind::kDefault && entry.source.kind != SourceKind::kDerived;
+}
+
+}  // namespace
+
+absl::StatusOr<KeyCatalog> KeyCatalog::Parse(std::string_view xml) {
+  pugi::xml_document doc;
+  if (pugi::xml_parse_result parsed = doc.load_buffer(xml.data(), xml.size()); !parsed) {
+    return absl::InvalidArgumentError(
+        StrCat("built-in defaults: malformed XML: ", parsed.description()));
+  }
+  KeyCatalog catalog;
+  for (pugi::xml_node property : doc.child("configuration").children("property")) {
+    KeyInfo info;
+    info.name = StripWhitespace(property.child_value("name"));
+    info.default_value = StripWhitespace(property.child_value("value"));
+    info.description = StripWhitespace(property.child_value("description"));
+    if (pugi::xml_node unsupported = property.child("unsupported")) {
+      info.unsupported = std::string(StripWhitespace(unsupported.child_value()));
+    }
+    if (info.name.empty() || catalog.by_name_.count(info.name)) {
+      return absl::InvalidArgumentError(
+          StrCat("built-in defaults: empty or repeated key \"", info.name, "\""));
+    }
+    catalog.by_name_[info.name] = catalog.keys_.size();
+    catalog.keys_.push_back(std::move(info));
+  }
+  return catalog;
+}
+
+const KeyCatalog& KeyCatalog::BuiltIn() {
+  static const KeyCatalog* catalog = [] {
+    absl::StatusOr<KeyCatalog> parsed = Parse(BuiltInDefaultsXml());
+    // The defaults are compiled in; a parse failure is a defect of tony itself.
+    if (!parsed.ok()) std::abort();
+    return new KeyCatalog(*std::move(parsed));
+  }();
+  return *catalog;
+}
+
+const KeyInfo* KeyCatalog::Lookup(std::string_view key) const {
+  if (auto it = by_name_.find(key); it != by_name_.end()) return &keys_[it->second];
+  std::string_view type, attribute;
+  if (SplitJobTypeKey(key, &type, &attribute)) return JobTypeAttribute(attribute);
+  return nullptr;
+}
+
+const KeyInfo* KeyCatalog::JobTypeAttribute(std::string_view attribute) const {
+  auto it = by_name_.find(StrCat("tony.*.", attribute));
+  return it == by_name_.end() ? nullptr : &keys_[it->second];
+}
+
+Configuration KeyCatalog::Defaults() const {
+  Configuration conf;
+  for (const KeyInfo& info : keys_) {
+    if (Contains(info.name, "*")) continue;
+    conf.Set(info.name, info.default_value, ValueSource::Default());
+  }
+  return conf;
+}
+
+std::optional<std::string> KeyCatalog::Suggest(std::string_view key) const {
+  std::vector<std::string> candidates;
+  for (const KeyInfo& info : keys_) {
+    if (!Contains(info.name, "*")) candidates.push_back(info.name);
+  }
+  std::string_view type, attribute;
+  if (SplitJobTypeKey(key, &type, &attribute)) {
+    for (const KeyInfo& info : keys_) {
+      if (info.name.starts_with("tony.*.")) {
+        candidates.push_back(StrCat("tony.", type, ".", info.name.substr(7)));
+      }
+    }
+  }
+  std::optional<std::string> best;
+  size_t best_distance = 3;  // suggest only within two edits
+  for (const std::string& candidate : candidates) {
+    const size_t distance = EditDistance(key, candidate);
+    if (distance > 0 && distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
+  std::vector<std::string> warnings;
+  for (const auto& [key, entry] : conf.entries()) {
+    if (!IsUserSet(entry)) continue;
+    const std::string where = entry.source.ToString();
+    if (const KeyInfo* info = Lookup(key)) {
+      if (info->unsupported) {
+        warnings.push_back(StrCat(key, " (", where, ") is not supported by tony and is ignored: ",
+                                        *info->unsupported));
+      }
+      continue;
+    }
+    auto family = std::find_if(kUnsupportedFamilies.begin(), kUnsupportedFamilies.end(),
+                               [&](const UnsupportedFamily& f) {
+                                 return key.starts_with(f.prefix);
+                               });
+    if (family != kUnsupportedFamilies.end()) {
+      warnings.push_back(StrCat(key, " (", where, ") is not supported by tony and is ignored: ",
+                                      family->reason));
+      continue;
+    }
+    if (!key.starts_with("tony.")) continue;  // Hadoop and user keys pass through
+    if (std::optional<std::string> suggestion = Suggest(key)) {
+      warnings.push_back(StrCat("unknown key ", key, " (", where, "); did you mean ",
+                                      *suggestion, "?"));
+    } else {
+      warnings.push_back(StrCat("unknown key ", key, " (", where, ") is ignored"));
+    }
+  }
+  return warnings;
+}
+
+}  // namespace tony::config

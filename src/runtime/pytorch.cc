@@ -1,0 +1,44 @@
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/cluster_util.h"
+#include "runtime/framework_env.h"
+
+namespace tony::runtime {
+
+// The world is ChiefAndWorkerGroup: chief tasks (if the job has that type) then workers. TonY uses
+// worker:0 and the task index, which is the same world when there is no chief type (TonY's usual
+// PyTorch job); with a chief, a torchrun or PyTorchJob user expects the chief to be rank 0 and the
+// master, with the workers after it, so that is what tony does.
+//
+// World members get TonY's INIT_METHOD (tcp://<rank 0's address>), RANK and WORLD, and torch's own
+// MASTER_ADDR, MASTER_PORT, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE, so init_method="env://"
+// works too. WORLD is the world size; TonY sets it to TASK_NUM, which is the same unless the job
+// has other tracked types. Local ranks count the world's tasks on the same host, in rank order.
+// Tasks of other types (a TensorBoard sidecar, say) are not in the world and get nothing, so that
+// none of them joins the process group by mistake.
+absl::Status AddPyTorchEnv(const TaskContext& ctx, Environment* env) {
+  absl::StatusOr<ProcessGroup> world = ChiefAndWorkerGroup(ctx.cluster, "pytorch");
+  if (!world.ok()) return world.status();
+  if (!IsChiefOrWorkerType(ctx.job_type)) return absl::OkStatus();
+  std::optional<int> rank = world->RankOf(ctx.job_type, ctx.task_index);
+  if (!rank.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pytorch needs task ", TaskName(ctx.job_type, ctx.task_index), " in the cluster spec"));
+  }
+  const GroupMember& master = world->members.front();
+  const std::string world_size = absl::StrCat(world->members.size());
+  Environment& e = *env;
+  e["INIT_METHOD"] = absl::StrCat("tcp://", master.address);
+  e["RANK"] = absl::StrCat(*rank);
+  e["WORLD"] = world_size;
+  e["MASTER_ADDR"] = master.host_port.host;
+  e["MASTER_PORT"] = absl::StrCat(master.host_port.port);
+  e["WORLD_SIZE"] = world_size;
+  e["LOCAL_RANK"] = absl::StrCat(world->LocalRank(*rank));
+  e["LOCAL_WORLD_SIZE"] = absl::StrCat(world->LocalSize(*rank));
+  return absl::OkStatus();
+}
+
+}  // namespace tony::runtime

@@ -1,0 +1,43 @@
+#pragma once
+// What the executor knows about its task when it builds the task's environment: the input of every
+// framework runtime. Plain data; filled by the executor from its configuration and the cluster spec
+// the AM released.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tony::runtime {
+
+// Each job type's task addresses ("host:port"), indexed by task index: element i of
+// cluster.at("worker") is the address of task worker:i.
+using ClusterSpec = std::map<std::string, std::vector<std::string>>;
+
+// Environment variables, name to value.
+using Environment = std::map<std::string, std::string>;
+
+struct TaskContext {
+  std::string framework;  // "tensorflow", "pytorch", "mxnet", "horovod", "jax", "standalone"
+  std::string job_type;   // this task's type, e.g. "worker"
+  int task_index = 0;
+  ClusterSpec cluster;        // every task of the job that has an address (tracked, untracked,
+                              // sidecar)
+  int num_tracked_tasks = 0;  // TASK_NUM
+  bool is_chief = false;
+  std::string app_id;            // JOB_ID
+  std::string distributed_mode;  // "GANG" or "FCFS"
+  std::string session_id;        // SESSION_ID (the AM attempt, "0" normally)
+  std::string am_host;
+  int am_port = 0;
+  int attempt_number = 0;  // ATTEMPT_NUMBER of this task (0 for the first attempt)
+  std::map<std::string, std::string> container_envs;  // tony.containers.envs
+  std::map<std::string, std::string> execution_envs;  // tony.execution.envs and --shell_env
+  std::optional<int> tensorboard_port;                // TB_PORT when reserved
+  // Types left out of framework clusters (TF_CONFIG's cluster): helpers such as TensorBoard that
+  // run beside the job but take no part in training.
+  std::set<std::string> sidecar_types = {"tensorboard"};
+};
+
+}  // namespace tony::runtime
