@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/config_command.h"
+#include "cli/roles.h"
 #include "cli/submit_options.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,16 @@ int main(int argc, char** argv) {
   tony::cli::AddSubmitFlags(config, &config_options);
   config->add_flag("--explain", config_options.explain, "Show where each value came from");
   config->add_flag("--xml", config_options.xml, "Print as tony-final.xml");
+
+  tony::cli::SubmitOptions submit_options;
+  CLI::App* submit = app.add_subcommand("submit", "Run a job and exit with its result");
+  tony::cli::AddSubmitFlags(submit, &submit_options);
+
+  CLI::App* am = app.add_subcommand("am", "The ApplicationMaster (started by the backend)");
+  CLI::App* executor =
+      app.add_subcommand("executor", "The task executor (started by the AM in each container)");
+  am->group("Internal");
+  executor->group("Internal");
 
   try {
     app.parse(argc, argv);
@@ -30,6 +41,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (submit->parsed()) return tony::cli::RunSubmit(submit_options);
+  if (am->parsed()) return tony::cli::RunAm();
+  if (executor->parsed()) return tony::cli::RunExecutor();
   if (config->parsed()) {
     tony::cli::CompleteFromEnvironment(&config_options);
     return tony::cli::RunConfigCommand(config_options);

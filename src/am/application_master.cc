@@ -1,0 +1,378 @@
+#include "am/application_master.h"
+
+#include <algorithm>
+
+#include "cluster/staging.h"
+#include "common/strings.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/grpcpp.h"
+#include "spdlog/spdlog.h"
+
+namespace tony::am {
+namespace {
+
+rpc::TaskState ToProto(TaskState state) {
+  switch (state) {
+    case TaskState::kNew: return rpc::TASK_NEW;
+    case TaskState::kRequested: return rpc::TASK_REQUESTED;
+    case TaskState::kAllocated: return rpc::TASK_ALLOCATED;
+    case TaskState::kRegistered: return rpc::TASK_REGISTERED;
+    case TaskState::kRunning: return rpc::TASK_RUNNING;
+    case TaskState::kSucceeded: return rpc::TASK_SUCCEEDED;
+    case TaskState::kFailed: return rpc::TASK_FAILED;
+    case TaskState::kFinished: return rpc::TASK_FINISHED;
+  }
+  return rpc::TASK_STATE_UNSPECIFIED;
+}
+
+rpc::JobState ToProto(JobState state) {
+  switch (state) {
+    case JobState::kRunning: return rpc::JOB_RUNNING;
+    case JobState::kSucceeded: return rpc::JOB_SUCCEEDED;
+    case JobState::kFailed: return rpc::JOB_FAILED;
+    case JobState::kKilled: return rpc::JOB_KILLED;
+  }
+  return rpc::JOB_STATE_UNSPECIFIED;
+}
+
+TaskRef FromProto(const rpc::TaskRef& ref) { return TaskRef{ref.type(), ref.index()}; }
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(status.message()));
+}
+
+// Tick often enough for timely timeouts, never slower than a heartbeat interval.
+int64_t TickIntervalMs(const config::JobSpec& spec) {
+  return std::clamp<int64_t>(spec.heartbeat_interval_ms, 20, 200);
+}
+
+}  // namespace
+
+ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
+                                     cluster::ContainerAllocator* allocator, const Clock* clock)
+    : options_(std::move(options)),
+      allocator_(allocator),
+      clock_(clock),
+      job_(std::move(spec), clock) {}
+
+ApplicationMaster::~ApplicationMaster() = default;
+
+int ApplicationMaster::Run() {
+  service_ = std::make_unique<AmService>(options_.secret, &loop_, this);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("0.0.0.0:0", grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    spdlog::error("[{}] cannot start the control-plane server", options_.app_id);
+    return 1;
+  }
+  spdlog::info("[{}] AM listening on {}:{}", options_.app_id, options_.host, port_);
+
+  cluster::ContainerAllocator::Callbacks callbacks;
+  callbacks.on_allocated = [this](cluster::Container container) {
+    loop_.Post("container allocated", [this, c = std::move(container)] { OnContainerAllocated(c); });
+  };
+  callbacks.on_completed = [this](cluster::ContainerExit exit) {
+    loop_.Post("container completed", [this, e = std::move(exit)] { OnContainerCompleted(e); });
+  };
+  if (absl::Status started = allocator_->Start(options_.host, port_, std::move(callbacks));
+      !started.ok()) {
+    spdlog::error("[{}] cannot start the container allocator: {}", options_.app_id,
+                  ToStd(started.message()));
+    server_->Shutdown();
+    return 1;
+  }
+
+  loop_.Post("start", [this] {
+    for (const auto& [name, type] : job_.spec().job_types) {
+      cluster::ContainerRequest request{name, {type.resources.memory_mb, type.resources.vcores,
+                                               type.resources.gpus}, type.node_label};
+      if (absl::Status fits = allocator_->CheckFits(request); !fits.ok()) {
+        job_.Start();
+        Execute(job_.Fail(StrCat("job type ", name, " can never be granted: ", ToStd(fits.message()))));
+        return;
+      }
+    }
+    Execute(job_.Start());
+  });
+  loop_.Run(TickIntervalMs(job_.spec()), [this] { OnTick(); });
+
+  // Every stored call must be finished before the server can shut down.
+  for (SpecWaiter& waiter : spec_waiters_) {
+    waiter.reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the job has ended"));
+  }
+  spec_waiters_.clear();
+  AnswerWatchers(/*all=*/true);
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  allocator_->Shutdown();
+  spdlog::info("[{}] AM exiting, job {}", options_.app_id, ToString(job_.state()));
+  return job_.state() == JobState::kSucceeded ? 0 : 1;
+}
+
+void ApplicationMaster::RequestKill(const std::string& reason) {
+  loop_.Post("kill", [this, reason] { Execute(job_.Kill(reason)); });
+}
+
+void ApplicationMaster::Execute(const Actions& actions) {
+  for (const Action& action : actions) {
+    if (const auto* request = std::get_if<RequestContainer>(&action)) {
+      const config::JobTypeSpec* type = job_.spec().Find(request->job_type);
+      allocator_->Request({request->job_type,
+                           {type->resources.memory_mb, type->resources.vcores, type->resources.gpus},
+                           type->node_label});
+    } else if (const auto* launch = std::get_if<LaunchTask>(&action)) {
+      Launch(launch->task);
+    } else if (const auto* stop = std::get_if<StopContainer>(&action)) {
+      allocator_->Stop(stop->container_id, job_.spec().stop_grace_ms);
+    } else if (const auto* release = std::get_if<ReleaseContainer>(&action)) {
+      allocator_->Release(release->container_id);
+      containers_.erase(release->container_id);
+    } else if (std::holds_alternative<SendClusterSpec>(action)) {
+      // Answered below, once the whole batch is applied.
+    } else if (std::holds_alternative<JobDecided>(action)) {
+      decided_at_ms_ = clock_->NowMs();
+      spdlog::info("[{}] job {}{}{}", options_.app_id, ToString(job_.state()),
+                   job_.diagnostics().empty() ? "" : ": ", job_.diagnostics());
+    }
+  }
+  AnswerSpecWaiters();
+  AnswerWatchers(/*all=*/false);
+}
+
+void ApplicationMaster::Launch(const TaskRef& task) {
+  const TaskRecord* record = job_.Find(task);
+  auto it = containers_.find(record->container_id);
+  if (it == containers_.end()) return;
+  const cluster::Container& container = it->second;
+  const config::JobTypeSpec* type = job_.spec().Find(task.type);
+
+  cluster::LaunchSpec launch;
+  launch.argv = {options_.executable, "executor"};
+  launch.env = job_.spec().container_envs;
+  for (const auto& [key, value] : container.env) launch.env[key] = value;
+  launch.env["TONY_APP_ID"] = options_.app_id;
+  launch.env["TONY_AM_ADDRESS"] = StrCat(options_.host, ":", port_);
+  launch.env["TONY_SECRET_FILE"] = options_.secret_file;
+  launch.env["TONY_CONF_FILE"] = options_.conf_file;
+  launch.env["TONY_TASK_TYPE"] = task.type;
+  launch.env["TONY_TASK_INDEX"] = std::to_string(task.index);
+  launch.env["TONY_TASK_ATTEMPT"] = std::to_string(record->attempt);
+  launch.env["TONY_CONTAINER_ID"] = container.id;
+  launch.env["TONY_LOG_DIR"] = container.log_dir;
+  launch.env["TONY_HOST"] = container.host;
+  launch.resources = cluster::ContainerResources(options_.staging_dir, options_.has_src,
+                                                 options_.has_venv, type->localized_resources);
+  spdlog::info("[{}] launching {} in {} on {}", options_.app_id, task.ToString(), container.id,
+               container.host);
+  if (absl::Status launched = allocator_->Launch(container, launch); !launched.ok()) {
+    Execute(job_.OnContainerCompleted(container.id, cluster::kExitLaunchFailed,
+                                      std::string(ToStd(launched.message())), true));
+  }
+}
+
+void ApplicationMaster::OnContainerAllocated(const cluster::Container& container) {
+  containers_[container.id] = container;
+  Execute(job_.OnContainerAllocated(container.id, container.job_type, container.host,
+                                    container.log_dir));
+}
+
+void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit) {
+  spdlog::info("[{}] container {} completed: exit {}{}{}", options_.app_id, exit.container_id,
+               exit.exit_code, exit.diagnostics.empty() ? "" : ": ", exit.diagnostics);
+  Execute(job_.OnContainerCompleted(
+      exit.container_id, exit.exit_code, exit.diagnostics,
+      exit.cause == cluster::ContainerExit::Cause::kLaunchFailed));
+  // A waiter of a task whose container is gone will never be answered.
+  std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
+    if (waiter.container_id != exit.container_id) return false;
+    waiter.reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the container ended"));
+    return true;
+  });
+}
+
+void ApplicationMaster::OnTick() {
+  Execute(job_.OnTick());
+  const int64_t now = clock_->NowMs();
+  if (job_.decided() && !complete_) {
+    const int64_t give_up = job_.spec().stop_grace_ms + 5000;
+    if (allocator_->RunningContainers() == 0 || now - *decided_at_ms_ > give_up) Complete();
+  }
+  if (complete_ && (acknowledged_ || now - *completed_at_ms_ > options_.wait_client_ms)) {
+    loop_.Stop();
+    return;
+  }
+  AnswerWatchers(/*all=*/false);
+}
+
+void ApplicationMaster::Complete() {
+  job_.FinishRemaining();
+  complete_ = true;
+  completed_at_ms_ = clock_->NowMs();
+  allocator_->Finish(std::string(ToString(job_.state())), job_.diagnostics(), StatusJson());
+  AnswerWatchers(/*all=*/false);
+}
+
+void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
+                                     rpc::RegisterTaskResponse*,
+                                     grpc::ServerUnaryReactor* reactor) {
+  const TaskRef task = FromProto(request.task());
+  absl::StatusOr<Actions> actions =
+      job_.OnTaskRegistered(task, request.container_id(), request.host(), request.port());
+  if (!actions.ok()) {
+    spdlog::warn("[{}] refused registration of {}: {}", options_.app_id, task.ToString(),
+                 ToStd(actions.status().message()));
+    reactor->Finish(ToGrpc(actions.status()));
+    return;
+  }
+  spdlog::info("[{}] {} registered at {}:{}", options_.app_id, task.ToString(), request.host(),
+               request.port());
+  reactor->Finish(grpc::Status::OK);
+  Execute(*actions);
+}
+
+void ApplicationMaster::FillSpec(const TaskRef& task,
+                                 rpc::WaitClusterSpecResponse* response) const {
+  for (const auto& [type, addresses] : job_.ClusterSpec()) {
+    rpc::AddressList& list = (*response->mutable_cluster())[type];
+    for (const std::string& address : addresses) list.add_addresses(address);
+  }
+  response->set_num_tracked_tasks(job_.spec().TrackedTasks());
+  response->set_is_chief(job_.IsChief(task));
+  if (const TaskRecord* record = job_.Find(task)) response->set_attempt(record->attempt);
+  response->set_session_id("0");
+}
+
+void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
+                                        rpc::WaitClusterSpecResponse* response,
+                                        grpc::ServerUnaryReactor* reactor) {
+  const TaskRef task = FromProto(request.task());
+  const TaskRecord* record = job_.Find(task);
+  if (record == nullptr || record->container_id != request.container_id()) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::NOT_FOUND,
+                                 StrCat("no task ", task.ToString(), " in container ",
+                                        request.container_id())));
+    return;
+  }
+  spec_waiters_.push_back({task, request.container_id(), response, reactor});
+  AnswerSpecWaiters();
+}
+
+void ApplicationMaster::AnswerSpecWaiters() {
+  std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
+    const TaskRecord* record = job_.Find(waiter.task);
+    if (record->stop_requested || IsTerminal(record->state)) {
+      waiter.reactor->Finish(
+          grpc::Status(grpc::StatusCode::CANCELLED, "the task was stopped before it started"));
+      return true;
+    }
+    if (!job_.ClusterSpecReleased(waiter.task)) return false;
+    FillSpec(waiter.task, waiter.response);
+    waiter.reactor->Finish(grpc::Status::OK);
+    return true;
+  });
+}
+
+void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
+                                  rpc::HeartbeatResponse* response,
+                                  grpc::ServerUnaryReactor* reactor) {
+  response->set_stop(
+      job_.OnHeartbeat(FromProto(request.task()), request.container_id(), request.rss_bytes()));
+  reactor->Finish(grpc::Status::OK);
+}
+
+void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
+                                     rpc::ReportResultResponse*,
+                                     grpc::ServerUnaryReactor* reactor) {
+  const TaskRef task = FromProto(request.task());
+  spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
+  reactor->Finish(grpc::Status::OK);
+  Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
+                                request.diagnostics()));
+}
+
+void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
+                                               rpc::RegisterTensorBoardUrlResponse*,
+                                               grpc::ServerUnaryReactor* reactor) {
+  tensorboard_url_ = request.url();
+  reactor->Finish(grpc::Status::OK);
+}
+
+int64_t ApplicationMaster::Version() const { return job_.version() * 2 + (complete_ ? 1 : 0); }
+
+void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
+  status->set_app_id(options_.app_id);
+  status->set_state(ToProto(job_.state()));
+  status->set_version(Version());
+  status->set_diagnostics(job_.diagnostics());
+  status->set_start_ms(job_.start_wall_ms());
+  status->set_end_ms(job_.end_wall_ms());
+  status->set_tensorboard_url(tensorboard_url_);
+  status->set_complete(complete_);
+  for (const TaskRecord& record : job_.tasks()) {
+    rpc::TaskStatus* task = status->add_tasks();
+    task->set_type(record.ref.type);
+    task->set_index(record.ref.index);
+    task->set_state(ToProto(record.state));
+    task->set_host(record.host);
+    task->set_port(record.port);
+    task->set_container_id(record.container_id);
+    task->set_attempt(record.attempt);
+    task->set_has_exit_code(record.exit_code.has_value());
+    task->set_exit_code(record.exit_code.value_or(0));
+    task->set_diagnostics(record.diagnostics);
+    task->set_start_ms(record.start_wall_ms);
+    task->set_end_ms(record.end_wall_ms);
+    task->set_log_dir(record.log_dir);
+    task->set_role(std::string(config::ToString(record.role)));
+    task->set_peak_rss_bytes(record.peak_rss_bytes);
+  }
+}
+
+std::string ApplicationMaster::StatusJson() const {
+  rpc::JobStatus status;
+  FillStatus(&status);
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(status, &json);
+  return json;
+}
+
+void ApplicationMaster::GetJobStatus(const rpc::GetJobStatusRequest&, rpc::JobStatus* response,
+                                     grpc::ServerUnaryReactor* reactor) {
+  FillStatus(response);
+  reactor->Finish(grpc::Status::OK);
+}
+
+void ApplicationMaster::WatchJob(const rpc::WatchJobRequest& request, rpc::JobStatus* response,
+                                 grpc::ServerUnaryReactor* reactor) {
+  const int64_t wait = std::clamp<int64_t>(request.max_wait_ms(), 0, 60000);
+  watchers_.push_back({request.after_version(), clock_->NowMs() + wait, response, reactor});
+  AnswerWatchers(/*all=*/false);
+}
+
+void ApplicationMaster::AnswerWatchers(bool all) {
+  const int64_t now = clock_->NowMs();
+  const int64_t version = Version();
+  std::erase_if(watchers_, [&](JobWatcher& watcher) {
+    if (!all && version <= watcher.after_version && now < watcher.deadline_ms) return false;
+    FillStatus(watcher.response);
+    watcher.reactor->Finish(grpc::Status::OK);
+    return true;
+  });
+}
+
+void ApplicationMaster::KillJob(const rpc::KillJobRequest& request, rpc::KillJobResponse*,
+                                grpc::ServerUnaryReactor* reactor) {
+  reactor->Finish(grpc::Status::OK);
+  Execute(job_.Kill(request.reason().empty() ? "killed by the client" : request.reason()));
+}
+
+void ApplicationMaster::AcknowledgeFinal(const rpc::AcknowledgeFinalRequest&,
+                                         rpc::AcknowledgeFinalResponse*,
+                                         grpc::ServerUnaryReactor* reactor) {
+  acknowledged_ = complete_;
+  reactor->Finish(grpc::Status::OK);
+}
+
+}  // namespace tony::am

@@ -1,0 +1,119 @@
+#pragma once
+// The TonyAM: turns the job into container requests, launches an executor in every granted
+// container, runs the gang barrier, watches heartbeats and exits, applies the failure policy
+// through JobStateMachine, and ends the application with one final status.
+//
+// Threads: Run() drives the event loop on the calling thread; everything below runs there.
+// gRPC threads and the allocator's thread only post into the loop.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "am/am_service.h"
+#include "am/job_state.h"
+#include "cluster/container_allocator.h"
+#include "common/clock.h"
+#include "common/event_loop.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace tony::am {
+
+struct AmOptions {
+  std::string app_id;
+  std::string staging_dir;   // where the client staged the job's files
+  std::string conf_file;     // tony-final.xml, as executors should read it
+  std::string secret;
+  std::string secret_file;   // as executors should read it
+  std::string executable;    // the tony binary executors run
+  std::string host;          // this AM's address as executors reach it
+  bool has_src = false;
+  bool has_venv = false;
+  int64_t wait_client_ms = 15000;  // tony.am.wait-client-signal-stop-timeout-sec
+};
+
+class ApplicationMaster final : public AmRequestHandler {
+ public:
+  ApplicationMaster(AmOptions options, config::JobSpec spec,
+                    cluster::ContainerAllocator* allocator, const Clock* clock);
+  ~ApplicationMaster() override;
+
+  // Runs the job to its end. Returns 0 if it succeeded, 1 otherwise.
+  int Run();
+  // Ends the job as KILLED (a signal to the AM). Any thread.
+  void RequestKill(const std::string& reason);
+
+  // AmRequestHandler, on the loop.
+  void RegisterTask(const rpc::RegisterTaskRequest& request, rpc::RegisterTaskResponse* response,
+                    grpc::ServerUnaryReactor* reactor) override;
+  void WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
+                       rpc::WaitClusterSpecResponse* response,
+                       grpc::ServerUnaryReactor* reactor) override;
+  void Heartbeat(const rpc::HeartbeatRequest& request, rpc::HeartbeatResponse* response,
+                 grpc::ServerUnaryReactor* reactor) override;
+  void ReportResult(const rpc::ReportResultRequest& request, rpc::ReportResultResponse* response,
+                    grpc::ServerUnaryReactor* reactor) override;
+  void RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
+                              rpc::RegisterTensorBoardUrlResponse* response,
+                              grpc::ServerUnaryReactor* reactor) override;
+  void GetJobStatus(const rpc::GetJobStatusRequest& request, rpc::JobStatus* response,
+                    grpc::ServerUnaryReactor* reactor) override;
+  void WatchJob(const rpc::WatchJobRequest& request, rpc::JobStatus* response,
+                grpc::ServerUnaryReactor* reactor) override;
+  void KillJob(const rpc::KillJobRequest& request, rpc::KillJobResponse* response,
+               grpc::ServerUnaryReactor* reactor) override;
+  void AcknowledgeFinal(const rpc::AcknowledgeFinalRequest& request,
+                        rpc::AcknowledgeFinalResponse* response,
+                        grpc::ServerUnaryReactor* reactor) override;
+
+ private:
+  struct SpecWaiter {
+    TaskRef task;
+    std::string container_id;
+    rpc::WaitClusterSpecResponse* response;
+    grpc::ServerUnaryReactor* reactor;
+  };
+  struct JobWatcher {
+    int64_t after_version;
+    int64_t deadline_ms;
+    rpc::JobStatus* response;
+    grpc::ServerUnaryReactor* reactor;
+  };
+
+  void Execute(const Actions& actions);
+  void Launch(const TaskRef& task);
+  void AnswerSpecWaiters();
+  void AnswerWatchers(bool all);
+  void OnTick();
+  void OnContainerAllocated(const cluster::Container& container);
+  void OnContainerCompleted(const cluster::ContainerExit& exit);
+  void FillSpec(const TaskRef& task, rpc::WaitClusterSpecResponse* response) const;
+  int64_t Version() const;  // the state machine's, plus one once complete
+  void FillStatus(rpc::JobStatus* status) const;
+  std::string StatusJson() const;
+  void Complete();
+
+  const AmOptions options_;
+  cluster::ContainerAllocator* const allocator_;
+  const Clock* const clock_;
+  JobStateMachine job_;
+  EventLoop loop_;
+  std::unique_ptr<AmService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+
+  std::map<std::string, cluster::Container> containers_;  // granted, by id
+  std::vector<SpecWaiter> spec_waiters_;
+  std::vector<JobWatcher> watchers_;
+  std::string tensorboard_url_;
+  std::optional<int64_t> decided_at_ms_;
+  bool complete_ = false;
+  std::optional<int64_t> completed_at_ms_;
+  bool acknowledged_ = false;
+};
+
+}  // namespace tony::am

@@ -1,0 +1,401 @@
+#include "am/job_state.h"
+
+#include <algorithm>
+
+#include "common/strings.h"
+
+namespace tony::am {
+
+bool IsTerminal(TaskState state) {
+  return state == TaskState::kSucceeded || state == TaskState::kFailed ||
+         state == TaskState::kFinished;
+}
+
+std::string_view ToString(TaskState state) {
+  switch (state) {
+    case TaskState::kNew: return "NEW";
+    case TaskState::kRequested: return "REQUESTED";
+    case TaskState::kAllocated: return "ALLOCATED";
+    case TaskState::kRegistered: return "REGISTERED";
+    case TaskState::kRunning: return "RUNNING";
+    case TaskState::kSucceeded: return "SUCCEEDED";
+    case TaskState::kFailed: return "FAILED";
+    case TaskState::kFinished: return "FINISHED";
+  }
+  return "?";
+}
+
+std::string_view ToString(JobState state) {
+  switch (state) {
+    case JobState::kRunning: return "RUNNING";
+    case JobState::kSucceeded: return "SUCCEEDED";
+    case JobState::kFailed: return "FAILED";
+    case JobState::kKilled: return "KILLED";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string ExitText(int exit_code) {
+  if (exit_code == kExitLostHeartbeat) return "lost heartbeat";
+  if (exit_code > 128 && exit_code < 128 + 65) return StrCat("killed by signal ", exit_code - 128);
+  return StrCat("exit code ", exit_code);
+}
+
+}  // namespace
+
+JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
+    : spec_(std::move(spec)), clock_(clock) {
+  for (const auto& [name, type] : spec_.job_types) {
+    for (int i = 0; i < type.instances; ++i) {
+      TaskRecord task;
+      task.ref = {name, i};
+      task.role = type.role;
+      task.stop_on_failure = type.stop_on_failure;
+      tasks_.push_back(std::move(task));
+    }
+  }
+}
+
+Actions JobStateMachine::Start() {
+  start_ms_ = clock_->NowMs();
+  start_wall_ms_ = clock_->WallMs();
+  Actions actions;
+  for (TaskRecord& task : tasks_) {
+    task.state = TaskState::kRequested;
+    actions.push_back(RequestContainer{task.ref.type});
+  }
+  Changed();
+  return actions;
+}
+
+const TaskRecord* JobStateMachine::Find(const TaskRef& ref) const {
+  auto it = std::find_if(tasks_.begin(), tasks_.end(),
+                         [&](const TaskRecord& t) { return t.ref == ref; });
+  return it == tasks_.end() ? nullptr : &*it;
+}
+
+TaskRecord* JobStateMachine::MutableFind(const TaskRef& ref) {
+  return const_cast<TaskRecord*>(Find(ref));
+}
+
+TaskRecord* JobStateMachine::FindByContainer(const std::string& container_id) {
+  auto it = std::find_if(tasks_.begin(), tasks_.end(), [&](const TaskRecord& t) {
+    return !container_id.empty() && t.container_id == container_id;
+  });
+  return it == tasks_.end() ? nullptr : &*it;
+}
+
+Actions JobStateMachine::OnContainerAllocated(const std::string& container_id,
+                                              const std::string& job_type, const std::string& host,
+                                              const std::string& log_dir) {
+  Actions actions;
+  TaskRecord* chosen = nullptr;
+  if (!decided()) {
+    for (TaskRecord& task : tasks_) {
+      if (task.ref.type == job_type && task.state == TaskState::kRequested) {
+        chosen = &task;
+        break;
+      }
+    }
+  }
+  if (chosen == nullptr) {
+    actions.push_back(ReleaseContainer{container_id});
+    return actions;
+  }
+  chosen->state = TaskState::kAllocated;
+  chosen->container_id = container_id;
+  chosen->host = host;
+  chosen->log_dir = log_dir;
+  chosen->allocated_at_ms = clock_->NowMs();
+  chosen->start_wall_ms = clock_->WallMs();
+  actions.push_back(LaunchTask{chosen->ref});
+  Changed();
+  return actions;
+}
+
+absl::StatusOr<Actions> JobStateMachine::OnTaskRegistered(const TaskRef& ref,
+                                                          const std::string& container_id,
+                                                          const std::string& host, int port) {
+  TaskRecord* task = MutableFind(ref);
+  if (task == nullptr) {
+    return absl::NotFoundError(StrCat("no task ", ref.ToString(), " in this job"));
+  }
+  if (task->container_id != container_id) {
+    return absl::FailedPreconditionError(StrCat("task ", ref.ToString(), " runs in container ",
+                                                task->container_id, ", not ", container_id));
+  }
+  if (task->state != TaskState::kAllocated) {
+    if (task->state == TaskState::kRegistered || task->state == TaskState::kRunning) {
+      return Actions{};  // a retried registration
+    }
+    return absl::FailedPreconditionError(
+        StrCat("task ", ref.ToString(), " cannot register in state ", ToString(task->state)));
+  }
+  if (port <= 0 || port > 65535) {
+    return absl::InvalidArgumentError(StrCat("task ", ref.ToString(), ": invalid port ", port));
+  }
+  task->state = TaskState::kRegistered;
+  task->host = host;
+  task->port = port;
+  task->last_heartbeat_ms = clock_->NowMs();
+  Actions actions;
+  if (decided()) {
+    StopTask(*task, actions);
+  } else if (spec_.mode == config::DistributedMode::kFcfs) {
+    task->state = TaskState::kRunning;
+    actions.push_back(SendClusterSpec{task->ref});
+  } else {
+    ReleaseGangIfComplete(actions);
+  }
+  Changed();
+  return actions;
+}
+
+void JobStateMachine::ReleaseGangIfComplete(Actions& actions) {
+  for (const TaskRecord& task : tasks_) {
+    if (task.state != TaskState::kRegistered && task.state != TaskState::kRunning &&
+        !IsTerminal(task.state)) {
+      return;
+    }
+  }
+  const int64_t now = clock_->NowMs();
+  for (TaskRecord& task : tasks_) {
+    if (task.state == TaskState::kRegistered) {
+      task.state = TaskState::kRunning;
+      task.last_heartbeat_ms = now;
+      actions.push_back(SendClusterSpec{task.ref});
+    }
+  }
+}
+
+bool JobStateMachine::ClusterSpecReleased(const TaskRef& ref) const {
+  const TaskRecord* task = Find(ref);
+  return task != nullptr && (task->state == TaskState::kRunning || IsTerminal(task->state)) &&
+         task->port > 0;
+}
+
+std::map<std::string, std::vector<std::string>> JobStateMachine::ClusterSpec() const {
+  std::map<std::string, std::vector<std::string>> spec;
+  for (const TaskRecord& task : tasks_) {
+    auto& addresses = spec[task.ref.type];
+    if (static_cast<int>(addresses.size()) <= task.ref.index) {
+      addresses.resize(task.ref.index + 1);
+    }
+    if (task.port > 0) addresses[task.ref.index] = StrCat(task.host, ":", task.port);
+  }
+  return spec;
+}
+
+bool JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::string& container_id,
+                                  int64_t rss_bytes) {
+  TaskRecord* task = MutableFind(ref);
+  if (task == nullptr || task->container_id != container_id) return true;
+  task->last_heartbeat_ms = clock_->NowMs();
+  if (rss_bytes > task->peak_rss_bytes) {
+    task->peak_rss_bytes = rss_bytes;
+    Changed();
+  }
+  return task->stop_requested || IsTerminal(task->state);
+}
+
+Actions JobStateMachine::OnExecutorResult(const TaskRef& ref, const std::string& container_id,
+                                          int exit_code, const std::string& diagnostics) {
+  Actions actions;
+  TaskRecord* task = MutableFind(ref);
+  if (task == nullptr || task->container_id != container_id || IsTerminal(task->state)) {
+    return actions;
+  }
+  TaskEnded(*task, exit_code, diagnostics, actions);
+  return actions;
+}
+
+Actions JobStateMachine::OnContainerCompleted(const std::string& container_id, int exit_code,
+                                              const std::string& diagnostics, bool launch_failed) {
+  Actions actions;
+  TaskRecord* task = FindByContainer(container_id);
+  if (task == nullptr || IsTerminal(task->state)) return actions;
+  std::string why = diagnostics;
+  if (task->state == TaskState::kAllocated && !launch_failed && !task->stop_requested) {
+    why = StrCat("container ", container_id, " exited before its executor registered (",
+                 ExitText(exit_code), ")", diagnostics.empty() ? "" : ": ", diagnostics);
+  }
+  TaskEnded(*task, exit_code == 0 && task->state != TaskState::kRunning ? 1 : exit_code, why,
+            actions);
+  return actions;
+}
+
+void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics,
+                                Actions& actions) {
+  const TaskState before = task.state;
+  task.exit_code = exit_code;
+  task.end_wall_ms = clock_->WallMs();
+  if (task.stop_requested) {
+    task.state = TaskState::kFinished;
+  } else {
+    task.state = exit_code == 0 ? TaskState::kSucceeded : TaskState::kFailed;
+    task.diagnostics = std::move(diagnostics);
+  }
+  Changed();
+  if (!decided()) {
+    if (task.state == TaskState::kFailed) ApplyFailurePolicy(task, before, actions);
+    if (!decided()) {
+      // In GANG mode a task that ended before the barrier opened can never be waited for.
+      if (spec_.mode == config::DistributedMode::kGang) ReleaseGangIfComplete(actions);
+      CheckTrackedDone(actions);
+    }
+  }
+}
+
+void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state_before,
+                                         Actions& actions) {
+  const std::string what = StrCat(task.ref.ToString(), " failed (", ExitText(*task.exit_code),
+                                  ")", task.diagnostics.empty() ? "" : ": ", task.diagnostics);
+  if (task.role == config::JobTypeRole::kSidecar) return;
+  if (state_before == TaskState::kRequested || state_before == TaskState::kAllocated) {
+    Decide(JobState::kFailed, StrCat("task ", what), actions);
+  } else if (IsChief(task.ref)) {
+    Decide(JobState::kFailed, StrCat("chief ", what), actions);
+  } else if (task.stop_on_failure) {
+    Decide(JobState::kFailed,
+           StrCat("task ", what, "; ", task.ref.type,
+                  " is in tony.application.stop-on-failure-jobtypes"),
+           actions);
+  } else if (spec_.fail_on_worker_failure && task.role == config::JobTypeRole::kTracked) {
+    Decide(JobState::kFailed,
+           StrCat("task ", what, "; tony.application.fail-on-worker-failure-enabled is true"),
+           actions);
+  }
+}
+
+void JobStateMachine::CheckTrackedDone(Actions& actions) {
+  std::vector<std::string> failed;
+  for (const TaskRecord& task : tasks_) {
+    if (task.role != config::JobTypeRole::kTracked) continue;
+    if (!IsTerminal(task.state)) return;
+    if (task.state == TaskState::kFailed) failed.push_back(task.ref.ToString());
+  }
+  if (spec_.chief) {
+    // TonY's rule: the chief decides; other tracked failures are reported, not fatal.
+    const TaskRecord* chief = Find(*spec_.chief);
+    if (chief != nullptr && chief->state != TaskState::kSucceeded) {
+      Decide(JobState::kFailed, StrCat("chief ", chief->ref.ToString(), " did not succeed"),
+             actions);
+      return;
+    }
+    Decide(JobState::kSucceeded,
+           failed.empty() ? "" : StrCat("the chief succeeded; failed tasks: ", Join(failed, ", ")),
+           actions);
+    return;
+  }
+  if (!failed.empty()) {
+    Decide(JobState::kFailed, StrCat("failed tasks: ", Join(failed, ", ")), actions);
+  } else {
+    Decide(JobState::kSucceeded, "", actions);
+  }
+}
+
+void JobStateMachine::Decide(JobState state, std::string diagnostics, Actions& actions) {
+  if (decided()) return;  // the first final status wins
+  state_ = state;
+  diagnostics_ = std::move(diagnostics);
+  end_wall_ms_ = clock_->WallMs();
+  for (TaskRecord& task : tasks_) {
+    if (!IsTerminal(task.state)) StopTask(task, actions);
+  }
+  actions.push_back(JobDecided{});
+  Changed();
+}
+
+void JobStateMachine::StopTask(TaskRecord& task, Actions& actions) {
+  if (task.stop_requested || IsTerminal(task.state)) return;
+  task.stop_requested = true;
+  if (task.container_id.empty()) {
+    // Never got a container: nothing runs, so it is finished at once.
+    task.state = TaskState::kFinished;
+    task.end_wall_ms = clock_->WallMs();
+  } else {
+    actions.push_back(StopContainer{task.container_id});
+  }
+  Changed();
+}
+
+Actions JobStateMachine::OnTick() {
+  Actions actions;
+  if (decided()) return actions;
+  const int64_t now = clock_->NowMs();
+  const int64_t elapsed = now - start_ms_;
+  if (spec_.application_timeout_ms > 0 && elapsed >= spec_.application_timeout_ms) {
+    Decide(JobState::kFailed,
+           StrCat("the application timed out after ", spec_.application_timeout_ms,
+                  " ms (tony.application.timeout)"),
+           actions);
+    return actions;
+  }
+  if (spec_.mode == config::DistributedMode::kGang && spec_.allocation_timeout_ms >= 0 &&
+      elapsed >= spec_.allocation_timeout_ms) {
+    std::vector<std::string> missing;
+    for (const TaskRecord& task : tasks_) {
+      if (task.state == TaskState::kRequested) {
+        missing.push_back(StrCat(task.ref.ToString(), " (no container)"));
+      } else if (task.state == TaskState::kAllocated) {
+        missing.push_back(StrCat(task.ref.ToString(), " (container ", task.container_id,
+                                 " not registered)"));
+      }
+    }
+    if (!missing.empty()) {
+      Decide(JobState::kFailed,
+             StrCat("not every task registered within ", spec_.allocation_timeout_ms,
+                    " ms (tony.container.allocation.timeout); missing: ", Join(missing, ", ")),
+             actions);
+      return actions;
+    }
+  }
+  for (TaskRecord& task : tasks_) {
+    if (decided()) break;
+    if (task.state == TaskState::kAllocated && spec_.registration_timeout_ms >= 0 &&
+        now - task.allocated_at_ms >= spec_.registration_timeout_ms) {
+      Decide(JobState::kFailed,
+             StrCat("task ", task.ref.ToString(), " (container ", task.container_id,
+                    ") did not register within ", spec_.registration_timeout_ms,
+                    " ms (tony.container.registration.timeout)"),
+             actions);
+    } else if (task.state == TaskState::kRunning && !task.stop_requested) {
+      const int64_t limit = spec_.heartbeat_interval_ms * spec_.max_missed_heartbeats;
+      if (now - task.last_heartbeat_ms > limit) {
+        const std::string container = task.container_id;
+        TaskEnded(task, kExitLostHeartbeat,
+                  StrCat("no heartbeat for ", now - task.last_heartbeat_ms, " ms (",
+                         spec_.max_missed_heartbeats, " x ", spec_.heartbeat_interval_ms,
+                         " ms allowed)"),
+                  actions);
+        actions.push_back(StopContainer{container});
+      }
+    }
+  }
+  return actions;
+}
+
+Actions JobStateMachine::Kill(const std::string& reason) {
+  Actions actions;
+  Decide(JobState::kKilled, reason, actions);
+  return actions;
+}
+
+Actions JobStateMachine::Fail(const std::string& reason) {
+  Actions actions;
+  Decide(JobState::kFailed, reason, actions);
+  return actions;
+}
+
+void JobStateMachine::FinishRemaining() {
+  for (TaskRecord& task : tasks_) {
+    if (IsTerminal(task.state)) continue;
+    task.state = TaskState::kFinished;
+    task.end_wall_ms = clock_->WallMs();
+  }
+  Changed();
+}
+
+}  // namespace tony::am

@@ -1,0 +1,154 @@
+#pragma once
+// The job's state machine: tasks, their attempts and states, the gang barrier, timeouts and the
+// failure policy (REFERENCE.md, "Failure rules"). Plain data driven by events; it performs no IO
+// and returns what the AM must do as Actions. Time comes from the injected Clock.
+//
+// Thread: owned by the AM's event loop; not thread-safe.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "config/job_spec.h"
+
+namespace tony::am {
+
+using config::TaskRef;
+
+enum class TaskState {
+  kNew,
+  kRequested,   // container asked for
+  kAllocated,   // container granted, executor starting
+  kRegistered,  // address known, waiting for the cluster spec
+  kRunning,     // cluster spec handed out
+  kSucceeded,
+  kFailed,
+  kFinished,    // stopped by the AM
+};
+bool IsTerminal(TaskState state);
+std::string_view ToString(TaskState state);
+
+enum class JobState { kRunning, kSucceeded, kFailed, kKilled };
+std::string_view ToString(JobState state);
+
+// Exit code TonY gives a task whose heartbeats stopped.
+inline constexpr int kExitLostHeartbeat = -1000;
+
+struct TaskRecord {
+  TaskRef ref;
+  config::JobTypeRole role = config::JobTypeRole::kTracked;
+  bool stop_on_failure = false;
+  TaskState state = TaskState::kNew;
+  int attempt = 0;
+  std::string container_id;
+  std::string host;
+  int port = 0;
+  std::string log_dir;
+  std::optional<int> exit_code;
+  std::string diagnostics;
+  int64_t allocated_at_ms = 0;
+  int64_t last_heartbeat_ms = 0;
+  int64_t start_wall_ms = 0;
+  int64_t end_wall_ms = 0;
+  int64_t peak_rss_bytes = 0;
+  bool stop_requested = false;
+};
+
+// What the AM must do.
+struct RequestContainer {
+  std::string job_type;
+};
+struct LaunchTask {
+  TaskRef task;
+};
+struct StopContainer {
+  std::string container_id;
+};
+struct ReleaseContainer {
+  std::string container_id;
+};
+struct SendClusterSpec {
+  TaskRef task;
+};
+struct JobDecided {};  // the final status was just decided
+using Action =
+    std::variant<RequestContainer, LaunchTask, StopContainer, ReleaseContainer, SendClusterSpec,
+                 JobDecided>;
+using Actions = std::vector<Action>;
+
+class JobStateMachine {
+ public:
+  JobStateMachine(config::JobSpec spec, const Clock* clock);
+
+  // Asks for one container per task.
+  Actions Start();
+  // A container was granted for `job_type`: it goes to the lowest-index task of that type still
+  // waiting for one; a surplus container is released.
+  Actions OnContainerAllocated(const std::string& container_id, const std::string& job_type,
+                               const std::string& host, const std::string& log_dir);
+  // An executor registered its address. Errors (unknown task, stale container) go back to the
+  // executor and change nothing.
+  absl::StatusOr<Actions> OnTaskRegistered(const TaskRef& task, const std::string& container_id,
+                                           const std::string& host, int port);
+  // Returns whether the AM wants the task stopped; stale containers are ignored.
+  bool OnHeartbeat(const TaskRef& task, const std::string& container_id, int64_t rss_bytes);
+  // The executor's report of the user process's exit.
+  Actions OnExecutorResult(const TaskRef& task, const std::string& container_id, int exit_code,
+                           const std::string& diagnostics);
+  // The backend's (authoritative) report of a container's end.
+  Actions OnContainerCompleted(const std::string& container_id, int exit_code,
+                               const std::string& diagnostics, bool launch_failed);
+  // Timeouts and heartbeats; call it periodically.
+  Actions OnTick();
+  // Ends the job as KILLED, stopping every task.
+  Actions Kill(const std::string& reason);
+  // Ends the job as FAILED (a problem found by the AM itself), stopping every task.
+  Actions Fail(const std::string& reason);
+  // After the job was decided: tasks whose containers did not confirm their stop in time count
+  // as finished.
+  void FinishRemaining();
+
+  // Whether the task's cluster spec has been released.
+  bool ClusterSpecReleased(const TaskRef& task) const;
+  // Every task with an address, by type and index ("host:port"); "" for tasks without one.
+  std::map<std::string, std::vector<std::string>> ClusterSpec() const;
+
+  const config::JobSpec& spec() const { return spec_; }
+  JobState state() const { return state_; }
+  bool decided() const { return state_ != JobState::kRunning; }
+  const std::string& diagnostics() const { return diagnostics_; }
+  int64_t version() const { return version_; }
+  int64_t start_wall_ms() const { return start_wall_ms_; }
+  int64_t end_wall_ms() const { return end_wall_ms_; }
+  const std::vector<TaskRecord>& tasks() const { return tasks_; }
+  const TaskRecord* Find(const TaskRef& task) const;
+  bool IsChief(const TaskRef& task) const { return spec_.chief && *spec_.chief == task; }
+
+ private:
+  TaskRecord* MutableFind(const TaskRef& task);
+  TaskRecord* FindByContainer(const std::string& container_id);
+  void TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics, Actions& actions);
+  void ApplyFailurePolicy(const TaskRecord& task, TaskState state_before, Actions& actions);
+  void CheckTrackedDone(Actions& actions);
+  void Decide(JobState state, std::string diagnostics, Actions& actions);
+  void StopTask(TaskRecord& task, Actions& actions);
+  void ReleaseGangIfComplete(Actions& actions);
+  void Changed() { ++version_; }
+
+  config::JobSpec spec_;
+  const Clock* clock_;
+  std::vector<TaskRecord> tasks_;  // by type, then index
+  JobState state_ = JobState::kRunning;
+  std::string diagnostics_;
+  int64_t start_ms_ = 0;
+  int64_t start_wall_ms_ = 0;
+  int64_t end_wall_ms_ = 0;
+  int64_t version_ = 1;
+};
+
+}  // namespace tony::am

@@ -1,0 +1,267 @@
+#include "am/job_state.h"
+
+#include <gtest/gtest.h>
+
+#include "config/key_catalog.h"
+
+namespace tony::am {
+namespace {
+
+using config::TaskRef;
+
+config::JobSpec MakeSpec(const std::vector<std::pair<std::string, std::string>>& settings) {
+  config::Configuration conf = config::KeyCatalog::BuiltIn().Defaults();
+  conf.Set("tony.containers.command", "true", config::ValueSource::ConfFlag());
+  for (const auto& [key, value] : settings) conf.Set(key, value, config::ValueSource::ConfFlag());
+  absl::StatusOr<config::JobSpec> spec = config::BuildJobSpec(conf);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+template <typename T>
+int Count(const Actions& actions) {
+  int n = 0;
+  for (const Action& a : actions) n += std::holds_alternative<T>(a) ? 1 : 0;
+  return n;
+}
+
+class JobStateTest : public ::testing::Test {
+ protected:
+  void Init(const std::vector<std::pair<std::string, std::string>>& settings) {
+    job_ = std::make_unique<JobStateMachine>(MakeSpec(settings), &clock_);
+    Actions actions = job_->Start();
+    EXPECT_EQ(Count<RequestContainer>(actions), job_->spec().TotalTasks());
+  }
+  // Grants a container for the task and returns its id.
+  std::string Allocate(const TaskRef& task) {
+    const std::string id = "c_" + task.ToString();
+    Actions actions = job_->OnContainerAllocated(id, task.type, "host", "/logs/" + id);
+    EXPECT_EQ(Count<LaunchTask>(actions), 1);
+    EXPECT_EQ(job_->Find(task)->container_id, id) << "lowest index first";
+    return id;
+  }
+  Actions Register(const TaskRef& task, int port) {
+    absl::StatusOr<Actions> actions = job_->OnTaskRegistered(task, "c_" + task.ToString(), "h", port);
+    EXPECT_TRUE(actions.ok()) << actions.status();
+    return actions.ok() ? *actions : Actions{};
+  }
+  // Allocates and registers every task; returns the actions of the last registration.
+  Actions StartAll() {
+    Actions last;
+    int port = 1000;
+    for (const TaskRecord& task : std::vector<TaskRecord>(job_->tasks())) Allocate(task.ref);
+    for (const TaskRecord& task : std::vector<TaskRecord>(job_->tasks())) {
+      last = Register(task.ref, port++);
+    }
+    return last;
+  }
+  Actions Exit(const TaskRef& task, int code) {
+    return job_->OnExecutorResult(task, "c_" + task.ToString(), code, code ? "boom" : "");
+  }
+  TaskState State(const TaskRef& task) { return job_->Find(task)->state; }
+
+  FakeClock clock_;
+  std::unique_ptr<JobStateMachine> job_;
+};
+
+TEST_F(JobStateTest, GangReleasesTheClusterSpecOnlyWhenEveryTaskRegistered) {
+  Init({{"tony.worker.instances", "2"}, {"tony.ps.instances", "1"}});
+  for (const TaskRecord& task : std::vector<TaskRecord>(job_->tasks())) Allocate(task.ref);
+  EXPECT_EQ(Count<SendClusterSpec>(Register({"worker", 0}, 5000)), 0);
+  EXPECT_EQ(Count<SendClusterSpec>(Register({"ps", 0}, 5001)), 0);
+  EXPECT_FALSE(job_->ClusterSpecReleased({"worker", 0}));
+  Actions last = Register({"worker", 1}, 5002);
+  EXPECT_EQ(Count<SendClusterSpec>(last), 3);
+  EXPECT_TRUE(job_->ClusterSpecReleased({"worker", 0}));
+  auto spec = job_->ClusterSpec();
+  EXPECT_EQ(spec["worker"], (std::vector<std::string>{"h:5000", "h:5002"}));
+  EXPECT_EQ(spec["ps"], (std::vector<std::string>{"h:5001"}));
+}
+
+TEST_F(JobStateTest, FcfsReleasesEachTaskAtRegistration) {
+  Init({{"tony.worker.instances", "2"}, {"tony.application.distributed-mode", "FCFS"}});
+  Allocate({"worker", 0});
+  Allocate({"worker", 1});
+  EXPECT_EQ(Count<SendClusterSpec>(Register({"worker", 1}, 7000)), 1);
+  EXPECT_TRUE(job_->ClusterSpecReleased({"worker", 1}));
+  EXPECT_FALSE(job_->ClusterSpecReleased({"worker", 0}));
+}
+
+TEST_F(JobStateTest, SurplusAndStaleContainers) {
+  Init({{"tony.worker.instances", "1"}});
+  Allocate({"worker", 0});
+  Actions surplus = job_->OnContainerAllocated("extra", "worker", "h", "/l");
+  EXPECT_EQ(Count<ReleaseContainer>(surplus), 1);
+  EXPECT_FALSE(job_->OnTaskRegistered({"worker", 0}, "extra", "h", 1).ok());
+  EXPECT_FALSE(job_->OnTaskRegistered({"worker", 7}, "c_worker:0", "h", 1).ok());
+  EXPECT_EQ(State({"worker", 0}), TaskState::kAllocated);
+}
+
+TEST_F(JobStateTest, WorkerFailureWithSuccessfulChiefSucceedsAndNamesTheWorker) {
+  Init({{"tony.worker.instances", "3"}});
+  StartAll();
+  Exit({"worker", 1}, 3);
+  EXPECT_FALSE(job_->decided());
+  Exit({"worker", 2}, 0);
+  Actions actions = Exit({"worker", 0}, 0);
+  EXPECT_EQ(Count<JobDecided>(actions), 1);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+  EXPECT_EQ(job_->diagnostics(), "the chief succeeded; failed tasks: worker:1");
+  EXPECT_EQ(State({"worker", 1}), TaskState::kFailed);
+}
+
+TEST_F(JobStateTest, FailOnWorkerFailureFailsAtOnceAndStopsTheRest) {
+  Init({{"tony.worker.instances", "3"},
+        {"tony.application.fail-on-worker-failure-enabled", "true"}});
+  StartAll();
+  Actions actions = Exit({"worker", 2}, 3);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(),
+            "task worker:2 failed (exit code 3): boom; "
+            "tony.application.fail-on-worker-failure-enabled is true");
+  EXPECT_EQ(Count<StopContainer>(actions), 2);
+  EXPECT_TRUE(job_->Find({"worker", 0})->stop_requested);
+  job_->OnContainerCompleted("c_worker:0", 143, "", false);
+  EXPECT_EQ(State({"worker", 0}), TaskState::kFinished);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+}
+
+TEST_F(JobStateTest, ChiefFailureFailsAtOnce) {
+  Init({{"tony.chief.instances", "1"}, {"tony.worker.instances", "2"}});
+  StartAll();
+  Exit({"chief", 0}, 1);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(), "chief chief:0 failed (exit code 1): boom");
+}
+
+TEST_F(JobStateTest, UntrackedPsIsStoppedWhenWorkersFinish) {
+  Init({{"tony.worker.instances", "2"}, {"tony.ps.instances", "1"}});
+  StartAll();
+  Exit({"worker", 0}, 0);
+  Actions actions = Exit({"worker", 1}, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+  ASSERT_EQ(Count<StopContainer>(actions), 1);
+  EXPECT_EQ(std::get<StopContainer>(actions[0]).container_id, "c_ps:0");
+  job_->OnContainerCompleted("c_ps:0", 143, "", false);
+  EXPECT_EQ(State({"ps", 0}), TaskState::kFinished);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+TEST_F(JobStateTest, PsFailureFailsTheJob) {
+  Init({{"tony.worker.instances", "1"}, {"tony.ps.instances", "1"}});
+  StartAll();
+  Exit({"ps", 0}, 137);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(),
+            "task ps:0 failed (killed by signal 9): boom; ps is in "
+            "tony.application.stop-on-failure-jobtypes");
+}
+
+TEST_F(JobStateTest, SidecarFailureIsIgnored) {
+  Init({{"tony.worker.instances", "1"}, {"tony.tensorboard.instances", "1"}});
+  StartAll();
+  Exit({"tensorboard", 0}, 2);
+  EXPECT_FALSE(job_->decided());
+  Exit({"worker", 0}, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+TEST_F(JobStateTest, ContainerExitBeforeRegistrationFailsTheJobAtOnce) {
+  Init({{"tony.worker.instances", "2"}});
+  Allocate({"worker", 0});
+  Allocate({"worker", 1});
+  job_->OnContainerCompleted("c_worker:1", 127, "exec failed", false);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(),
+            "task worker:1 failed (exit code 127): container c_worker:1 exited before its "
+            "executor registered (exit code 127): exec failed");
+}
+
+TEST_F(JobStateTest, AllocationTimeoutNamesTheMissingTasks) {
+  Init({{"tony.worker.instances", "3"}, {"tony.container.allocation.timeout", "5000"}});
+  Allocate({"worker", 0});
+  Allocate({"worker", 1});
+  Register({"worker", 0}, 100);
+  clock_.Advance(4999);
+  EXPECT_TRUE(job_->OnTick().empty());
+  clock_.Advance(1);
+  job_->OnTick();
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(),
+            "not every task registered within 5000 ms (tony.container.allocation.timeout); "
+            "missing: worker:1 (container c_worker:1 not registered), worker:2 (no container)");
+  EXPECT_EQ(State({"worker", 2}), TaskState::kFinished);
+}
+
+TEST_F(JobStateTest, RegistrationTimeout) {
+  Init({{"tony.worker.instances", "1"}, {"tony.container.registration.timeout", "1000"}});
+  clock_.Advance(5000);
+  job_->OnTick();
+  EXPECT_FALSE(job_->decided()) << "the clock starts at allocation";
+  Allocate({"worker", 0});
+  clock_.Advance(1000);
+  job_->OnTick();
+  EXPECT_EQ(job_->diagnostics(),
+            "task worker:0 (container c_worker:0) did not register within 1000 ms "
+            "(tony.container.registration.timeout)");
+}
+
+TEST_F(JobStateTest, LostHeartbeatsFailTheTask) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.task.heartbeat-interval-ms", "100"},
+        {"tony.task.max-missed-heartbeats", "5"}});
+  StartAll();
+  clock_.Advance(400);
+  EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 1 << 20));
+  clock_.Advance(101);
+  Actions actions = job_->OnTick();
+  EXPECT_EQ(State({"worker", 1}), TaskState::kFailed);
+  EXPECT_EQ(*job_->Find({"worker", 1})->exit_code, kExitLostHeartbeat);
+  EXPECT_EQ(job_->Find({"worker", 1})->diagnostics, "no heartbeat for 501 ms (5 x 100 ms allowed)");
+  EXPECT_EQ(State({"worker", 0}), TaskState::kRunning);
+  EXPECT_EQ(job_->Find({"worker", 0})->peak_rss_bytes, 1 << 20);
+  EXPECT_GE(Count<StopContainer>(actions), 1);
+  clock_.Advance(500);
+  job_->OnTick();
+  EXPECT_EQ(job_->state(), JobState::kFailed) << "worker:0 is the chief and was lost too";
+}
+
+TEST_F(JobStateTest, ApplicationTimeout) {
+  Init({{"tony.worker.instances", "1"}, {"tony.application.timeout", "2000"}});
+  StartAll();
+  clock_.Advance(2000);
+  job_->OnTick();
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(), "the application timed out after 2000 ms (tony.application.timeout)");
+}
+
+TEST_F(JobStateTest, KillWinsAndLaterEventsDoNotChangeTheFinalStatus) {
+  Init({{"tony.worker.instances", "2"}});
+  StartAll();
+  Actions actions = job_->Kill("killed by the user");
+  EXPECT_EQ(job_->state(), JobState::kKilled);
+  EXPECT_EQ(Count<StopContainer>(actions), 2);
+  EXPECT_TRUE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 0)) << "told to stop";
+  Exit({"worker", 0}, 1);
+  EXPECT_EQ(State({"worker", 0}), TaskState::kFinished);
+  EXPECT_EQ(job_->state(), JobState::kKilled);
+  EXPECT_EQ(job_->diagnostics(), "killed by the user");
+}
+
+TEST_F(JobStateTest, SingleNodeRunsOneTask) {
+  Init({});
+  ASSERT_EQ(job_->tasks().size(), 1u);
+  StartAll();
+  Exit({"worker", 0}, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+TEST_F(JobStateTest, VersionMovesOnEveryChange) {
+  Init({{"tony.worker.instances", "1"}});
+  const int64_t before = job_->version();
+  Allocate({"worker", 0});
+  EXPECT_GT(job_->version(), before);
+}
+
+}  // namespace
+}  // namespace tony::am

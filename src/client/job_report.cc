@@ -1,0 +1,119 @@
+#include "client/job_report.h"
+
+#include <array>
+#include <cstdio>
+#include <map>
+#include <vector>
+
+#include "common/strings.h"
+
+namespace tony::client {
+namespace {
+
+std::string Seconds(int64_t ms) {
+  if (ms < 1000) return StrCat(ms, " ms");
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", static_cast<double>(ms) / 1000.0);
+  return text;
+}
+
+std::string Indent(const std::string& text, const std::string& prefix) {
+  std::string out;
+  for (std::string_view line : Split(text, '\n')) out += StrCat(prefix, line, "\n");
+  return out;
+}
+
+}  // namespace
+
+std::string_view ToString(rpc::JobState state) {
+  switch (state) {
+    case rpc::JOB_RUNNING: return "RUNNING";
+    case rpc::JOB_SUCCEEDED: return "SUCCEEDED";
+    case rpc::JOB_FAILED: return "FAILED";
+    case rpc::JOB_KILLED: return "KILLED";
+    default: return "UNKNOWN";
+  }
+}
+
+std::string_view ToString(rpc::TaskState state) {
+  switch (state) {
+    case rpc::TASK_NEW: return "NEW";
+    case rpc::TASK_REQUESTED: return "REQUESTED";
+    case rpc::TASK_ALLOCATED: return "ALLOCATED";
+    case rpc::TASK_REGISTERED: return "REGISTERED";
+    case rpc::TASK_RUNNING: return "RUNNING";
+    case rpc::TASK_SUCCEEDED: return "SUCCEEDED";
+    case rpc::TASK_FAILED: return "FAILED";
+    case rpc::TASK_FINISHED: return "STOPPED";
+    default: return "UNKNOWN";
+  }
+}
+
+std::string ProgressLine(const rpc::JobStatus& status) {
+  // requested, running, succeeded, failed, stopped
+  std::map<std::string, std::array<int, 5>> counts;
+  for (const rpc::TaskStatus& task : status.tasks()) {
+    std::array<int, 5>& c = counts[task.type()];
+    switch (task.state()) {
+      case rpc::TASK_RUNNING: ++c[1]; break;
+      case rpc::TASK_SUCCEEDED: ++c[2]; break;
+      case rpc::TASK_FAILED: ++c[3]; break;
+      case rpc::TASK_FINISHED: ++c[4]; break;
+      default: ++c[0]; break;
+    }
+  }
+  static constexpr const char* kNames[] = {"requested", "running", "succeeded", "failed",
+                                           "stopped"};
+  std::vector<std::string> types;
+  for (const auto& [type, c] : counts) {
+    std::vector<std::string> parts;
+    for (int i = 0; i < 5; ++i) {
+      if (c[i] > 0) parts.push_back(StrCat(c[i], " ", kNames[i]));
+    }
+    types.push_back(StrCat(type, ": ", Join(parts, ", ")));
+  }
+  return Join(types, " | ");
+}
+
+std::string Summary(const rpc::JobStatus& status) {
+  std::string out = StrCat(status.app_id(), " ", ToString(status.state()));
+  if (status.end_ms() > 0 && status.start_ms() > 0) {
+    out += StrCat(" after ", Seconds(status.end_ms() - status.start_ms()));
+  }
+  if (!status.diagnostics().empty()) out += StrCat(": ", status.diagnostics());
+  out += "\n";
+
+  std::vector<std::array<std::string, 6>> rows = {
+      {"TASK", "STATE", "HOST:PORT", "EXIT", "DURATION", "LOGS"}};
+  for (const rpc::TaskStatus& task : status.tasks()) {
+    const int64_t duration =
+        task.end_ms() > 0 && task.start_ms() > 0 ? task.end_ms() - task.start_ms() : 0;
+    rows.push_back({StrCat(task.type(), ":", task.index()), std::string(ToString(task.state())),
+                    task.port() > 0 ? StrCat(task.host(), ":", task.port()) : "-",
+                    task.has_exit_code() ? std::to_string(task.exit_code()) : "-",
+                    duration > 0 ? Seconds(duration) : "-",
+                    task.log_dir().empty() ? "-" : task.log_dir()});
+  }
+  std::array<size_t, 6> widths{};
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      std::string cell = row[i];
+      if (i + 1 < row.size()) cell.resize(widths[i] + 2, ' ');
+      line += cell;
+    }
+    out += line + "\n";
+  }
+  for (const rpc::TaskStatus& task : status.tasks()) {
+    if (task.state() != rpc::TASK_FAILED) continue;
+    out += StrCat("\n", task.type(), ":", task.index(), " failed");
+    if (task.has_exit_code()) out += StrCat(" with exit code ", task.exit_code());
+    out += task.diagnostics().empty() ? "\n" : StrCat(":\n", Indent(task.diagnostics(), "  "));
+  }
+  return out;
+}
+
+}  // namespace tony::client

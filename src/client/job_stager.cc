@@ -1,0 +1,78 @@
+#include "client/job_stager.h"
+
+#include <filesystem>
+
+#include "cluster/staging.h"
+#include "common/archive.h"
+#include "common/files.h"
+#include "common/strings.h"
+
+namespace tony::client {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path Resolve(const std::string& working_dir, const std::string& path) {
+  fs::path p(path);
+  return p.is_absolute() ? p : fs::path(working_dir) / p;
+}
+
+absl::Status Copy(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (fs::is_directory(from, ec)) {
+    fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+  } else {
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  }
+  if (ec) {
+    return absl::InternalError(
+        StrCat("cannot stage ", from.string(), " as ", to.string(), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& spec,
+                      const std::string& working_dir, const std::string& job_dir,
+                      const std::string& secret) {
+  std::error_code ec;
+  fs::create_directories(fs::path(job_dir) / "logs", ec);
+  if (ec) return absl::InternalError(StrCat("cannot create ", job_dir, ": ", ec.message()));
+  if (absl::Status s = WriteFile(StrCat(job_dir, "/", cluster::kSecretFile), secret + "\n", 0600);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = WriteFile(StrCat(job_dir, "/", cluster::kFinalConfFile), conf.ToXml(), 0644);
+      !s.ok()) {
+    return s;
+  }
+  const std::string src_dir = conf.Get("tony.application.src-dir");
+  if (!src_dir.empty()) {
+    const fs::path src = Resolve(working_dir, src_dir);
+    const std::string target = StrCat(job_dir, "/", cluster::kSrcZip);
+    absl::Status staged = fs::is_directory(src, ec) ? CreateZipFromDirectory(src.string(), target)
+                                                    : Copy(src, target);
+    if (!staged.ok()) return staged;
+  }
+  const std::string venv = conf.Get("tony.application.python-venv");
+  if (!venv.empty()) {
+    if (absl::Status s = Copy(Resolve(working_dir, venv), StrCat(job_dir, "/", cluster::kVenvZip));
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (const auto& [name, type] : spec.job_types) {
+    for (const std::string& text : type.localized_resources) {
+      absl::StatusOr<cluster::ResourceSpec> resource = cluster::ParseResourceSpec(text);
+      if (!resource.ok()) return resource.status();
+      const fs::path staged = cluster::StagedResourcePath(job_dir, *resource);
+      fs::create_directories(staged.parent_path(), ec);
+      if (fs::exists(staged, ec)) continue;
+      if (absl::Status s = Copy(Resolve(working_dir, resource->path), staged); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tony::client

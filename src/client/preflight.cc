@@ -1,0 +1,117 @@
+#include "client/preflight.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cluster/staging.h"
+#include "common/archive.h"
+#include "common/strings.h"
+
+namespace tony::client {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string FirstWord(const std::string& command) {
+  std::string_view trimmed = StripWhitespace(command);
+  const size_t end = trimmed.find_first_of(" \t");
+  return std::string(trimmed.substr(0, end));
+}
+
+fs::path Resolve(const std::string& working_dir, const std::string& path) {
+  fs::path p(path);
+  return p.is_absolute() ? p : fs::path(working_dir) / p;
+}
+
+bool IsExecutableFile(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
+}
+
+bool IsScript(const std::string& word) {
+  return word.ends_with(".py") || word.ends_with(".sh") || word.find('/') != std::string::npos;
+}
+
+}  // namespace
+
+std::string FindInPath(const std::string& program) {
+  if (program.find('/') != std::string::npos) return IsExecutableFile(program) ? program : "";
+  const char* path = std::getenv("PATH");
+  for (std::string_view dir : Split(path ? path : "/usr/bin:/bin", ':')) {
+    if (dir.empty()) continue;
+    fs::path candidate = fs::path(std::string(dir)) / program;
+    if (IsExecutableFile(candidate)) return candidate.string();
+  }
+  return "";
+}
+
+absl::Status CheckLocalInputs(const config::Configuration& conf, const config::JobSpec& spec,
+                              const std::string& working_dir) {
+  std::error_code ec;
+  const std::string src_dir = conf.Get("tony.application.src-dir");
+  if (!src_dir.empty() && !fs::exists(Resolve(working_dir, src_dir), ec)) {
+    return absl::NotFoundError(StrCat("--src_dir ", src_dir, ": no such file or directory"));
+  }
+  const std::string venv = conf.Get("tony.application.python-venv");
+  if (!venv.empty()) {
+    if (venv.starts_with("hdfs://")) {
+      return absl::InvalidArgumentError(
+          StrCat("--python_venv ", venv, ": hdfs:// paths need --backend yarn"));
+    }
+    if (absl::Status readable = CheckArchiveReadable(Resolve(working_dir, venv).string());
+        !readable.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("--python_venv ", venv, ": ", ToStd(readable.message())));
+    }
+  }
+  const std::string python = conf.Get("tony.python-exec-path");
+  if (!python.empty() && venv.empty()) {
+    const bool found = python.find('/') != std::string::npos
+                           ? IsExecutableFile(Resolve(working_dir, python))
+                           : !FindInPath(python).empty();
+    if (!found) {
+      return absl::NotFoundError(
+          StrCat("--python_binary_path ", python, ": no such executable"));
+    }
+  }
+  const std::string executes = conf.Get("tony.application.executes");
+  if (!executes.empty()) {
+    const std::string word = FirstWord(executes);
+    const fs::path base = src_dir.empty() ? fs::path(working_dir)
+                          : fs::is_directory(Resolve(working_dir, src_dir), ec)
+                              ? Resolve(working_dir, src_dir)
+                              : fs::path();
+    bool found = true;
+    if (!base.empty()) {
+      const bool as_file = fs::exists(fs::path(word).is_absolute() ? fs::path(word) : base / word, ec);
+      found = as_file || (!IsScript(word) && python.empty() && !FindInPath(word).empty());
+    }
+    if (!found) {
+      return absl::NotFoundError(
+          StrCat("--executes ", word, ": no such file",
+                 src_dir.empty() ? StrCat(" in ", working_dir) : StrCat(" in --src_dir ", src_dir)));
+    }
+  }
+  for (const auto& [name, type] : spec.job_types) {
+    for (const std::string& text : type.localized_resources) {
+      absl::StatusOr<cluster::ResourceSpec> resource = cluster::ParseResourceSpec(text);
+      if (!resource.ok()) {
+        return absl::InvalidArgumentError(
+            StrCat("tony.", name, ".resources: ", ToStd(resource.status().message())));
+      }
+      if (resource->path.starts_with("hdfs://")) {
+        return absl::InvalidArgumentError(StrCat("tony.", name, ".resources: ", resource->path,
+                                                 ": hdfs:// paths need --backend yarn"));
+      }
+      if (!fs::exists(Resolve(working_dir, resource->path), ec)) {
+        return absl::NotFoundError(StrCat("tony.", name, ".resources: ", resource->path,
+                                          ": no such file or directory"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tony::client

@@ -1,0 +1,239 @@
+#include "client/tony_client.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <ostream>
+#include <thread>
+
+#include "client/job_report.h"
+#include "client/job_stager.h"
+#include "client/preflight.h"
+#include "common/clock.h"
+#include "common/strings.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/grpcpp.h"
+#include "rpc/secret.h"
+
+namespace tony::client {
+namespace {
+
+std::chrono::system_clock::time_point DeadlineIn(int64_t ms) {
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
+}
+
+sigset_t InterruptSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+bool IsFinal(const cluster::AppReport& report) { return !report.final_state.empty(); }
+
+// A status for a job whose AM ended without a word to the client.
+rpc::JobStatus StatusFromReport(const std::string& app_id, const cluster::AppReport& report,
+                                const rpc::JobStatus& last_seen) {
+  rpc::JobStatus status = last_seen;
+  if (!report.status_json.empty()) {
+    rpc::JobStatus parsed;
+    if (google::protobuf::util::JsonStringToMessage(report.status_json, &parsed).ok()) {
+      status = parsed;
+    }
+  }
+  status.set_app_id(app_id);
+  status.set_complete(true);
+  if (report.final_state == "SUCCEEDED") {
+    status.set_state(rpc::JOB_SUCCEEDED);
+  } else if (report.final_state == "KILLED") {
+    status.set_state(rpc::JOB_KILLED);
+  } else {
+    status.set_state(rpc::JOB_FAILED);
+  }
+  if (status.diagnostics().empty()) status.set_diagnostics(report.diagnostics);
+  return status;
+}
+
+}  // namespace
+
+void BlockInterruptSignals() {
+  sigset_t set = InterruptSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+TonyClient::TonyClient(cluster::ClusterClient* cluster, std::ostream& out, std::ostream& err)
+    : cluster_(cluster), out_(out), err_(err) {}
+
+void TonyClient::SignalThread() {
+  sigset_t set = InterruptSignals();
+  int sig = 0;
+  while (sigwait(&set, &sig) == 0) {
+    interrupted_ = sig;
+    std::lock_guard lock(mu_);
+    if (in_flight_ != nullptr) in_flight_->TryCancel();
+  }
+}
+
+int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::JobSpec& spec,
+                       const SubmitContext& context) {
+  if (absl::Status ok = CheckLocalInputs(resolved.conf, spec, context.working_dir); !ok.ok()) {
+    err_ << "tony: error: " << ok.message() << "\n";
+    return kExitBadInput;
+  }
+  absl::StatusOr<std::string> secret = rpc::GenerateSecret();
+  absl::StatusOr<std::string> app_id = secret.ok() ? cluster_->NewApplicationId() : secret.status();
+  if (!app_id.ok()) {
+    err_ << "tony: error: " << app_id.status().message() << "\n";
+    return kExitJobFailed;
+  }
+  const std::string job_dir = cluster_->JobDir(*app_id);
+  if (absl::Status staged = StageJob(resolved.conf, spec, context.working_dir, job_dir, *secret);
+      !staged.ok()) {
+    err_ << "tony: error: staging " << *app_id << ": " << staged.message() << "\n";
+    return kExitJobFailed;
+  }
+  std::thread(&TonyClient::SignalThread, this).detach();
+
+  cluster::AmSubmission submission;
+  submission.app_id = *app_id;
+  submission.name = spec.name;
+  submission.queue = spec.queue;
+  submission.job_dir = job_dir;
+  submission.argv = {context.executable, "am"};
+  submission.env["TONY_JOB_DIR"] = job_dir;
+  submission.resources = {spec.am.memory_mb, spec.am.vcores, spec.am.gpus};
+  if (absl::Status submitted = cluster_->Submit(submission); !submitted.ok()) {
+    err_ << "tony: error: cannot start the AM of " << *app_id << ": " << submitted.message()
+         << "\n";
+    return kExitJobFailed;
+  }
+  out_ << "tony: submitted " << *app_id << " (" << spec.TotalTasks() << " tasks, backend "
+       << spec.backend << ")\n"
+       << "tony: job directory " << job_dir << ", logs under " << job_dir << "/logs\n"
+       << std::flush;
+
+  rpc::JobStatus final_status = Follow(*app_id, *secret, spec);
+  // The AM exits once it has told us; make sure nothing of the job outlives the client.
+  if (absl::Status gone = cluster_->AwaitAmExit(*app_id, spec.stop_grace_ms + 10000); !gone.ok()) {
+    err_ << "tony: warning: " << gone.message() << "; killing what is left of the job\n";
+    (void)cluster_->Kill(*app_id, /*force=*/true);
+  }
+  (void)cluster_->Kill(*app_id, /*force=*/true);  // leftovers only: the AM is gone by now
+
+  out_ << "\n" << Summary(final_status) << std::flush;
+  if (final_status.state() == rpc::JOB_SUCCEEDED) return kExitSucceeded;
+  return interrupted_ != 0 ? kExitInterrupted : kExitJobFailed;
+}
+
+rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& secret,
+                                  const config::JobSpec& spec) {
+  rpc::JobStatus last;
+  last.set_app_id(app_id);
+  const Clock* clock = SystemClock::Get();
+  const int64_t started = clock->NowMs();
+  std::unique_ptr<rpc::TonyAm::Stub> stub;
+  std::string am_address;
+  bool kill_sent = false;
+  int64_t kill_deadline = 0;
+  std::string progress;
+
+  while (true) {
+    if (interrupted_ != 0 && !kill_sent) {
+      out_ << "tony: interrupted; stopping " << app_id << "\n" << std::flush;
+      kill_sent = true;
+      kill_deadline = clock->NowMs() + spec.stop_grace_ms + 10000;
+      bool asked = false;
+      if (stub) {
+        rpc::KillJobRequest request;
+        request.set_reason(StrCat("killed by the user (signal ", interrupted_.load(), ")"));
+        rpc::KillJobResponse response;
+        grpc::ClientContext context;
+        rpc::AttachSecret(&context, secret);
+        context.set_deadline(DeadlineIn(5000));
+        asked = stub->KillJob(&context, request, &response).ok();
+      }
+      if (!asked) (void)cluster_->Kill(app_id, /*force=*/false);
+    }
+    if (kill_sent && clock->NowMs() > kill_deadline) {
+      (void)cluster_->Kill(app_id, /*force=*/true);
+      last.set_state(rpc::JOB_KILLED);
+      last.set_complete(true);
+      last.set_diagnostics("killed by the user; the AM did not stop in time and was killed");
+      return last;
+    }
+
+    if (!stub) {
+      absl::StatusOr<cluster::AppReport> report = cluster_->GetReport(app_id);
+      if (report.ok() && IsFinal(*report)) return StatusFromReport(app_id, *report, last);
+      if (report.ok() && !report->am_address.empty()) {
+        am_address = report->am_address;
+        stub = rpc::TonyAm::NewStub(
+            grpc::CreateChannel(am_address, grpc::InsecureChannelCredentials()));
+        continue;
+      }
+      if (spec.am_startup_timeout_ms > 0 && clock->NowMs() - started > spec.am_startup_timeout_ms) {
+        (void)cluster_->Kill(app_id, /*force=*/true);
+        last.set_state(rpc::JOB_FAILED);
+        last.set_complete(true);
+        last.set_diagnostics(StrCat("the AM did not start within ", spec.am_startup_timeout_ms,
+                                    " ms (tony.am.startup-timeout)"));
+        return last;
+      }
+      // The backend has no way to push the AM's address; ask again shortly.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+
+    rpc::WatchJobRequest request;
+    request.set_after_version(last.version());
+    request.set_max_wait_ms(2000);
+    rpc::JobStatus status;
+    grpc::ClientContext context;
+    rpc::AttachSecret(&context, secret);
+    context.set_deadline(DeadlineIn(10000));
+    {
+      std::lock_guard lock(mu_);
+      in_flight_ = &context;
+    }
+    grpc::Status rpc_status = interrupted_ != 0 && !kill_sent
+                                  ? grpc::Status(grpc::StatusCode::CANCELLED, "interrupted")
+                                  : stub->WatchJob(&context, request, &status);
+    {
+      std::lock_guard lock(mu_);
+      in_flight_ = nullptr;
+    }
+    if (rpc_status.ok()) {
+      last = status;
+      if (std::string line = ProgressLine(status); line != progress && !status.complete()) {
+        progress = line;
+        out_ << "tony: [" << (clock->NowMs() - started) / 100 / 10.0 << " s] " << line << "\n"
+             << std::flush;
+      }
+      if (status.complete()) {
+        rpc::AcknowledgeFinalRequest ack_request;
+        rpc::AcknowledgeFinalResponse ack_response;
+        grpc::ClientContext ack;
+        rpc::AttachSecret(&ack, secret);
+        ack.set_deadline(DeadlineIn(2000));
+        (void)stub->AcknowledgeFinal(&ack, ack_request, &ack_response);
+        return status;
+      }
+      continue;
+    }
+    if (rpc_status.error_code() == grpc::StatusCode::CANCELLED && interrupted_ != 0) continue;
+    // The AM did not answer: it has ended, or it is gone.
+    absl::StatusOr<cluster::AppReport> report = cluster_->GetReport(app_id);
+    if (report.ok() && IsFinal(*report)) return StatusFromReport(app_id, *report, last);
+    if (rpc_status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      last.set_state(rpc::JOB_FAILED);
+      last.set_complete(true);
+      last.set_diagnostics(StrCat("the AM refused the client: ", rpc_status.error_message()));
+      return last;
+    }
+    // A transient failure; the report above says the AM is still there.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace tony::client

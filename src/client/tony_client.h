@@ -1,0 +1,54 @@
+#pragma once
+// `tony submit`: checks the job's inputs, stages it, starts the AM through the backend, follows
+// the job live and exits with its result. Ctrl-C (SIGINT) or SIGTERM kills the job.
+//
+// Threads: Submit() on the main thread, which must have blocked SIGINT and SIGTERM first
+// (BlockInterruptSignals) so that a signal thread can turn them into a job kill.
+
+#include <atomic>
+#include <iosfwd>
+#include <mutex>
+#include <string>
+
+#include "cluster/cluster_client.h"
+#include "config/config_loader.h"
+#include "config/job_spec.h"
+#include "rpc/tony.grpc.pb.h"
+
+namespace tony::client {
+
+struct SubmitContext {
+  std::string working_dir;
+  std::string executable;  // the tony binary, shipped to the AM and executors
+};
+
+// Exit codes of `tony submit`.
+inline constexpr int kExitSucceeded = 0;
+inline constexpr int kExitJobFailed = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInterrupted = 130;
+
+void BlockInterruptSignals();
+
+class TonyClient {
+ public:
+  TonyClient(cluster::ClusterClient* cluster, std::ostream& out, std::ostream& err);
+
+  int Submit(const config::ResolvedConfig& resolved, const config::JobSpec& spec,
+             const SubmitContext& context);
+
+ private:
+  // Follows the job until it is complete; returns its final status.
+  rpc::JobStatus Follow(const std::string& app_id, const std::string& secret,
+                        const config::JobSpec& spec);
+  void SignalThread();
+
+  cluster::ClusterClient* const cluster_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::atomic<int> interrupted_{0};
+  std::mutex mu_;
+  grpc::ClientContext* in_flight_ = nullptr;  // guarded by mu_; cancelled on a signal
+};
+
+}  // namespace tony::client

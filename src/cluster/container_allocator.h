@@ -1,0 +1,96 @@
+#pragma once
+// The AM's view of a resource manager: ask for containers, start a process in one, stop it, and
+// hear when it ends. Implemented by the local backend (process trees on this machine) and by
+// YARN (AM-RM and NM protocols). Knows nothing of job policy.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace tony::cluster {
+
+struct ResourceAsk {
+  int64_t memory_mb = 0;
+  int vcores = 1;
+  int gpus = 0;
+};
+
+struct ContainerRequest {
+  std::string job_type;  // grants are matched back to job types (YARN: one priority per type)
+  ResourceAsk resources;
+  std::string node_label;
+};
+
+struct Container {
+  std::string id;        // "container_<cluster ts>_<app seq>_01_<seq>"
+  std::string job_type;  // the request it answers
+  std::string host;
+  ResourceAsk resources;
+  std::string log_dir;   // where the container's logs go (YARN: LOG_DIRS)
+  std::map<std::string, std::string> env;  // from the backend, e.g. CUDA_VISIBLE_DEVICES
+};
+
+// A file the container needs in its working directory.
+struct LocalResource {
+  std::string source;       // a path the backend can read (local path, or hdfs:// on YARN)
+  std::string name;         // the name in the working directory; "" = unpack into it directly
+  bool is_archive = false;  // unpack instead of copying
+};
+
+struct LaunchSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::vector<LocalResource> resources;
+};
+
+// How a container ended.
+struct ContainerExit {
+  std::string container_id;
+  int exit_code = 0;         // shell convention (128 + signal), or a backend code below
+  std::string diagnostics;   // the backend's words
+  enum class Cause { kExited, kStoppedByAm, kOverMemory, kLaunchFailed, kLost };
+  Cause cause = Cause::kExited;
+};
+
+// Exit codes in YARN's ContainerExitStatus where the backend decided the end.
+inline constexpr int kExitKilledOverPhysicalMemory = -104;
+inline constexpr int kExitAborted = -100;
+inline constexpr int kExitLaunchFailed = -1;
+
+class ContainerAllocator {
+ public:
+  struct Callbacks {
+    // Called on the allocator's own thread; receivers post into their own loop.
+    std::function<void(Container)> on_allocated;
+    std::function<void(ContainerExit)> on_completed;
+  };
+  virtual ~ContainerAllocator() = default;
+
+  // Registers the AM (its control-plane address) and starts delivering callbacks.
+  [[nodiscard]] virtual absl::Status Start(const std::string& am_host, int am_port,
+                                           Callbacks callbacks) = 0;
+  // Checks that a request can ever be granted; an error says why not, with the numbers.
+  [[nodiscard]] virtual absl::Status CheckFits(const ContainerRequest& request) const = 0;
+  // Asks for one more container; answered through on_allocated.
+  virtual void Request(const ContainerRequest& request) = 0;
+  // Starts the process in a granted container. A start that fails later (a bad command) is
+  // reported through on_completed with cause kLaunchFailed.
+  [[nodiscard]] virtual absl::Status Launch(const Container& container, const LaunchSpec& spec) = 0;
+  // Stops a container: SIGTERM, then SIGKILL to its whole tree after `grace_ms`.
+  virtual void Stop(const std::string& container_id, int64_t grace_ms) = 0;
+  // Returns a granted container that will not be launched.
+  virtual void Release(const std::string& container_id) = 0;
+  // Records the final status with the resource manager (YARN: unregister).
+  virtual void Finish(const std::string& final_state, const std::string& diagnostics,
+                      const std::string& status_json) = 0;
+  // How many launched containers have not completed yet.
+  virtual int RunningContainers() const = 0;
+  // Stops everything and the callback thread; no callback runs after it returns.
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace tony::cluster

@@ -1,0 +1,26 @@
+#pragma once
+// What the local backend may hand out: the machine's memory, CPUs and GPUs, or the limits set by
+// tony.local.memory / tony.local.vcores / tony.local.gpus.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cluster/container_allocator.h"
+#include "config/configuration.h"
+
+namespace tony::cluster {
+
+struct LocalCapacity {
+  ResourceAsk total;
+  std::vector<int> gpu_ids;  // the GPUs containers may get, by index
+};
+
+// Reads the tony.local.* keys of `conf`, detecting what is not set.
+absl::StatusOr<LocalCapacity> ResolveLocalCapacity(const config::Configuration& conf);
+
+// Why `ask` can never be granted by `capacity`, or OK.
+absl::Status CheckFitsLocally(const LocalCapacity& capacity, const std::string& what,
+                              const ResourceAsk& ask);
+
+}  // namespace tony::cluster

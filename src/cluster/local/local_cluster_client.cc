@@ -1,0 +1,183 @@
+#include "cluster/local/local_cluster_client.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/files.h"
+#include "common/proc_table.h"
+#include "common/process.h"
+#include "common/strings.h"
+#include "nlohmann/json.hpp"
+
+namespace tony::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+
+}  // namespace
+
+LocalClusterClient::LocalClusterClient(std::string tony_home, const Clock* clock)
+    : tony_home_(std::move(tony_home)), clock_(clock) {}
+
+std::string LocalClusterClient::JobDir(const std::string& app_id) const {
+  return StrCat(tony_home_, "/jobs/", app_id);
+}
+
+absl::StatusOr<std::string> LocalClusterClient::NewApplicationId() {
+  std::error_code ec;
+  fs::create_directories(tony_home_, ec);
+  if (ec) return absl::InternalError(StrCat("cannot create ", tony_home_, ": ", ec.message()));
+  // A counter shared by concurrent clients on this machine, under an exclusive lock.
+  const std::string path = StrCat(tony_home_, "/application-sequence");
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(StrCat(path, ": ", std::strerror(errno)));
+  flock(fd, LOCK_EX);
+  char buffer[32] = {};
+  const ssize_t n = pread(fd, buffer, sizeof(buffer) - 1, 0);
+  const long previous = n > 0 ? std::strtol(buffer, nullptr, 10) : 0;
+  const long next = previous + 1;
+  const std::string text = std::to_string(next) + "\n";
+  const bool ok = ftruncate(fd, 0) == 0 && pwrite(fd, text.data(), text.size(), 0) ==
+                                               static_cast<ssize_t>(text.size());
+  flock(fd, LOCK_UN);
+  close(fd);
+  if (!ok) return absl::InternalError(StrCat(path, ": cannot update the sequence"));
+  std::string sequence = std::to_string(next);
+  if (sequence.size() < 4) sequence.insert(0, 4 - sequence.size(), '0');
+  return StrCat("application_", clock_->WallMs(), "_", sequence);
+}
+
+absl::Status LocalClusterClient::Submit(const AmSubmission& submission) {
+  SpawnOptions spawn;
+  spawn.argv = submission.argv;
+  spawn.set_env = submission.env;
+  spawn.set_env["TONY_APP_ID"] = submission.app_id;
+  spawn.working_dir = submission.job_dir;
+  spawn.stdout_path = StrCat(submission.job_dir, "/am.log");
+  spawn.stderr_path = spawn.stdout_path;
+  // Its own session: a Ctrl-C at the terminal reaches the client, which then stops the job in
+  // order, rather than every process at once.
+  spawn.new_session = true;
+  absl::StatusOr<pid_t> pid = Spawn(spawn);
+  if (!pid.ok()) return pid.status();
+  children_[submission.app_id] = *pid;
+  return WriteFile(StrCat(submission.job_dir, "/am.pid"), StrCat(*pid, "\n"), 0644);
+}
+
+pid_t LocalClusterClient::AmPid(const std::string& app_id) const {
+  if (auto it = children_.find(app_id); it != children_.end()) return it->second;
+  absl::StatusOr<std::string> text = ReadFile(StrCat(JobDir(app_id), "/am.pid"));
+  return text.ok() ? static_cast<pid_t>(std::strtol(text->c_str(), nullptr, 10)) : 0;
+}
+
+absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_id) {
+  const std::string dir = JobDir(app_id);
+  if (!fs::is_directory(dir)) {
+    return absl::NotFoundError(StrCat("no application ", app_id, " under ", tony_home_));
+  }
+  AppReport report;
+  if (absl::StatusOr<std::string> address = ReadFile(dir + "/am.address"); address.ok()) {
+    report.am_address = std::string(StripWhitespace(*address));
+    report.state = AppState::kRunning;
+  }
+  if (absl::StatusOr<std::string> final = ReadFile(dir + "/final-status.json"); final.ok()) {
+    nlohmann::json record = nlohmann::json::parse(*final, nullptr, false);
+    if (record.is_object()) {
+      report.final_state = record.value("final_state", "");
+      report.diagnostics = record.value("diagnostics", "");
+      if (record.contains("job_status")) report.status_json = record["job_status"].dump();
+    }
+  }
+  // Whether the AM process still runs: reap it if it is ours, else ask the kernel.
+  bool am_gone = false;
+  std::string am_exit;
+  if (auto it = children_.find(app_id); it != children_.end()) {
+    if (auto done = exits_.find(app_id); done != exits_.end()) {
+      am_gone = true;
+      am_exit = done->second;
+    } else {
+      absl::StatusOr<std::optional<ExitStatus>> status = PollExit(it->second);
+      if (status.ok() && status->has_value()) {
+        am_gone = true;
+        am_exit = (*status)->ToString();
+        exits_[app_id] = am_exit;
+      }
+    }
+  } else if (pid_t pid = AmPid(app_id); pid > 0) {
+    am_gone = kill(pid, 0) != 0 && errno == ESRCH;
+    am_exit = "exited";
+  } else {
+    am_gone = true;
+  }
+  if (!report.final_state.empty()) {
+    report.state = report.final_state == "SUCCEEDED" ? AppState::kFinished
+                   : report.final_state == "KILLED"  ? AppState::kKilled
+                                                     : AppState::kFailed;
+  } else if (am_gone) {
+    report.state = AppState::kFailed;
+    report.final_state = "FAILED";
+    report.diagnostics = StrCat("the AM ", am_exit.empty() ? "exited" : am_exit,
+                                " before it recorded a final status; see ", dir, "/am.log");
+    if (absl::StatusOr<std::vector<std::string>> tail = ReadTailLines(dir + "/am.log", 5);
+        tail.ok() && !tail->empty()) {
+      report.diagnostics += StrCat(":\n  ", Join(*tail, "\n  "));
+    }
+  }
+  return report;
+}
+
+absl::Status LocalClusterClient::Kill(const std::string& app_id, bool force) {
+  const pid_t pid = AmPid(app_id);
+  if (force) {
+    const bool am_running = pid > 0 && !exits_.count(app_id) && kill(pid, 0) == 0;
+    if (am_running) SignalTree(pid, SIGKILL);
+    KillLeftovers(app_id);
+    if (am_running && children_.count(app_id)) {
+      if (absl::StatusOr<ExitStatus> status = WaitForExit(pid); status.ok()) {
+        exits_[app_id] = status->ToString();
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (pid <= 0 || kill(pid, SIGTERM) != 0) {
+    return absl::NotFoundError(StrCat("the AM of ", app_id, " is not running"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LocalClusterClient::AwaitAmExit(const std::string& app_id, int64_t timeout_ms) {
+  auto it = children_.find(app_id);
+  if (it == children_.end() || exits_.count(app_id)) return absl::OkStatus();
+  absl::StatusOr<std::optional<ExitStatus>> status =
+      WaitForExitFor(it->second, static_cast<int>(timeout_ms));
+  if (!status.ok()) return status.status();
+  if (!status->has_value()) {
+    return absl::DeadlineExceededError(
+        StrCat("the AM of ", app_id, " still runs ", timeout_ms, " ms after the job ended"));
+  }
+  exits_[app_id] = (*status)->ToString();
+  return absl::OkStatus();
+}
+
+int LocalClusterClient::KillLeftovers(const std::string& app_id) {
+  int killed = 0;
+  // Repeat: a process may fork while the previous pass runs.
+  for (int pass = 0; pass < 10; ++pass) {
+    std::vector<pid_t> pids = ProcessesWithEnv("TONY_APP_ID", app_id);
+    std::erase(pids, getpid());
+    if (pids.empty()) break;
+    for (pid_t pid : pids) {
+      SignalTree(pid, SIGKILL);
+      ++killed;
+    }
+  }
+  return killed;
+}
+
+}  // namespace tony::cluster

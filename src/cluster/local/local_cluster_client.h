@@ -1,0 +1,42 @@
+#pragma once
+// The client side of the local backend: application ids from a counter under $TONY_HOME, the
+// AM started as a session of its own in the job's directory, reports read from the files the AM
+// writes there (am.address, final-status.json), and kill by signal.
+//
+// Threads: one caller at a time.
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+
+#include "cluster/cluster_client.h"
+#include "common/clock.h"
+
+namespace tony::cluster {
+
+class LocalClusterClient final : public ClusterClient {
+ public:
+  explicit LocalClusterClient(std::string tony_home, const Clock* clock = SystemClock::Get());
+
+  absl::StatusOr<std::string> NewApplicationId() override;
+  std::string JobDir(const std::string& app_id) const override;
+  absl::Status Submit(const AmSubmission& submission) override;
+  absl::StatusOr<AppReport> GetReport(const std::string& app_id) override;
+  absl::Status Kill(const std::string& app_id, bool force) override;
+  absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
+
+  // Kills every process that carries the job's marker (TONY_APP_ID), whatever became of its
+  // parents. Returns how many process trees were signalled.
+  static int KillLeftovers(const std::string& app_id);
+
+ private:
+  pid_t AmPid(const std::string& app_id) const;
+
+  const std::string tony_home_;
+  const Clock* const clock_;
+  std::map<std::string, pid_t> children_;  // AMs this client started, by app id
+  std::map<std::string, std::string> exits_;  // how those AMs exited, once reaped
+};
+
+}  // namespace tony::cluster

@@ -1,0 +1,365 @@
+#include "cluster/local/local_container_allocator.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/archive.h"
+#include "common/files.h"
+#include "common/proc_table.h"
+#include "common/process.h"
+#include "common/strings.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+
+namespace tony::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "application_<ts>_<seq>" -> "container_<ts>_<seq>_01_<n>", as YARN names them.
+std::string ContainerId(const std::string& app_id, int n) {
+  std::string suffix = app_id.starts_with("application_") ? app_id.substr(12) : app_id;
+  std::string number = std::to_string(n);
+  if (number.size() < 6) number.insert(0, 6 - number.size(), '0');
+  return StrCat("container_", suffix, "_01_", number);
+}
+
+std::string FormatMb(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+absl::Status Localize(const LocalResource& resource, const std::string& work_dir) {
+  const fs::path target = resource.name.empty() ? fs::path(work_dir) : fs::path(work_dir) / resource.name;
+  if (resource.is_archive) return ExtractArchive(resource.source, target.string());
+  std::error_code ec;
+  if (fs::is_directory(resource.source, ec)) {
+    fs::copy(resource.source, target, fs::copy_options::recursive, ec);
+  } else {
+    fs::copy_file(resource.source, target, fs::copy_options::overwrite_existing, ec);
+  }
+  if (ec) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot localize ", resource.source, " as ", target.string(), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+LocalContainerAllocator::LocalContainerAllocator(LocalAllocatorOptions options)
+    : options_(std::move(options)), clock_(SystemClock::Get()) {
+  free_ = options_.capacity.total;
+  free_gpus_ = options_.capacity.gpu_ids;
+}
+
+LocalContainerAllocator::~LocalContainerAllocator() {
+  Shutdown();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+absl::Status LocalContainerAllocator::Start(const std::string& am_host, int am_port,
+                                            Callbacks callbacks) {
+  callbacks_ = std::move(callbacks);
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return absl::InternalError(StrCat("eventfd: ", std::strerror(errno)));
+  // The client finds the AM through this file; written atomically, so it is whole when seen.
+  absl::Status written = WriteFile(StrCat(options_.job_dir, "/am.address"),
+                                   StrCat(am_host, ":", am_port, "\n"), 0600);
+  if (!written.ok()) return written;
+  monitor_ = std::thread([this] { MonitorLoop(); });
+  return absl::OkStatus();
+}
+
+absl::Status LocalContainerAllocator::CheckFits(const ContainerRequest& request) const {
+  return CheckFitsLocally(options_.capacity, StrCat("a ", request.job_type, " container"),
+                          request.resources);
+}
+
+void LocalContainerAllocator::Request(const ContainerRequest& request) {
+  {
+    std::lock_guard lock(mu_);
+    pending_.push_back(request);
+  }
+  Wake();
+}
+
+std::vector<Container> LocalContainerAllocator::GrantLocked() {
+  std::vector<Container> granted;
+  // Strictly in order, so a large request is not starved by smaller ones behind it.
+  while (!pending_.empty()) {
+    const ContainerRequest& request = pending_.front();
+    const ResourceAsk& ask = request.resources;
+    if (ask.memory_mb > free_.memory_mb || ask.vcores > free_.vcores ||
+        ask.gpus > static_cast<int>(free_gpus_.size())) {
+      break;
+    }
+    LocalContainer local;
+    local.container.id = ContainerId(options_.app_id, next_container_++);
+    local.container.job_type = request.job_type;
+    local.container.host = options_.host;
+    local.container.resources = ask;
+    local.container.log_dir = StrCat(options_.job_dir, "/logs/", local.container.id);
+    free_.memory_mb -= ask.memory_mb;
+    free_.vcores -= ask.vcores;
+    for (int i = 0; i < ask.gpus; ++i) {
+      local.gpus.push_back(free_gpus_.front());
+      free_gpus_.erase(free_gpus_.begin());
+    }
+    std::vector<std::string> gpu_list;
+    for (int gpu : local.gpus) gpu_list.push_back(std::to_string(gpu));
+    // Every container gets the variable, so a CPU task cannot see the machine's GPUs by accident.
+    local.container.env["CUDA_VISIBLE_DEVICES"] = Join(gpu_list, ",");
+    granted.push_back(local.container);
+    containers_.emplace(local.container.id, std::move(local));
+    pending_.pop_front();
+  }
+  return granted;
+}
+
+void LocalContainerAllocator::FreeLocked(const LocalContainer& local) {
+  free_.memory_mb += local.container.resources.memory_mb;
+  free_.vcores += local.container.resources.vcores;
+  for (int gpu : local.gpus) free_gpus_.push_back(gpu);
+  std::sort(free_gpus_.begin(), free_gpus_.end());
+}
+
+absl::Status LocalContainerAllocator::Launch(const Container& container, const LaunchSpec& spec) {
+  const std::string work_dir = StrCat(options_.job_dir, "/containers/", container.id);
+  std::error_code ec;
+  fs::create_directories(work_dir, ec);
+  fs::create_directories(container.log_dir, ec);
+  if (ec) {
+    return absl::InternalError(StrCat("cannot create the directories of ", container.id, ": ",
+                                      ec.message()));
+  }
+  for (const LocalResource& resource : spec.resources) {
+    if (absl::Status s = Localize(resource, work_dir); !s.ok()) return s;
+  }
+  SpawnOptions spawn;
+  spawn.argv = spec.argv;
+  spawn.set_env = spec.env;
+  spawn.set_env["TONY_WORK_DIR"] = work_dir;
+  spawn.working_dir = work_dir;
+  spawn.stdout_path = StrCat(container.log_dir, "/executor.log");
+  spawn.stderr_path = spawn.stdout_path;
+  spawn.new_session = true;
+  spawn.parent_death_signal = SIGKILL;
+  absl::StatusOr<pid_t> pid = Spawn(spawn);
+  if (!pid.ok()) return pid.status();
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, *pid, 0));
+  {
+    std::lock_guard lock(mu_);
+    auto it = containers_.find(container.id);
+    if (it == containers_.end() || shutdown_) {
+      SignalTree(*pid, SIGKILL);
+      if (pidfd >= 0) close(pidfd);
+      (void)WaitForExit(*pid);
+      return absl::FailedPreconditionError(StrCat(container.id, " was released"));
+    }
+    it->second.pid = *pid;
+    it->second.pidfd = pidfd;
+  }
+  Wake();
+  return absl::OkStatus();
+}
+
+void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grace_ms) {
+  bool never_launched = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = containers_.find(container_id);
+    if (it == containers_.end() || it->second.stopping) return;
+    LocalContainer& local = it->second;
+    if (local.pid == 0) {
+      FreeLocked(local);
+      containers_.erase(it);
+      never_launched = true;
+    } else {
+      local.stopping = true;
+      local.cause = ContainerExit::Cause::kStoppedByAm;
+      // The executor forwards SIGTERM to the user's process group and escalates itself; this
+      // deadline is the backstop for an executor that does not.
+      kill(local.pid, SIGTERM);
+      local.kill_at_ms = clock_->NowMs() + grace_ms + 2000;
+    }
+  }
+  if (never_launched && callbacks_.on_completed) {
+    callbacks_.on_completed({container_id, 0, "stopped before launch",
+                             ContainerExit::Cause::kStoppedByAm});
+  }
+  Wake();
+}
+
+void LocalContainerAllocator::Release(const std::string& container_id) {
+  std::lock_guard lock(mu_);
+  auto it = containers_.find(container_id);
+  if (it == containers_.end() || it->second.pid > 0) return;
+  FreeLocked(it->second);
+  containers_.erase(it);
+}
+
+void LocalContainerAllocator::Finish(const std::string& final_state,
+                                     const std::string& diagnostics,
+                                     const std::string& status_json) {
+  nlohmann::json record;
+  record["final_state"] = final_state;
+  record["diagnostics"] = diagnostics;
+  record["job_status"] = nlohmann::json::parse(status_json, nullptr, /*allow_exceptions=*/false);
+  absl::Status written = WriteFile(StrCat(options_.job_dir, "/final-status.json"),
+                                   record.dump(2) + "\n", 0644);
+  if (!written.ok()) spdlog::error("[{}] {}", options_.app_id, ToStd(written.message()));
+}
+
+int LocalContainerAllocator::RunningContainers() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(std::count_if(containers_.begin(), containers_.end(),
+                                        [](const auto& entry) { return entry.second.pid > 0; }));
+}
+
+void LocalContainerAllocator::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    if (shutdown_) return;
+    shutdown_ = true;
+    for (auto& [id, local] : containers_) {
+      if (local.pid > 0) SignalTree(local.pid, SIGKILL);
+    }
+  }
+  Wake();
+  if (monitor_.joinable()) monitor_.join();
+  std::lock_guard lock(mu_);
+  for (auto& [id, local] : containers_) {
+    if (local.pid > 0) (void)WaitForExit(local.pid);
+    if (local.pidfd >= 0) close(local.pidfd);
+  }
+  containers_.clear();
+}
+
+void LocalContainerAllocator::Wake() {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void LocalContainerAllocator::Reap(const std::string& container_id) {
+  LocalContainer local;
+  {
+    std::lock_guard lock(mu_);
+    auto it = containers_.find(container_id);
+    if (it == containers_.end()) return;
+    local = it->second;
+  }
+  absl::StatusOr<ExitStatus> status = WaitForExit(local.pid);
+  // The executor is gone; whatever it left in its session goes with it.
+  SignalTree(local.pid, SIGKILL);
+  ContainerExit exit;
+  exit.container_id = container_id;
+  exit.cause = local.cause;
+  exit.exit_code = status.ok() ? status->ShellCode() : kExitAborted;
+  if (local.cause == ContainerExit::Cause::kOverMemory) {
+    exit.exit_code = kExitKilledOverPhysicalMemory;
+    exit.diagnostics = local.kill_reason;
+  } else if (!status.ok()) {
+    exit.diagnostics = std::string(ToStd(status.status().message()));
+  }
+  {
+    std::lock_guard lock(mu_);
+    FreeLocked(local);
+    if (local.pidfd >= 0) close(local.pidfd);
+    containers_.erase(container_id);
+  }
+  if (callbacks_.on_completed) callbacks_.on_completed(exit);
+}
+
+void LocalContainerAllocator::CheckMemory() {
+  std::vector<std::pair<std::string, pid_t>> running;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, local] : containers_) {
+      if (local.pid > 0 && local.cause != ContainerExit::Cause::kOverMemory) {
+        running.emplace_back(id, local.pid);
+      }
+    }
+  }
+  for (const auto& [id, pid] : running) {
+    const int64_t rss = TreeRssBytes(pid);
+    std::lock_guard lock(mu_);
+    auto it = containers_.find(id);
+    if (it == containers_.end()) continue;
+    const int64_t limit = it->second.container.resources.memory_mb << 20;
+    if (rss > limit) {
+      it->second.cause = ContainerExit::Cause::kOverMemory;
+      it->second.kill_reason =
+          StrCat("Container ", id, " is running beyond physical memory limits. Current usage: ",
+                 FormatMb(rss), " of ", FormatMb(limit),
+                 " physical memory used. Killing container.");
+      spdlog::warn("[{}] {}", options_.app_id, it->second.kill_reason);
+      SignalTree(pid, SIGKILL);
+    }
+  }
+}
+
+void LocalContainerAllocator::MonitorLoop() {
+  int64_t next_memory_check = clock_->NowMs() + options_.memory_check_interval_ms;
+  while (true) {
+    std::vector<Container> granted;
+    std::vector<pollfd> fds;
+    std::vector<std::string> ids;
+    int64_t timeout = std::max<int64_t>(0, next_memory_check - clock_->NowMs());
+    {
+      std::lock_guard lock(mu_);
+      if (shutdown_) return;
+      granted = GrantLocked();
+      fds.push_back({wake_fd_, POLLIN, 0});
+      ids.emplace_back();
+      const int64_t now = clock_->NowMs();
+      for (auto& [id, local] : containers_) {
+        if (local.stopping && local.kill_at_ms > 0) {
+          if (now >= local.kill_at_ms) {
+            SignalTree(local.pid, SIGKILL);
+            local.kill_at_ms = 0;
+          } else {
+            timeout = std::min(timeout, local.kill_at_ms - now);
+          }
+        }
+        if (local.pidfd >= 0) {
+          fds.push_back({local.pidfd, POLLIN, 0});
+          ids.push_back(id);
+        }
+      }
+    }
+    for (Container& container : granted) {
+      if (callbacks_.on_allocated) callbacks_.on_allocated(std::move(container));
+    }
+    if (!granted.empty()) continue;  // granting may have been answered by a launch already
+    const int ready = poll(fds.data(), fds.size(), static_cast<int>(timeout));
+    if (ready < 0 && errno != EINTR) {
+      spdlog::error("[{}] poll: {}", options_.app_id, std::strerror(errno));
+    }
+    if (ready > 0) {
+      if (fds[0].revents & POLLIN) {
+        uint64_t drained;
+        (void)!read(wake_fd_, &drained, sizeof(drained));
+      }
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents & (POLLIN | POLLHUP)) Reap(ids[i]);
+      }
+    }
+    if (options_.enforce_memory && clock_->NowMs() >= next_memory_check) {
+      CheckMemory();
+      next_memory_check = clock_->NowMs() + options_.memory_check_interval_ms;
+    }
+  }
+}
+
+}  // namespace tony::cluster

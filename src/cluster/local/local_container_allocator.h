@@ -1,0 +1,87 @@
+#pragma once
+// The local backend's resource manager, living inside the AM: a container is a process session
+// on this machine (the executor calls setsid through Spawn), accounted against the machine's
+// capacity, watched through a pidfd, held to its memory like YARN does, and killed as a whole
+// tree when it ends so that nothing outlives it.
+//
+// Threads: the public methods may be called from any thread; callbacks run on the allocator's
+// own monitor thread.
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/container_allocator.h"
+#include "cluster/local/local_capacity.h"
+#include "common/clock.h"
+
+namespace tony::cluster {
+
+struct LocalAllocatorOptions {
+  std::string app_id;
+  std::string job_dir;  // containers/<id>/ (working dirs) and logs/<id>/ go below it
+  LocalCapacity capacity;
+  int64_t memory_check_interval_ms = 500;
+  bool enforce_memory = true;
+  std::string host = "127.0.0.1";
+};
+
+class LocalContainerAllocator final : public ContainerAllocator {
+ public:
+  explicit LocalContainerAllocator(LocalAllocatorOptions options);
+  ~LocalContainerAllocator() override;
+
+  absl::Status Start(const std::string& am_host, int am_port, Callbacks callbacks) override;
+  absl::Status CheckFits(const ContainerRequest& request) const override;
+  void Request(const ContainerRequest& request) override;
+  absl::Status Launch(const Container& container, const LaunchSpec& spec) override;
+  void Stop(const std::string& container_id, int64_t grace_ms) override;
+  void Release(const std::string& container_id) override;
+  void Finish(const std::string& final_state, const std::string& diagnostics,
+              const std::string& status_json) override;
+  int RunningContainers() const override;
+  void Shutdown() override;
+
+ private:
+  struct LocalContainer {
+    Container container;
+    std::vector<int> gpus;
+    pid_t pid = 0;       // the executor, leader of the container's session
+    int pidfd = -1;
+    bool stopping = false;
+    int64_t kill_at_ms = 0;  // when stopping: SIGKILL the whole tree at this time
+    std::string kill_reason;
+    ContainerExit::Cause cause = ContainerExit::Cause::kExited;
+  };
+
+  void MonitorLoop();
+  // REQUIRES: mu_ held. Grants queued requests that fit now, in order.
+  std::vector<Container> GrantLocked();
+  // REQUIRES: mu_ held.
+  void FreeLocked(const LocalContainer& container);
+  void Reap(const std::string& container_id);
+  void CheckMemory();
+  void Wake();
+
+  const LocalAllocatorOptions options_;
+  Callbacks callbacks_;
+  const Clock* const clock_;
+  int wake_fd_ = -1;  // eventfd that interrupts the monitor's poll
+
+  mutable std::mutex mu_;
+  std::deque<ContainerRequest> pending_;               // guarded by mu_
+  std::map<std::string, LocalContainer> containers_;  // guarded by mu_
+  ResourceAsk free_;                                   // guarded by mu_
+  std::vector<int> free_gpus_;                         // guarded by mu_
+  int next_container_ = 2;                             // guarded by mu_; 1 is the AM's
+  bool shutdown_ = false;                              // guarded by mu_
+  std::thread monitor_;
+};
+
+}  // namespace tony::cluster

@@ -1,0 +1,34 @@
+#pragma once
+// A single thread that runs posted tasks in order and a periodic tick. The state a loop owns is
+// touched only by tasks running on it, so it needs no locks. Post() may be called from any
+// thread; Run() blocks the calling thread until Stop().
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+
+namespace tony {
+
+class EventLoop {
+ public:
+  using Task = std::function<void()>;
+
+  // Queues `task`; `name` is for logs. Returns false, dropping the task, after Stop().
+  bool Post(std::string name, Task task);
+  // Runs tasks, and `tick` every `tick_interval_ms` (measured on the steady clock), until Stop().
+  void Run(int64_t tick_interval_ms, const Task& tick);
+  // Ends Run() after the task in progress. Any thread.
+  void Stop();
+  bool stopped() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::pair<std::string, Task>> queue_;  // guarded by mu_
+  bool stopped_ = false;                            // guarded by mu_
+};
+
+}  // namespace tony

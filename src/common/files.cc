@@ -1,0 +1,133 @@
+#include "common/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+
+namespace tony {
+namespace {
+
+constexpr off_t kTailBytes = 64 * 1024;
+
+absl::Status ReadError(const std::string& path, int error) {
+  return absl::ErrnoToStatus(error, absl::StrCat("cannot read '", path, "'"));
+}
+
+// Reads from fd at offset until EOF or `limit` bytes (negative: no limit), retrying EINTR.
+absl::StatusOr<std::string> ReadFrom(int fd, off_t offset, off_t limit, const std::string& path) {
+  std::string content;
+  char buffer[16 * 1024];
+  while (limit < 0 || static_cast<off_t>(content.size()) < limit) {
+    size_t want = sizeof(buffer);
+    if (limit >= 0) want = std::min(want, static_cast<size_t>(limit) - content.size());
+    ssize_t n = pread(fd, buffer, want, offset + static_cast<off_t>(content.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ReadError(path, errno);
+    if (n == 0) break;
+    content.append(buffer, static_cast<size_t>(n));
+  }
+  return content;
+}
+
+// Closes a descriptor on every path out of a function.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+  // Closes now, reporting the error (a write error may only show at close).
+  int Close() {
+    int result = close(fd_);
+    fd_ = -1;
+    return result;
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ReadError(path, errno);
+  return ReadFrom(fd.get(), 0, -1, path);
+}
+
+absl::Status WriteFile(const std::string& path, std::string_view content, mode_t mode) {
+  static std::atomic<uint64_t> counter{0};
+  auto error = [&path](const char* what, int errnum) {
+    return absl::ErrnoToStatus(errnum, absl::StrCat("cannot write '", path, "' (", what, ")"));
+  };
+  std::string temp_path;
+  int raw_fd = -1;
+  // A stale temporary file left by a crashed writer that had the same pid is skipped.
+  for (int attempt = 0; attempt < 100 && raw_fd < 0; ++attempt) {
+    temp_path = absl::StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
+    raw_fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (raw_fd < 0 && errno != EEXIST) return error("create", errno);
+  }
+  if (raw_fd < 0) return error("create", EEXIST);
+  ScopedFd fd(raw_fd);
+  auto fail = [&](const char* what) {
+    absl::Status status = error(what, errno);
+    unlink(temp_path.c_str());
+    return status;
+  };
+  // The umask can only have narrowed the mode at creation; widen it to exactly what was asked.
+  if (fchmod(fd.get(), mode) < 0) return fail("chmod");
+  size_t written = 0;
+  while (written < content.size()) {
+    ssize_t n = write(fd.get(), content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("write");
+    written += static_cast<size_t>(n);
+  }
+  if (fd.Close() < 0) return fail("close");
+  if (rename(temp_path.c_str(), path.c_str()) < 0) return fail("rename");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ReadTailLines(const std::string& path, int max_lines) {
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ReadError(path, errno);
+  struct stat info {};
+  if (fstat(fd.get(), &info) < 0) return ReadError(path, errno);
+  std::vector<std::string> lines;
+  if (max_lines <= 0) return lines;
+
+  // One byte more than the window tells whether the window starts at a line start.
+  const bool cut = info.st_size > kTailBytes;
+  const off_t offset = cut ? info.st_size - kTailBytes - 1 : 0;
+  auto window = ReadFrom(fd.get(), offset, cut ? kTailBytes + 1 : kTailBytes, path);
+  if (!window.ok()) return window.status();
+  absl::string_view text = *window;
+  bool first_line_partial = false;
+  if (cut) {
+    first_line_partial = text.front() != '\n';
+    text.remove_prefix(1);
+  }
+  if (text.empty()) return lines;
+  if (text.back() == '\n') text.remove_suffix(1);
+  std::vector<absl::string_view> all = absl::StrSplit(text, '\n');
+  size_t begin = first_line_partial && all.size() > 1 ? 1 : 0;
+  begin = std::max(begin, all.size() > static_cast<size_t>(max_lines)
+                              ? all.size() - static_cast<size_t>(max_lines)
+                              : size_t{0});
+  for (size_t i = begin; i < all.size(); ++i) lines.emplace_back(all[i]);
+  return lines;
+}
+
+}  // namespace tony

@@ -1,0 +1,36 @@
+#pragma once
+// Small whole-file helpers.
+//
+// Threads: any thread may call them. WriteFile calls for the same path from several threads or
+// processes do not mix their contents: each reader sees one whole version.
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tony {
+
+// The whole file. Errors name the path ("cannot read '/x/y': No such file or directory", code
+// NotFound for a missing file).
+[[nodiscard]] absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// Replaces the file atomically: writes a temporary file in the same directory and renames it over
+// path, so a reader sees the old or the new content, never a part. The file has exactly `mode`
+// (not narrowed by the umask), and never more than it at any moment, so a 0600 secret is never
+// readable by others, even briefly. Not fsynced: atomic for readers, not durable across a crash of
+// the machine.
+[[nodiscard]] absl::Status WriteFile(const std::string& path, std::string_view content,
+                                     mode_t mode = 0644);
+
+// The last max_lines lines of a file, without their '\n', for diagnostics ("the last lines of the
+// task's stderr"). Reads at most the last 64 KiB, so a first line cut by that limit is dropped,
+// unless it is the only one (then its end is returned). A last line without '\n' counts.
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ReadTailLines(const std::string& path,
+                                                                     int max_lines);
+
+}  // namespace tony

@@ -1,0 +1,86 @@
+#include "common/net.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace tony {
+
+absl::StatusOr<ReservedPort> ReservedPort::Reserve(int port, bool reuse_port) {
+  if (port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot reserve TCP port ", port, ": not in 0..65535"));
+  }
+  auto failure = [port](const char* what) {
+    return absl::ErrnoToStatus(
+        errno, port == 0 ? absl::StrCat("cannot reserve a free TCP port (", what, ")")
+                         : absl::StrCat("cannot reserve TCP port ", port, " (", what, ")"));
+  };
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return failure("socket");
+  ReservedPort reserved(fd, port);  // Closes fd on every error path.
+  int one = 1;
+  if (reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+    return failure("SO_REUSEPORT");
+  }
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) < 0) {
+    return failure("bind");
+  }
+  socklen_t length = sizeof(address);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) < 0) {
+    return failure("getsockname");
+  }
+  reserved.port_ = ntohs(address.sin_port);
+  return reserved;
+}
+
+ReservedPort::ReservedPort(ReservedPort&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), port_(other.port_) {}
+
+ReservedPort& ReservedPort::operator=(ReservedPort&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = std::exchange(other.fd_, -1);
+    port_ = other.port_;
+  }
+  return *this;
+}
+
+ReservedPort::~ReservedPort() { Release(); }
+
+void ReservedPort::Release() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+std::string AdvertisedHost() {
+  const char* configured = std::getenv("TONY_HOST");
+  if (configured != nullptr && configured[0] != '\0') return configured;
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0') {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* result = nullptr;
+    if (getaddrinfo(name, nullptr, &hints, &result) == 0) {
+      freeaddrinfo(result);
+      return name;
+    }
+  }
+  return "127.0.0.1";
+}
+
+}  // namespace tony

@@ -1,0 +1,48 @@
+#pragma once
+// Ports and host names.
+//
+// Threads: AdvertisedHost may be called from any thread. A ReservedPort is a plain value: one
+// thread at a time may use a given instance; different instances are independent.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace tony {
+
+// A TCP port held by a bound, not listening, socket until Release() or destruction, so that no
+// other process takes the port between the task's registration with the AM and the start of the
+// user process that will listen on it (TonY issue 365). Another plain bind() to the port fails
+// while it is held. With reuse_port the socket has SO_REUSEPORT, so a user process that also sets
+// SO_REUSEPORT (as TensorFlow's and gRPC's servers do) can bind the port while tony still holds it;
+// since the held socket never listens, it takes no connections away from the user's.
+class ReservedPort {
+ public:
+  // port 0: any free port. Binds 0.0.0.0. Fails, naming the port, if it is taken.
+  [[nodiscard]] static absl::StatusOr<ReservedPort> Reserve(int port = 0, bool reuse_port = false);
+
+  ReservedPort(ReservedPort&& other) noexcept;
+  ReservedPort& operator=(ReservedPort&& other) noexcept;
+  ReservedPort(const ReservedPort&) = delete;
+  ReservedPort& operator=(const ReservedPort&) = delete;
+  ~ReservedPort();
+
+  // The port number; still valid after Release().
+  int port() const { return port_; }
+  // Whether the socket is still held.
+  bool held() const { return fd_ >= 0; }
+  // Closes the socket so that the port can be bound by anyone. Idempotent.
+  void Release();
+
+ private:
+  ReservedPort(int fd, int port) : fd_(fd), port_(port) {}
+
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// This machine's name as other machines should reach it: $TONY_HOST if set and not empty, else
+// gethostname() if that name resolves (getaddrinfo), else "127.0.0.1".
+std::string AdvertisedHost();
+
+}  // namespace tony

@@ -1,0 +1,188 @@
+#include "common/proc_table.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <deque>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tony {
+namespace {
+
+// The whole of a small /proc file; nullopt if it cannot be opened (the process is gone, or it
+// belongs to someone else).
+std::optional<std::string> ReadProcFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string content;
+  char buffer[4096];
+  while (true) {
+    ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      if (n < 0) return std::nullopt;
+      return content;
+    }
+    content.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// The numeric entries of /proc.
+std::vector<pid_t> ListPids() {
+  std::vector<pid_t> pids;
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) return pids;
+  while (dirent* entry = readdir(dir)) {
+    int pid = 0;
+    if (absl::SimpleAtoi(entry->d_name, &pid) && pid > 0) pids.push_back(pid);
+  }
+  closedir(dir);
+  return pids;
+}
+
+// Parses /proc/<pid>/stat (proc(5)). The command name, field 2, is in parentheses and may itself
+// contain spaces and parentheses, so the fields are counted from the last ')'.
+std::optional<ProcessInfo> ParseStat(pid_t pid, absl::string_view stat, int64_t page_size) {
+  size_t close_paren = stat.rfind(')');
+  if (close_paren == absl::string_view::npos) return std::nullopt;
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(stat.substr(close_paren + 1), ' ', absl::SkipEmpty());
+  // fields[0] is field 3 of proc(5).
+  auto field = [&](int number) { return fields[static_cast<size_t>(number - 3)]; };
+  if (fields.size() < 22 || field(3).size() != 1) return std::nullopt;
+  ProcessInfo info;
+  info.pid = pid;
+  info.state = field(3)[0];
+  uint64_t utime = 0, stime = 0;
+  int64_t rss_pages = 0;
+  if (!absl::SimpleAtoi(field(4), &info.ppid) || !absl::SimpleAtoi(field(5), &info.pgid) ||
+      !absl::SimpleAtoi(field(6), &info.sid) || !absl::SimpleAtoi(field(14), &utime) ||
+      !absl::SimpleAtoi(field(15), &stime) || !absl::SimpleAtoi(field(22), &info.start_ticks) ||
+      !absl::SimpleAtoi(field(24), &rss_pages)) {
+    return std::nullopt;
+  }
+  info.cpu_ticks = utime + stime;
+  info.rss_bytes = rss_pages * page_size;
+  return info;
+}
+
+}  // namespace
+
+std::vector<ProcessInfo> ListProcesses() {
+  const int64_t page_size = sysconf(_SC_PAGESIZE);
+  std::vector<ProcessInfo> table;
+  for (pid_t pid : ListPids()) {
+    std::optional<std::string> stat = ReadProcFile(absl::StrCat("/proc/", pid, "/stat"));
+    if (!stat.has_value()) continue;
+    std::optional<ProcessInfo> info = ParseStat(pid, *stat, page_size);
+    if (info.has_value()) table.push_back(*info);
+  }
+  return table;
+}
+
+std::vector<pid_t> ProcessTree(pid_t root, const std::vector<ProcessInfo>& table) {
+  // Kernel threads have group and session 0; pid 0 is no process to start a tree from.
+  if (root <= 0) return {};
+  std::unordered_map<pid_t, std::vector<pid_t>> children;
+  bool root_present = false;
+  for (const ProcessInfo& info : table) {
+    if (info.pid == root) {
+      root_present = true;
+    } else {
+      children[info.ppid].push_back(info.pid);
+    }
+  }
+  std::vector<pid_t> tree;
+  std::unordered_set<pid_t> seen;
+  std::deque<pid_t> queue;
+  auto add = [&](pid_t pid) {
+    if (seen.insert(pid).second) queue.push_back(pid);
+  };
+  if (root_present) add(root);
+  // Members of the group or session root leads, whose parent is outside the tree (reparented).
+  for (const ProcessInfo& info : table) {
+    if (info.pgid == root || info.sid == root) add(info.pid);
+  }
+  while (!queue.empty()) {
+    pid_t pid = queue.front();
+    queue.pop_front();
+    tree.push_back(pid);
+    auto it = children.find(pid);
+    if (it == children.end()) continue;
+    for (pid_t child : it->second) add(child);
+  }
+  return tree;
+}
+
+int64_t TreeRssBytes(pid_t root) {
+  std::vector<ProcessInfo> table = ListProcesses();
+  std::unordered_map<pid_t, int64_t> rss;
+  for (const ProcessInfo& info : table) rss[info.pid] = info.rss_bytes;
+  int64_t total = 0;
+  for (pid_t pid : ProcessTree(root, table)) total += rss[pid];
+  return total;
+}
+
+uint64_t TreeCpuTicks(pid_t root) {
+  std::vector<ProcessInfo> table = ListProcesses();
+  std::unordered_map<pid_t, uint64_t> ticks;
+  for (const ProcessInfo& info : table) ticks[info.pid] = info.cpu_ticks;
+  uint64_t total = 0;
+  for (pid_t pid : ProcessTree(root, table)) total += ticks[pid];
+  return total;
+}
+
+std::vector<pid_t> ProcessesWithEnv(std::string_view key, std::string_view value) {
+  std::string wanted;
+  wanted.reserve(key.size() + 1 + value.size());
+  wanted.append(key).append("=").append(value);
+  std::vector<pid_t> matches;
+  for (pid_t pid : ListPids()) {
+    std::optional<std::string> environ = ReadProcFile(absl::StrCat("/proc/", pid, "/environ"));
+    if (!environ.has_value()) continue;
+    for (absl::string_view entry : absl::StrSplit(*environ, '\0')) {
+      if (entry == wanted) {
+        matches.push_back(pid);
+        break;
+      }
+    }
+  }
+  return matches;
+}
+
+int SignalTree(pid_t root, int sig) {
+  // A process is identified by (pid, start time) so that a pid reused between passes by a new
+  // process of the tree is signalled too.
+  std::set<std::pair<pid_t, uint64_t>> attempted;
+  int signalled = 0;
+  // Bounds the work against a tree that forks faster than it can be signalled (a fork bomb).
+  constexpr int kMaxPasses = 100;
+  for (int pass = 0; pass < kMaxPasses; ++pass) {
+    std::vector<ProcessInfo> table = ListProcesses();
+    std::unordered_map<pid_t, uint64_t> start_ticks;
+    for (const ProcessInfo& info : table) start_ticks[info.pid] = info.start_ticks;
+    bool found_new = false;
+    for (pid_t pid : ProcessTree(root, table)) {
+      if (!attempted.emplace(pid, start_ticks[pid]).second) continue;
+      found_new = true;
+      if (kill(pid, sig) == 0) ++signalled;
+    }
+    if (!found_new) break;
+  }
+  return signalled;
+}
+
+}  // namespace tony

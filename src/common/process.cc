@@ -1,0 +1,406 @@
+#include "common/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+extern char** environ;
+
+namespace tony {
+namespace {
+
+// What the child was doing when it failed; sent to the parent with errno over the CLOEXEC pipe.
+enum class ChildStage : int { kSession, kParentDeathSignal, kStdio, kWorkingDir, kExec };
+
+struct ChildError {
+  ChildStage stage;
+  int error;
+};
+
+// Everything the child needs, built before the fork so that the child does not allocate.
+struct ChildPlan {
+  std::vector<std::string> arg_strings;
+  std::vector<char*> argv;
+  std::vector<std::string> env_strings;
+  std::vector<char*> envp;
+  // Paths to try with execve, in order (one entry unless argv[0] is searched in PATH).
+  std::vector<std::string> exec_candidates;
+  std::vector<int> inherit_fds;
+  const char* working_dir = nullptr;  // Points into SpawnOptions; null: inherit.
+  int stdin_fd = -1;                  // Descriptors >= 2 and CLOEXEC in the parent; -1: inherit.
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  int error_pipe_write = -1;
+  bool new_session = false;
+  bool new_process_group = false;
+  int parent_death_signal = 0;
+  pid_t parent_pid = 0;
+  int max_fd = 0;  // For the fallback when close_range is not available.
+};
+
+// RAII for descriptors the parent opens for the child.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { Reset(); }
+  int get() const { return fd_; }
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Moves a CLOEXEC descriptor above 2 so that dup2 onto 0, 1 or 2 in the child cannot overwrite
+// another source descriptor (a parent with stdin closed gets 0 from open()).
+int AboveStdio(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  int saved_errno = errno;
+  close(fd);
+  errno = saved_errno;
+  return moved;
+}
+
+absl::StatusOr<int> OpenForChild(const std::string& path, int flags, const char* what) {
+  int fd = AboveStdio(open(path.c_str(), flags | O_CLOEXEC, 0644));
+  if (fd < 0)
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", what, " '", path, "'"));
+  return fd;
+}
+
+std::string KeyOf(std::string_view entry) { return std::string(entry.substr(0, entry.find('='))); }
+
+void BuildEnvironment(const SpawnOptions& options, ChildPlan& plan) {
+  if (!options.clear_env) {
+    std::set<std::string, std::less<>> dropped(options.unset_env.begin(), options.unset_env.end());
+    for (const auto& [key, value] : options.set_env) dropped.insert(key);
+    for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+      if (!dropped.contains(KeyOf(*entry))) plan.env_strings.emplace_back(*entry);
+    }
+  }
+  for (const auto& [key, value] : options.set_env) {
+    plan.env_strings.push_back(absl::StrCat(key, "=", value));
+  }
+  for (std::string& entry : plan.env_strings) plan.envp.push_back(entry.data());
+  plan.envp.push_back(nullptr);
+}
+
+void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
+  if (program.find('/') != std::string::npos) {
+    plan.exec_candidates.push_back(program);
+    return;
+  }
+  std::string path = "/bin:/usr/bin";
+  for (const std::string& entry : plan.env_strings) {
+    if (entry.starts_with("PATH=")) path = entry.substr(5);
+  }
+  for (absl::string_view dir : absl::StrSplit(path, ':')) {
+    // POSIX: an empty PATH entry means the current directory.
+    plan.exec_candidates.push_back(dir.empty() ? program : absl::StrCat(dir, "/", program));
+  }
+}
+
+[[noreturn]] void FailInChild(const ChildPlan& plan, ChildStage stage, int error) {
+  ChildError report{stage, error};
+  ssize_t unused = write(plan.error_pipe_write, &report, sizeof(report));
+  (void)unused;
+  _exit(127);
+}
+
+// Runs in the child between fork and exec: async-signal-safe calls only, no allocation.
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  // Signals are all blocked here (the parent blocked them around the fork). Reset dispositions
+  // before unblocking so that no parent handler runs in the child and no SIG_IGN is inherited.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &default_action, nullptr);
+  }
+
+  if (plan.new_session) {
+    if (setsid() < 0) FailInChild(plan, ChildStage::kSession, errno);
+  } else if (plan.new_process_group) {
+    if (setpgid(0, 0) < 0) FailInChild(plan, ChildStage::kSession, errno);
+  }
+  if (plan.parent_death_signal != 0 && prctl(PR_SET_PDEATHSIG, plan.parent_death_signal) < 0) {
+    FailInChild(plan, ChildStage::kParentDeathSignal, errno);
+  }
+
+  const int sources[3] = {plan.stdin_fd, plan.stdout_fd, plan.stderr_fd};
+  for (int target = 0; target < 3; ++target) {
+    if (sources[target] >= 0) {
+      if (dup2(sources[target], target) < 0) FailInChild(plan, ChildStage::kStdio, errno);
+    } else {
+      fcntl(target, F_SETFD, 0);  // Inherited: make sure it survives exec.
+    }
+  }
+
+  if (plan.working_dir != nullptr && chdir(plan.working_dir) < 0) {
+    FailInChild(plan, ChildStage::kWorkingDir, errno);
+  }
+
+  // Everything above 2 closes at exec (including the error pipe, which is how the parent learns
+  // that exec succeeded), except the descriptors asked for.
+  if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+    for (int fd = 3; fd < plan.max_fd; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  for (int fd : plan.inherit_fds) {
+    if (fd > 2) fcntl(fd, F_SETFD, 0);
+  }
+
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  // The parent may have died before PR_SET_PDEATHSIG took effect; then no signal will ever come.
+  if (plan.parent_death_signal != 0 && getppid() != plan.parent_pid) {
+    kill(getpid(), plan.parent_death_signal);
+    _exit(128 + plan.parent_death_signal);
+  }
+
+  // Like execvp: skip candidates that do not exist, remember EACCES, stop at any other error.
+  // Unlike execvp, a file without a "#!" line is not retried with /bin/sh (ENOEXEC is reported).
+  int error = ENOENT;
+  bool saw_eacces = false;
+  for (const std::string& candidate : plan.exec_candidates) {
+    execve(candidate.c_str(), plan.argv.data(), plan.envp.data());
+    error = errno;
+    if (error == EACCES) {
+      saw_eacces = true;
+    } else if (error != ENOENT && error != ENOTDIR && error != ESTALE && error != ELOOP &&
+               error != ENAMETOOLONG && error != ENODEV && error != ETIMEDOUT) {
+      break;
+    }
+  }
+  if (saw_eacces && (error == ENOENT || error == ENOTDIR)) error = EACCES;
+  FailInChild(plan, ChildStage::kExec, error);
+}
+
+absl::Status ChildFailure(const SpawnOptions& options, const ChildError& report) {
+  const std::string& program = options.argv[0];
+  switch (report.stage) {
+    case ChildStage::kSession:
+      return absl::ErrnoToStatus(
+          report.error,
+          absl::StrCat("cannot start a new session or process group for '", program, "'"));
+    case ChildStage::kParentDeathSignal:
+      return absl::ErrnoToStatus(
+          report.error, absl::StrCat("cannot set the parent death signal for '", program, "'"));
+    case ChildStage::kStdio:
+      return absl::ErrnoToStatus(report.error,
+                                 absl::StrCat("cannot redirect stdio of '", program, "'"));
+    case ChildStage::kWorkingDir:
+      return absl::ErrnoToStatus(
+          report.error, absl::StrCat("cannot change to working directory '", options.working_dir,
+                                     "' to start '", program, "'"));
+    case ChildStage::kExec:
+      break;
+  }
+  return absl::ErrnoToStatus(report.error, absl::StrCat("cannot execute '", program, "'"));
+}
+
+ExitStatus DecodeWaitStatus(int status) {
+  ExitStatus result;
+  if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+// waitpid that retries EINTR. Returns 0 if WNOHANG and the child still runs.
+absl::StatusOr<pid_t> WaitPid(pid_t pid, int* status, int flags) {
+  while (true) {
+    pid_t result = waitpid(pid, status, flags);
+    if (result >= 0) return result;
+    if (errno != EINTR) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("cannot wait for pid ", pid));
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
+  if (options.argv.empty() || options.argv[0].empty()) {
+    return absl::InvalidArgumentError("cannot start a process: empty command");
+  }
+  for (int fd : options.inherit_fds) {
+    if (fcntl(fd, F_GETFD) < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot pass descriptor ", fd, " to '",
+                                                     options.argv[0], "': it is not open"));
+    }
+  }
+
+  ChildPlan plan;
+  plan.arg_strings = options.argv;
+  for (std::string& arg : plan.arg_strings) plan.argv.push_back(arg.data());
+  plan.argv.push_back(nullptr);
+  BuildEnvironment(options, plan);
+  BuildExecCandidates(options.argv[0], plan);
+  plan.inherit_fds = options.inherit_fds;
+  if (!options.working_dir.empty()) plan.working_dir = options.working_dir.c_str();
+  plan.new_session = options.new_session;
+  plan.new_process_group = options.new_process_group;
+  plan.parent_death_signal = options.parent_death_signal;
+  plan.parent_pid = getpid();
+  struct rlimit limit {};
+  plan.max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
+                    ? static_cast<int>(limit.rlim_cur)
+                    : 65536;
+
+  auto stdin_fd = OpenForChild(options.stdin_path.empty() ? "/dev/null" : options.stdin_path,
+                               O_RDONLY, "stdin file");
+  if (!stdin_fd.ok()) return stdin_fd.status();
+  Fd stdin_owner(*stdin_fd);
+  plan.stdin_fd = *stdin_fd;
+  Fd stdout_owner, stderr_owner;
+  if (!options.stdout_path.empty()) {
+    auto fd = OpenForChild(options.stdout_path, O_WRONLY | O_CREAT | O_APPEND, "stdout file");
+    if (!fd.ok()) return fd.status();
+    plan.stdout_fd = *fd;
+    stdout_owner.Reset(*fd);
+  }
+  if (!options.stderr_path.empty()) {
+    auto fd = OpenForChild(options.stderr_path, O_WRONLY | O_CREAT | O_APPEND, "stderr file");
+    if (!fd.ok()) return fd.status();
+    plan.stderr_fd = *fd;
+    stderr_owner.Reset(*fd);
+  }
+
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) < 0) {
+    return absl::ErrnoToStatus(
+        errno, absl::StrCat("cannot create a pipe to start '", options.argv[0], "'"));
+  }
+  Fd error_read(AboveStdio(pipe_fds[0]));
+  Fd error_write(AboveStdio(pipe_fds[1]));
+  if (error_read.get() < 0 || error_write.get() < 0) {
+    return absl::ErrnoToStatus(
+        errno, absl::StrCat("cannot create a pipe to start '", options.argv[0], "'"));
+  }
+  plan.error_pipe_write = error_write.get();
+
+  // Block every signal across the fork so that no handler of the parent's runs in the child before
+  // RunChild has reset the dispositions. _Fork skips pthread_atfork handlers: the child only makes
+  // async-signal-safe calls, so it needs none, and libraries' handlers (gRPC's) cost time.
+  sigset_t all, old_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old_mask);
+  pid_t pid = _Fork();
+  if (pid == 0) RunChild(plan);
+  int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  if (pid < 0) {
+    return absl::ErrnoToStatus(fork_errno,
+                               absl::StrCat("cannot fork to start '", options.argv[0], "'"));
+  }
+
+  error_write.Reset();
+  ChildError report{};
+  ssize_t n;
+  do {
+    n = read(error_read.get(), &report, sizeof(report));
+  } while (n < 0 && errno == EINTR);
+  if (n == 0) return pid;  // The pipe closed at exec.
+
+  int status = 0;
+  (void)WaitPid(pid, &status, 0);
+  if (n != static_cast<ssize_t>(sizeof(report))) {
+    return absl::InternalError(absl::StrCat("'", options.argv[0], "' (pid ", pid,
+                                            ") failed before exec with ",
+                                            DecodeWaitStatus(status).ToString()));
+  }
+  return ChildFailure(options, report);
+}
+
+int ExitStatus::ShellCode() const { return signal != 0 ? 128 + signal : exit_code; }
+
+std::string ExitStatus::ToString() const {
+  if (signal == 0) return absl::StrCat("exit code ", exit_code);
+  const char* abbrev = sigabbrev_np(signal);
+  if (abbrev == nullptr) return absl::StrCat("killed by signal ", signal);
+  return absl::StrCat("killed by signal ", signal, " (SIG", abbrev, ")");
+}
+
+absl::StatusOr<ExitStatus> WaitForExit(pid_t pid) {
+  int status = 0;
+  auto result = WaitPid(pid, &status, 0);
+  if (!result.ok()) return result.status();
+  return DecodeWaitStatus(status);
+}
+
+absl::StatusOr<std::optional<ExitStatus>> PollExit(pid_t pid) {
+  int status = 0;
+  auto result = WaitPid(pid, &status, WNOHANG);
+  if (!result.ok()) return result.status();
+  if (*result == 0) return std::nullopt;
+  return DecodeWaitStatus(status);
+}
+
+absl::StatusOr<std::optional<ExitStatus>> WaitForExitFor(pid_t pid, int timeout_ms) {
+  if (timeout_ms < 0) {
+    auto status = WaitForExit(pid);
+    if (!status.ok()) return status.status();
+    return *status;
+  }
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto remaining_ms = [&] {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return static_cast<int>(std::max<int64_t>(left, 0));
+  };
+
+  // An unreaped child's pid cannot be reused, so the pidfd refers to this child.
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) {
+    Fd owner(pidfd);
+    pollfd entry{pidfd, POLLIN, 0};
+    while (true) {
+      int ready = poll(&entry, 1, remaining_ms());
+      if (ready > 0) break;
+      if (ready == 0) return PollExit(pid);  // Time is up; it may have exited just now.
+      if (errno != EINTR) {
+        return absl::ErrnoToStatus(errno, absl::StrCat("cannot wait for pid ", pid));
+      }
+    }
+    return PollExit(pid);
+  }
+  if (errno == ESRCH) return PollExit(pid);  // No such process: PollExit reports it.
+
+  // No pidfd (old kernel, or out of descriptors): poll waitpid with a growing sleep.
+  auto pause = std::chrono::milliseconds(1);
+  while (true) {
+    auto status = PollExit(pid);
+    if (!status.ok() || status->has_value()) return status;
+    int left = remaining_ms();
+    if (left == 0) return std::nullopt;
+    std::this_thread::sleep_for(std::min(pause, std::chrono::milliseconds(left)));
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace tony

@@ -1,0 +1,86 @@
+#pragma once
+// Starting child processes and waiting for them to exit.
+//
+// Threads: every function here may be called from any thread, concurrently. Spawn is safe in a
+// multi-threaded parent (gRPC's threads exist): everything that allocates happens before the fork,
+// and the child only makes async-signal-safe calls until exec. The wait functions reap the child,
+// so each pid must be waited for by one caller only; reaping is never done behind the caller's back
+// (no SIGCHLD handler), so a pid stays valid until one of them has returned its ExitStatus.
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tony {
+
+struct SpawnOptions {
+  // argv[0] is searched in PATH if it has no '/'. The PATH searched is the child's (after the
+  // changes below), or "/bin:/usr/bin" if the child has none, as `env PATH=... prog` would.
+  std::vector<std::string> argv;
+  // The child's environment: the parent's (or an empty one if clear_env), minus unset_env, plus
+  // set_env. A key in both unset_env and set_env ends up set.
+  std::map<std::string, std::string> set_env;
+  std::vector<std::string> unset_env;
+  bool clear_env = false;
+  // Empty: inherit the parent's.
+  std::string working_dir;
+  // Empty: inherit the parent's stdout/stderr. Otherwise opened O_CREAT|O_APPEND with mode 0644
+  // (before the umask). The same path for both is fine. Relative paths (here and in stdin_path) are
+  // resolved against the parent's working directory, not working_dir.
+  std::string stdout_path;
+  std::string stderr_path;
+  // Empty: /dev/null.
+  std::string stdin_path;
+  // setsid() in the child: it leads a new session and process group.
+  bool new_session = false;
+  // setpgid(0, 0) in the child: it leads a new process group. Ignored if new_session.
+  bool new_process_group = false;
+  // If non-zero, the child gets this signal when its parent dies (prctl(PR_SET_PDEATHSIG)); if the
+  // parent died before the child could ask for that, the child exits at once. Linux sends it when
+  // the *thread* that called Spawn exits, so call Spawn with it from a thread that lives as long as
+  // the child should (e.g. the main thread or a long-lived event loop).
+  int parent_death_signal = 0;
+  // File descriptors kept open in the child under the same numbers. Every other descriptor above 2
+  // is closed at exec. 0, 1 and 2 are always set as described above.
+  std::vector<int> inherit_fds;
+};
+
+// Starts a process and returns its pid once the child has exec'd (so its group, session and
+// environment are in place when the caller sees the pid). The child starts with every signal
+// unblocked and at its default disposition (a parent that ignores SIGPIPE or SIGINT does not pass
+// that on). Returns an error, having reaped the child, if it could not be started: "cannot execute
+// 'foo.sh': Permission denied", "cannot change to working directory '/x': No such file or
+// directory", ... The caller must eventually reap the pid with WaitForExit, PollExit or
+// WaitForExitFor.
+[[nodiscard]] absl::StatusOr<pid_t> Spawn(const SpawnOptions& options);
+
+struct ExitStatus {
+  int exit_code = 0;  // Valid when signal == 0.
+  int signal = 0;     // The terminating signal, 0 if the process exited.
+
+  // The shell's convention: exit_code, or 128 + signal.
+  int ShellCode() const;
+  // "exit code 3" or "killed by signal 9 (SIGKILL)".
+  std::string ToString() const;
+
+  friend bool operator==(const ExitStatus&, const ExitStatus&) = default;
+};
+
+// Blocks until the child `pid` exits and reaps it. Fails if pid is not an unreaped child of this
+// process.
+[[nodiscard]] absl::StatusOr<ExitStatus> WaitForExit(pid_t pid);
+
+// Reaps the child if it has exited; std::nullopt while it still runs. Never blocks.
+[[nodiscard]] absl::StatusOr<std::optional<ExitStatus>> PollExit(pid_t pid);
+
+// Waits up to timeout_ms (negative: without limit) for the child to exit and reaps it;
+// std::nullopt if it still runs when the time is up. Sleeps in poll() on a pidfd, without
+// busy-looping and without relying on SIGCHLD.
+[[nodiscard]] absl::StatusOr<std::optional<ExitStatus>> WaitForExitFor(pid_t pid, int timeout_ms);
+
+}  // namespace tony

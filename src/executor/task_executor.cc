@@ -1,0 +1,358 @@
+#include "executor/task_executor.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/net.h"
+#include "common/proc_table.h"
+#include "common/process.h"
+#include "common/strings.h"
+#include "grpcpp/grpcpp.h"
+#include "rpc/secret.h"
+#include "runtime/runtime.h"
+#include "spdlog/spdlog.h"
+
+namespace tony::executor {
+namespace {
+
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+
+sigset_t StopSignalSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : kStopSignals) sigaddset(&set, sig);
+  return set;
+}
+
+std::chrono::system_clock::time_point DeadlineIn(int64_t ms) {
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
+}
+
+rpc::TaskRef ToProto(const config::TaskRef& task) {
+  rpc::TaskRef ref;
+  ref.set_type(task.type);
+  ref.set_index(task.index);
+  return ref;
+}
+
+std::string GrpcError(const grpc::Status& status) {
+  return StrCat(status.error_message(), " (gRPC code ", static_cast<int>(status.error_code()), ")");
+}
+
+}  // namespace
+
+void BlockStopSignals() {
+  sigset_t set = StopSignalSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
+  ExecutorOptions options;
+  std::string missing;
+  auto get = [&](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') {
+      if (missing.empty()) missing = name;
+      return "";
+    }
+    return value;
+  };
+  options.app_id = get("TONY_APP_ID");
+  options.am_address = get("TONY_AM_ADDRESS");
+  const std::string secret_file = get("TONY_SECRET_FILE");
+  options.conf_file = get("TONY_CONF_FILE");
+  options.task.type = get("TONY_TASK_TYPE");
+  const std::string index = get("TONY_TASK_INDEX");
+  options.container_id = get("TONY_CONTAINER_ID");
+  options.log_dir = get("TONY_LOG_DIR");
+  if (!missing.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("environment variable ", missing, " is not set; tony executor runs inside a "
+               "container started by tony's AM"));
+  }
+  options.task.index = std::atoi(index.c_str());
+  if (const char* attempt = std::getenv("TONY_TASK_ATTEMPT")) options.attempt = std::atoi(attempt);
+  options.host = AdvertisedHost();
+  absl::StatusOr<std::string> secret = rpc::ReadSecretFile(secret_file);
+  if (!secret.ok()) return secret.status();
+  options.secret = *secret;
+  return options;
+}
+
+TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
+    : options_(std::move(options)), spec_(std::move(spec)) {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  stub_ = rpc::TonyAm::NewStub(
+      grpc::CreateChannel(options_.am_address, grpc::InsecureChannelCredentials()));
+}
+
+TaskExecutor::~TaskExecutor() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void TaskExecutor::Attach(grpc::ClientContext* context) {
+  rpc::AttachSecret(context, options_.secret);
+}
+
+void TaskExecutor::SignalThread() {
+  sigset_t set = StopSignalSet();
+  int sig = 0;
+  while (sigwait(&set, &sig) == 0) {
+    spdlog::info("received signal {}", sig);
+    stop_signal_ = sig;
+    {
+      std::lock_guard lock(mu_);
+      if (blocking_call_ != nullptr) blocking_call_->TryCancel();
+    }
+    const uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+absl::Status TaskExecutor::Register(int port) {
+  rpc::RegisterTaskRequest request;
+  *request.mutable_task() = ToProto(options_.task);
+  request.set_container_id(options_.container_id);
+  request.set_host(options_.host);
+  request.set_port(port);
+  request.set_executor_pid(getpid());
+  rpc::RegisterTaskResponse response;
+  grpc::ClientContext context;
+  Attach(&context);
+  // The AM is up (it launched us), but give a loaded machine some time.
+  context.set_deadline(DeadlineIn(30000));
+  context.set_wait_for_ready(true);
+  grpc::Status status = stub_->RegisterTask(&context, request, &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(StrCat("cannot register with the AM at ", options_.am_address,
+                                         ": ", GrpcError(status)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() {
+  rpc::WaitClusterSpecRequest request;
+  *request.mutable_task() = ToProto(options_.task);
+  request.set_container_id(options_.container_id);
+  rpc::WaitClusterSpecResponse response;
+  grpc::ClientContext context;
+  Attach(&context);
+  // The call waits as long as the AM keeps the connection; the AM's allocation and
+  // registration timeouts bound how long that is.
+  {
+    std::lock_guard lock(mu_);
+    if (stop_signal_ != 0) return absl::CancelledError("stopped before the cluster spec came");
+    blocking_call_ = &context;
+  }
+  grpc::Status status = stub_->WaitClusterSpec(&context, request, &response);
+  {
+    std::lock_guard lock(mu_);
+    blocking_call_ = nullptr;
+  }
+  if (stop_signal_ != 0) return absl::CancelledError("stopped before the cluster spec came");
+  if (!status.ok()) {
+    return absl::UnavailableError(StrCat("no cluster spec from the AM: ", GrpcError(status)));
+  }
+  return response;
+}
+
+void TaskExecutor::Report(int exit_code, const std::string& diagnostics) {
+  rpc::ReportResultRequest request;
+  *request.mutable_task() = ToProto(options_.task);
+  request.set_container_id(options_.container_id);
+  request.set_exit_code(exit_code);
+  request.set_diagnostics(diagnostics);
+  rpc::ReportResultResponse response;
+  grpc::ClientContext context;
+  Attach(&context);
+  context.set_deadline(DeadlineIn(5000));
+  grpc::Status status = stub_->ReportResult(&context, request, &response);
+  if (!status.ok()) spdlog::warn("could not report the result to the AM: {}", GrpcError(status));
+}
+
+int TaskExecutor::Run() {
+  std::thread(&TaskExecutor::SignalThread, this).detach();
+  const std::string task = options_.task.ToString();
+  spdlog::info("executor for {} in {} (attempt {}), AM at {}", task, options_.container_id,
+               options_.attempt, options_.am_address);
+  const config::JobTypeSpec* type = spec_.Find(options_.task.type);
+  if (type == nullptr) {
+    spdlog::error("the job has no task type {}", options_.task.type);
+    return 2;
+  }
+
+  // Held from registration until just before the user process starts (TonY issue 365).
+  absl::StatusOr<ReservedPort> port = ReservedPort::Reserve(0);
+  if (!port.ok()) {
+    spdlog::error("cannot reserve a port: {}", ToStd(port.status().message()));
+    Report(1, StrCat("cannot reserve a port: ", ToStd(port.status().message())));
+    return 1;
+  }
+  if (absl::Status registered = Register(port->port()); !registered.ok()) {
+    spdlog::error("{}", ToStd(registered.message()));
+    return 1;
+  }
+  spdlog::info("registered {} at {}:{}", task, options_.host, port->port());
+  absl::StatusOr<rpc::WaitClusterSpecResponse> cluster = WaitForClusterSpec();
+  if (!cluster.ok()) {
+    spdlog::info("{}", ToStd(cluster.status().message()));
+    return stop_signal_ != 0 ? 128 + stop_signal_ : 1;
+  }
+
+  runtime::TaskContext context;
+  context.framework = spec_.single_node ? "standalone" : spec_.framework;
+  context.job_type = options_.task.type;
+  context.task_index = options_.task.index;
+  for (const auto& [name, list] : cluster->cluster()) {
+    context.cluster[name] = {list.addresses().begin(), list.addresses().end()};
+  }
+  context.num_tracked_tasks = cluster->num_tracked_tasks();
+  context.is_chief = cluster->is_chief();
+  context.app_id = options_.app_id;
+  context.distributed_mode = std::string(config::ToString(spec_.mode));
+  context.session_id = cluster->session_id();
+  const size_t colon = options_.am_address.rfind(':');
+  context.am_host = options_.am_address.substr(0, colon);
+  context.am_port = std::atoi(options_.am_address.substr(colon + 1).c_str());
+  context.attempt_number = options_.attempt;
+  context.container_envs = spec_.container_envs;
+  context.execution_envs = spec_.execution_envs;
+  for (const auto& [name, job_type] : spec_.job_types) {
+    if (job_type.role == config::JobTypeRole::kSidecar) context.sidecar_types.insert(name);
+  }
+  absl::StatusOr<runtime::Environment> environment = runtime::BuildTaskEnvironment(context);
+  if (!environment.ok()) {
+    const std::string why = StrCat("cannot build the task environment: ",
+                                   ToStd(environment.status().message()));
+    spdlog::error("{}", why);
+    Report(1, why);
+    return 1;
+  }
+
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sh", "-c", type->command};
+  spawn.set_env = *environment;
+  spawn.unset_env = runtime::ScrubbedVariables();
+  spawn.stdout_path = StrCat(options_.log_dir, "/stdout");
+  spawn.stderr_path = StrCat(options_.log_dir, "/stderr");
+  spawn.new_process_group = true;
+  spawn.parent_death_signal = SIGKILL;
+  port->Release();
+  const int64_t start_ms = SystemClock::Get()->NowMs();
+  absl::StatusOr<pid_t> pid = Spawn(spawn);
+  if (!pid.ok()) {
+    const std::string why = StrCat("cannot start the command of ", task, ": ",
+                                   ToStd(pid.status().message()));
+    spdlog::error("{}", why);
+    Report(127, why);
+    return 127;
+  }
+  spdlog::info("started {} as pid {}: {}", task, *pid, type->command);
+  return Supervise(*pid, start_ms);
+}
+
+int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
+  const Clock* clock = SystemClock::Get();
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  const int64_t interval = spec_.heartbeat_interval_ms;
+  int64_t next_heartbeat = clock->NowMs();
+  int failed_heartbeats = 0;
+  int64_t kill_at = 0;  // when stopping: SIGKILL the tree at this time
+  std::string stop_reason;
+  int64_t peak_rss = 0;
+
+  auto begin_stop = [&](const std::string& reason) {
+    if (kill_at != 0) return;
+    stop_reason = reason;
+    spdlog::info("stopping the user process: {}", reason);
+    kill(-pid, SIGTERM);
+    kill_at = clock->NowMs() + spec_.stop_grace_ms;
+  };
+
+  std::optional<ExitStatus> exit;
+  while (!exit) {
+    const int64_t now = clock->NowMs();
+    if (stop_signal_ != 0) begin_stop(StrCat("the executor received signal ", stop_signal_.load()));
+    if (spec_.execution_timeout_ms > 0 && now - start_ms >= spec_.execution_timeout_ms) {
+      begin_stop(StrCat("it ran longer than tony.task.executor.execution-timeout-ms = ",
+                        spec_.execution_timeout_ms));
+    }
+    if (kill_at != 0 && now >= kill_at) {
+      spdlog::warn("the user process outlived the {} ms grace period; killing its tree",
+                   spec_.stop_grace_ms);
+      SignalTree(pid, SIGKILL);
+      kill_at = now + 1000;  // and again, should something survive
+    }
+    if (now >= next_heartbeat) {
+      rpc::HeartbeatRequest request;
+      *request.mutable_task() = ToProto(options_.task);
+      request.set_container_id(options_.container_id);
+      const int64_t rss = TreeRssBytes(pid);
+      peak_rss = std::max(peak_rss, rss);
+      request.set_rss_bytes(rss);
+      request.set_cpu_seconds(static_cast<double>(TreeCpuTicks(pid)) /
+                              static_cast<double>(sysconf(_SC_CLK_TCK)));
+      rpc::HeartbeatResponse response;
+      grpc::ClientContext context;
+      Attach(&context);
+      context.set_deadline(DeadlineIn(std::max<int64_t>(interval, 1000)));
+      grpc::Status status = stub_->Heartbeat(&context, request, &response);
+      if (status.ok()) {
+        failed_heartbeats = 0;
+        if (response.stop()) begin_stop("the AM asked to stop the task");
+      } else if (++failed_heartbeats >= spec_.max_missed_heartbeats) {
+        spdlog::error("lost the AM: {} heartbeats failed, the last with {}", failed_heartbeats,
+                      GrpcError(status));
+        SignalTree(pid, SIGKILL);
+        (void)WaitForExit(pid);
+        if (pidfd >= 0) close(pidfd);
+        return 1;
+      }
+      next_heartbeat = clock->NowMs() + interval;
+    }
+    int64_t timeout = next_heartbeat - clock->NowMs();
+    if (kill_at != 0) timeout = std::min(timeout, kill_at - clock->NowMs());
+    pollfd fds[2] = {{pidfd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    poll(fds, 2, static_cast<int>(std::max<int64_t>(0, timeout)));
+    if (fds[1].revents & POLLIN) {
+      uint64_t drained;
+      (void)!read(wake_fd_, &drained, sizeof(drained));
+    }
+    absl::StatusOr<std::optional<ExitStatus>> polled = PollExit(pid);
+    if (!polled.ok()) {
+      spdlog::error("{}", ToStd(polled.status().message()));
+      break;
+    }
+    exit = *polled;
+  }
+  if (pidfd >= 0) close(pidfd);
+  // Whatever the user process left in its group goes with it.
+  SignalTree(pid, SIGKILL);
+
+  const int code = exit ? exit->ShellCode() : 1;
+  std::string diagnostics;
+  if (!stop_reason.empty()) diagnostics = StrCat("stopped: ", stop_reason);
+  if (code != 0) {
+    absl::StatusOr<std::vector<std::string>> tail =
+        ReadTailLines(StrCat(options_.log_dir, "/stderr"), spec_.error_message_max_lines);
+    if (tail.ok() && !tail->empty()) {
+      if (!diagnostics.empty()) diagnostics += "; ";
+      diagnostics += StrCat("last lines of stderr:\n", Join(*tail, "\n"));
+    }
+  }
+  spdlog::info("{} exited: {} (peak RSS {} MiB)", options_.task.ToString(),
+               exit ? exit->ToString() : "unknown", peak_rss >> 20);
+  Report(code, diagnostics);
+  return code > 255 ? 255 : code;
+}
+
+}  // namespace tony::executor

@@ -1,0 +1,66 @@
+#pragma once
+// The TaskExecutor: runs in each container. Reserves the task's port, registers with the AM,
+// waits for the cluster spec, builds the framework environment, starts the user command in its
+// own process group, heartbeats with its metrics, and reports the exit code. It never leaves a
+// process behind: the user's tree is killed when the user process ends, when the executor is
+// stopped, and when it loses the AM; the user process dies with the executor (PDEATHSIG).
+//
+// Threads: Run() on the main thread; a signal thread (sigwait) and gRPC's threads. SIGTERM,
+// SIGINT and SIGHUP must be blocked in every thread before any is created (BlockStopSignals).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "config/job_spec.h"
+#include "rpc/tony.grpc.pb.h"
+
+namespace tony::executor {
+
+struct ExecutorOptions {
+  std::string app_id;
+  std::string am_address;
+  std::string secret;
+  std::string conf_file;
+  config::TaskRef task;
+  int attempt = 0;
+  std::string container_id;
+  std::string log_dir;
+  std::string host;  // the address other tasks reach this one at
+};
+
+// Reads the TONY_* variables the AM sets in the container. Errors name the variable.
+absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment();
+
+// Blocks the stop signals in the calling thread; call first thing in main.
+void BlockStopSignals();
+
+class TaskExecutor {
+ public:
+  TaskExecutor(ExecutorOptions options, config::JobSpec spec);
+  ~TaskExecutor();
+
+  // Returns the process exit code: the user command's (128 + signal when killed).
+  int Run();
+
+ private:
+  absl::Status Register(int port);
+  absl::StatusOr<rpc::WaitClusterSpecResponse> WaitForClusterSpec();
+  int Supervise(pid_t pid, int64_t start_ms);
+  void Report(int exit_code, const std::string& diagnostics);
+  void SignalThread();
+  void Attach(grpc::ClientContext* context);
+
+  const ExecutorOptions options_;
+  const config::JobSpec spec_;
+  std::unique_ptr<rpc::TonyAm::Stub> stub_;
+  int wake_fd_ = -1;                      // the signal thread wakes Supervise through it
+  std::atomic<int> stop_signal_{0};       // the stop signal received, 0 if none
+  std::mutex mu_;
+  grpc::ClientContext* blocking_call_ = nullptr;  // guarded by mu_; cancelled on a stop signal
+};
+
+}  // namespace tony::executor
