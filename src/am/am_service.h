@@ -14,7 +14,8 @@
 namespace tony::am {
 
 // Implemented by the ApplicationMaster. Every method runs on the AM's event loop and must
-// eventually call reactor->Finish exactly once.
+// eventually call reactor->Finish exactly once, after its last use of the request and the
+// response (Finish may free them).
 class AmRequestHandler {
  public:
   virtual ~AmRequestHandler() = default;

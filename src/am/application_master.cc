@@ -228,8 +228,8 @@ void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
   }
   spdlog::info("[{}] {} registered at {}:{}", options_.app_id, task.ToString(), request.host(),
                request.port());
-  reactor->Finish(grpc::Status::OK);
   Execute(*actions);
+  reactor->Finish(grpc::Status::OK);  // last: it may free request and response
 }
 
 void ApplicationMaster::FillSpec(const TaskRef& task,
@@ -287,9 +287,9 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
                                      grpc::ServerUnaryReactor* reactor) {
   const TaskRef task = FromProto(request.task());
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
-  reactor->Finish(grpc::Status::OK);
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics()));
+  reactor->Finish(grpc::Status::OK);  // last: it may free request and response
 }
 
 void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
@@ -364,8 +364,8 @@ void ApplicationMaster::AnswerWatchers(bool all) {
 
 void ApplicationMaster::KillJob(const rpc::KillJobRequest& request, rpc::KillJobResponse*,
                                 grpc::ServerUnaryReactor* reactor) {
-  reactor->Finish(grpc::Status::OK);
   Execute(job_.Kill(request.reason().empty() ? "killed by the client" : request.reason()));
+  reactor->Finish(grpc::Status::OK);  // last: it may free request and response
 }
 
 void ApplicationMaster::AcknowledgeFinal(const rpc::AcknowledgeFinalRequest&,

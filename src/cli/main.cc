@@ -3,11 +3,16 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "absl/debugging/failure_signal_handler.h"
+#include "absl/debugging/symbolize.h"
 #include "cli/config_command.h"
 #include "cli/roles.h"
 #include "cli/submit_options.h"
 
 int main(int argc, char** argv) {
+  // A crash of any role prints a symbolized stack trace into that role's log.
+  absl::InitializeSymbolizer(argv[0]);
+  absl::InstallFailureSignalHandler({});
   CLI::App app{"tony: run distributed deep-learning jobs as one unit, locally or on YARN"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tony 0.1.0"));

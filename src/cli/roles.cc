@@ -76,6 +76,23 @@ int RunSubmit(SubmitOptions& options) {
       return client::kExitBadInput;
     }
   }
+  if (job->spec.mode == config::DistributedMode::kGang) {
+    // In GANG mode every task must hold its container at once; on one machine a job that does
+    // not fit as a whole would wait forever for the last container.
+    cluster::ResourceAsk total{0, 0, 0};
+    for (const auto& [name, type] : job->spec.job_types) {
+      total.memory_mb += type.instances * type.resources.memory_mb;
+      total.vcores += type.instances * type.resources.vcores;
+      total.gpus += type.instances * type.resources.gpus;
+    }
+    absl::Status fits = cluster::CheckFitsLocally(
+        *capacity, StrCat("the job's ", job->spec.TotalTasks(), " tasks together (GANG mode)"),
+        total);
+    if (!fits.ok()) {
+      std::cerr << "tony: error: " << fits.message() << "\n";
+      return client::kExitBadInput;
+    }
+  }
   // Before any thread exists, so that every thread inherits the mask.
   client::BlockInterruptSignals();
   cluster::LocalClusterClient cluster(TonyHome());

@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""Data-parallel training of a small MLP on scikit-learn's bundled digits data set.
+
+Run under tony with the pytorch framework: tony sets MASTER_ADDR, MASTER_PORT, RANK and
+WORLD_SIZE, so torch.distributed's init_method="env://" works. Without WORLD_SIZE the script
+trains in a single process (tony's single-node mode, or a plain `python3 train.py`).
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+SEED = 0
+EPOCHS = 20
+BATCH = 32  # per rank
+LR = 0.05
+
+
+def main():
+    torch.set_num_threads(1)
+    torch.manual_seed(SEED)
+    distributed = "WORLD_SIZE" in os.environ or "WORLD" in os.environ
+    if distributed:
+        if "MASTER_ADDR" in os.environ:
+            dist.init_process_group(backend="gloo", init_method="env://")
+        else:  # only TonY's own variables: INIT_METHOD=tcp://host:port, RANK, WORLD
+            dist.init_process_group(backend="gloo", init_method=os.environ["INIT_METHOD"],
+                                    rank=int(os.environ["RANK"]),
+                                    world_size=int(os.environ["WORLD"]))
+        rank, world = dist.get_rank(), dist.get_world_size()
+    else:
+        rank, world = 0, 1
+    print(f"rank {rank} of world size {world} (local rank {os.environ.get('LOCAL_RANK', 0)})"
+          f" on {os.uname().nodename}", flush=True)
+
+    x, y = load_digits(return_X_y=True)
+    x_train, x_test, y_train, y_test = train_test_split(
+        x, y, test_size=0.2, random_state=0, stratify=y)
+    scaler = StandardScaler().fit(x_train)
+    x_train = torch.tensor(scaler.transform(x_train), dtype=torch.float32)
+    x_test = torch.tensor(scaler.transform(x_test), dtype=torch.float32)
+    y_train = torch.tensor(y_train, dtype=torch.long)
+    y_test = torch.tensor(y_test, dtype=torch.long)
+
+    # Every rank gets the same number of batches, so the collective calls match up.
+    n = len(x_train) // world * world
+    x_shard, y_shard = x_train[rank:n:world], y_train[rank:n:world]
+
+    torch.manual_seed(SEED)  # identical initial weights on every rank
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    if distributed:
+        model = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+
+    gen = torch.Generator().manual_seed(SEED + rank)
+    start = time.time()
+    for epoch in range(EPOCHS):
+        model.train()
+        perm = torch.randperm(len(x_shard), generator=gen)
+        total, count = 0.0, 0
+        for i in range(0, len(perm), BATCH):
+            idx = perm[i:i + BATCH]
+            opt.zero_grad()
+            loss = loss_fn(model(x_shard[idx]), y_shard[idx])
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(idx)
+            count += len(idx)
+        stats = torch.tensor([total, count], dtype=torch.float64)
+        if distributed:
+            dist.all_reduce(stats)
+        if rank == 0:
+            print(f"epoch {epoch + 1}/{EPOCHS} loss {stats[0].item() / stats[1].item():.4f}",
+                  flush=True)
+
+    if rank == 0:
+        net = model.module if distributed else model
+        net.eval()
+        with torch.no_grad():
+            acc = (net(x_test).argmax(dim=1) == y_test).float().mean().item()
+        print(f"training took {time.time() - start:.1f} s", flush=True)
+        print(f"test accuracy: {acc:.4f}", flush=True)
+        model_dir = os.environ.get("TONY_MODEL_DIR") or "."
+        os.makedirs(model_dir, exist_ok=True)
+        path = os.path.abspath(os.path.join(model_dir, "model.pt"))
+        torch.save(net.state_dict(), path)
+        print(f"saved model to {path}", flush=True)
+
+    if distributed:
+        dist.barrier()
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

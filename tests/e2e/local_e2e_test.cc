@@ -1,0 +1,217 @@
+// End-to-end tests of `tony submit` on the local backend: the real binary, real processes, real
+// PyTorch. After every test no process of the job may be left.
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "e2e/tony_runner.h"
+
+namespace tony::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kPython[] = "/usr/bin/python3";
+
+class LocalE2eTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    EXPECT_TRUE(runner_.LeftoverProcesses().empty()) << "processes of the job outlived it";
+  }
+
+  // Common flags: the scripts as the source dir, small containers, enough vcores for the job.
+  std::vector<std::string> Submit(const std::string& command,
+                                  const std::vector<std::string>& conf) {
+    std::vector<std::string> args = {"submit", "--src_dir", SourceDir(), "--executes", command,
+                                     "--conf", "tony.local.vcores=16",
+                                     "--conf", "tony.task.stop-grace-ms=2000"};
+    for (const std::string& c : conf) {
+      args.push_back("--conf");
+      args.push_back(c);
+    }
+    return args;
+  }
+  // The same, with a shell command line as the task command instead of --executes.
+  std::vector<std::string> SubmitShell(const std::string& command,
+                                       const std::vector<std::string>& conf) {
+    std::vector<std::string> args = Submit("unused", conf);
+    args.erase(args.begin() + 3, args.begin() + 5);  // --executes unused
+    args.push_back("--conf");
+    args.push_back("tony.containers.command=" + command);
+    return args;
+  }
+  static std::string SourceDir() { return TonyRunner::SourcePath("tests/e2e/scripts"); }
+
+  TonyRunner runner_;
+};
+
+std::string Describe(const TonyResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Whether the summary table has a row for `task` in `state`.
+bool TaskRow(const std::string& out, const std::string& task, const std::string& state) {
+  return std::regex_search(out, std::regex("(^|\n)" + task + " +" + state + " "));
+}
+
+// The stdout of every container of a job, concatenated.
+std::string AllTaskStdout(const TonyResult& r) {
+  std::string out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(r.job_dir + "/logs", ec)) {
+    out += ReadAll(entry.path().string() + "/stdout");
+  }
+  return out;
+}
+
+TEST_F(LocalE2eTest, PyTorchDigitsTrainsWithTwoWorkers) {
+  TonyResult r = runner_.Run({"submit", "--src_dir", TonyRunner::SourcePath("examples/pytorch-digits"),
+                              "--executes", "train.py", "--python_binary_path", kPython,
+                              "--conf_file", TonyRunner::SourcePath("examples/pytorch-digits/tony.xml"),
+                              "--conf", "tony.local.vcores=4"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("SUCCEEDED"), std::string::npos);
+  const std::string task_out = AllTaskStdout(r);
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(task_out, match, std::regex(R"(test accuracy: ([0-9.]+))")))
+      << task_out;
+  EXPECT_GT(std::stod(match[1].str()), 0.9);
+  EXPECT_NE(task_out.find("rank 1 of world size 2"), std::string::npos) << task_out;
+  ASSERT_TRUE(std::regex_search(task_out, match, std::regex(R"(saved model to (\S+))")));
+  EXPECT_TRUE(fs::exists(match[1].str()));
+}
+
+TEST_F(LocalE2eTest, TensorFlowClusterSpecAndTfConfigAgree) {
+  TonyResult r = runner_.Run(Submit(std::string(kPython) + " check_tf_env.py --ps-forever",
+                                    {"tony.application.framework=tensorflow",
+                                     "tony.chief.instances=1", "tony.worker.instances=2",
+                                     "tony.ps.instances=1", "tony.evaluator.instances=1",
+                                     "tony.application.untracked.jobtypes=ps",
+                                     "tony.chief.memory=256m", "tony.worker.memory=256m",
+                                     "tony.ps.memory=256m", "tony.evaluator.memory=256m"}));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string task_out = AllTaskStdout(r);
+  for (const char* task : {"chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"}) {
+    EXPECT_NE(task_out.find(std::string("ok ") + task), std::string::npos) << task << task_out;
+  }
+  // ps runs forever: tony stopped it once the tracked tasks were done.
+  EXPECT_TRUE(TaskRow(r.out, "ps:0", "STOPPED")) << r.out;
+}
+
+TEST_F(LocalE2eTest, FailedWorkerWithSuccessfulChiefSucceedsAndIsNamed) {
+  TonyResult r = runner_.Run(Submit(std::string(kPython) + " exit_with.py 3 --only worker:1",
+                                    {"tony.worker.instances=3", "tony.worker.memory=256m"}));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("SUCCEEDED after"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed tasks: worker:1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worker:1 failed with exit code 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failing on purpose with exit code 3"), std::string::npos) << r.out;
+}
+
+TEST_F(LocalE2eTest, FailOnWorkerFailureFailsTheJob) {
+  TonyResult r = runner_.Run(
+      Submit(std::string(kPython) + " exit_with.py 3 --only worker:1 --after 0",
+             {"tony.worker.instances=3", "tony.worker.memory=256m",
+              "tony.application.fail-on-worker-failure-enabled=true"}));
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("FAILED after"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("task worker:1 failed (exit code 3)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failing on purpose with exit code 3"), std::string::npos) << r.out;
+}
+
+TEST_F(LocalE2eTest, FailingChiefFailsTheJobAtOnce) {
+  // The workers would run forever; the chief's failure must end the job regardless.
+  TonyResult r = runner_.Run(
+      SubmitShell("if [ \"$JOB_NAME\" = chief ]; then exit 7; else exec /usr/bin/python3 sleep_forever.py; fi",
+             {"tony.chief.instances=1", "tony.worker.instances=2", "tony.chief.memory=256m",
+              "tony.worker.memory=256m"}),
+      60000);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("chief chief:0 failed (exit code 7)"), std::string::npos) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED")) << r.out;
+}
+
+TEST_F(LocalE2eTest, PsRunningForeverIsStoppedWhenWorkersFinish) {
+  TonyResult r = runner_.Run(
+      SubmitShell("if [ \"$JOB_NAME\" = ps ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo done",
+             {"tony.worker.instances=2", "tony.ps.instances=1", "tony.worker.memory=256m",
+              "tony.ps.memory=256m"}),
+      60000);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(TaskRow(r.out, "ps:0", "STOPPED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
+}
+
+TEST_F(LocalE2eTest, StandaloneAndSingleNodeJobs) {
+  TonyResult standalone = runner_.Run(Submit("echo standalone $JOB_NAME:$TASK_INDEX",
+                                             {"tony.application.framework=standalone",
+                                              "tony.worker.instances=1"}));
+  ASSERT_EQ(standalone.exit_code, 0) << Describe(standalone);
+  EXPECT_NE(AllTaskStdout(standalone).find("standalone worker:0"), std::string::npos);
+
+  TonyResult single = runner_.Run(Submit("echo single node task $TASK_NUM", {}));
+  ASSERT_EQ(single.exit_code, 0) << Describe(single);
+  EXPECT_NE(AllTaskStdout(single).find("single node task 1"), std::string::npos);
+}
+
+TEST_F(LocalE2eTest, InterruptKillsTheJobAndLeavesNothing) {
+  pid_t pid = runner_.Start(Submit(std::string(kPython) + " sleep_forever.py",
+                                   {"tony.worker.instances=2", "tony.ps.instances=1",
+                                    "tony.worker.memory=256m", "tony.ps.memory=256m"}));
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(runner_.WaitForOutput("2 running", 60000));
+  kill(pid, SIGINT);
+  TonyResult r = runner_.Wait(pid, 60000);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 130) << Describe(r);
+  EXPECT_NE(r.out.find("KILLED"), std::string::npos) << r.out;
+}
+
+TEST_F(LocalE2eTest, TaskOverItsMemoryIsKilledWithADiagnostic) {
+  TonyResult r = runner_.Run(Submit(std::string(kPython) + " eat_memory.py 400",
+                                    {"tony.worker.instances=1", "tony.worker.memory=128m",
+                                     "tony.local.memory-check-interval-ms=100"}),
+                             60000);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("is running beyond physical memory limits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of 128.0 MB physical memory used"), std::string::npos) << r.out;
+}
+
+TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {
+  const std::string script = runner_.work_dir() + "/not-executable.sh";
+  std::ofstream(script) << "#!/bin/sh\necho hi\n";
+  TonyResult r = runner_.Run({"submit", "--executes", script, "--conf", "tony.worker.instances=1",
+                              "--conf", "tony.worker.memory=256m"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("Permission denied"), std::string::npos) << r.out;
+}
+
+TEST_F(LocalE2eTest, TaskEnvironmentFollowsTonyAndTorchConventions) {
+  TonyResult r = runner_.Run(
+      Submit(std::string(kPython) + " print_env.py",
+             {"tony.application.framework=pytorch", "tony.worker.instances=2",
+              "tony.worker.memory=256m", "tony.execution.envs=MY_FLAG=on"}),
+      60000, {{"MALLOC_ARENA_MAX", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string out = AllTaskStdout(r);
+  for (const char* expected : {"\"RANK\": \"1\"", "\"WORLD_SIZE\": \"2\"", "\"WORLD\": \"2\"",
+                               "\"JOB_NAME\": \"worker\"", "\"MY_FLAG\": \"on\"",
+                               "\"IS_CHIEF\": \"true\"", "\"LOCAL_WORLD_SIZE\": \"2\""}) {
+    EXPECT_NE(out.find(expected), std::string::npos) << expected << "\n" << out;
+  }
+  EXPECT_EQ(out.find("MALLOC_ARENA_MAX"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"JOB_ID\": \"" + r.app_id + "\""), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace tony::testing

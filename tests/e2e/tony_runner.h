@@ -1,0 +1,56 @@
+#pragma once
+// Runs the real `tony` binary for end-to-end tests: in its own temporary TONY_HOME and working
+// directory, output to files, waited for with a deadline. Every process a job starts inherits
+// TONY_HOME, which is how a test proves that none is left behind.
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tony::testing {
+
+struct TonyResult {
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  std::string app_id;  // from "tony: submitted <id>", if printed
+  std::string job_dir;
+};
+
+class TonyRunner {
+ public:
+  TonyRunner();
+  ~TonyRunner();
+
+  const std::string& home() const { return home_; }
+  const std::string& work_dir() const { return work_dir_; }
+
+  // Runs `tony args...` to its end, or kills it after `timeout_ms`.
+  TonyResult Run(const std::vector<std::string>& args, int timeout_ms = 120000,
+                 const std::map<std::string, std::string>& env = {});
+
+  // Starts tony in the background; Wait() collects it.
+  pid_t Start(const std::vector<std::string>& args,
+              const std::map<std::string, std::string>& env = {});
+  TonyResult Wait(pid_t pid, int timeout_ms);
+  // Waits until tony's stdout contains `text` (a bounded wait on the file with a deadline).
+  bool WaitForOutput(const std::string& text, int timeout_ms);
+
+  // Processes still carrying this runner's TONY_HOME; waits up to `timeout_ms` for them to go.
+  std::vector<pid_t> LeftoverProcesses(int timeout_ms = 10000);
+
+  static std::string Script(const std::string& name);  // tests/e2e/scripts/<name>
+  static std::string SourcePath(const std::string& relative);
+
+ private:
+  std::string root_;
+  std::string home_;
+  std::string work_dir_;
+  std::string out_path_;
+  std::string err_path_;
+};
+
+}  // namespace tony::testing
