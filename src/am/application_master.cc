@@ -13,24 +13,36 @@ namespace {
 
 rpc::TaskState ToProto(TaskState state) {
   switch (state) {
-    case TaskState::kNew: return rpc::TASK_NEW;
-    case TaskState::kRequested: return rpc::TASK_REQUESTED;
-    case TaskState::kAllocated: return rpc::TASK_ALLOCATED;
-    case TaskState::kRegistered: return rpc::TASK_REGISTERED;
-    case TaskState::kRunning: return rpc::TASK_RUNNING;
-    case TaskState::kSucceeded: return rpc::TASK_SUCCEEDED;
-    case TaskState::kFailed: return rpc::TASK_FAILED;
-    case TaskState::kFinished: return rpc::TASK_FINISHED;
+    case TaskState::kNew:
+      return rpc::TASK_NEW;
+    case TaskState::kRequested:
+      return rpc::TASK_REQUESTED;
+    case TaskState::kAllocated:
+      return rpc::TASK_ALLOCATED;
+    case TaskState::kRegistered:
+      return rpc::TASK_REGISTERED;
+    case TaskState::kRunning:
+      return rpc::TASK_RUNNING;
+    case TaskState::kSucceeded:
+      return rpc::TASK_SUCCEEDED;
+    case TaskState::kFailed:
+      return rpc::TASK_FAILED;
+    case TaskState::kFinished:
+      return rpc::TASK_FINISHED;
   }
   return rpc::TASK_STATE_UNSPECIFIED;
 }
 
 rpc::JobState ToProto(JobState state) {
   switch (state) {
-    case JobState::kRunning: return rpc::JOB_RUNNING;
-    case JobState::kSucceeded: return rpc::JOB_SUCCEEDED;
-    case JobState::kFailed: return rpc::JOB_FAILED;
-    case JobState::kKilled: return rpc::JOB_KILLED;
+    case JobState::kRunning:
+      return rpc::JOB_RUNNING;
+    case JobState::kSucceeded:
+      return rpc::JOB_SUCCEEDED;
+    case JobState::kFailed:
+      return rpc::JOB_FAILED;
+    case JobState::kKilled:
+      return rpc::JOB_KILLED;
   }
   return rpc::JOB_STATE_UNSPECIFIED;
 }
@@ -72,7 +84,8 @@ int ApplicationMaster::Run() {
 
   cluster::ContainerAllocator::Callbacks callbacks;
   callbacks.on_allocated = [this](cluster::Container container) {
-    loop_.Post("container allocated", [this, c = std::move(container)] { OnContainerAllocated(c); });
+    loop_.Post("container allocated",
+               [this, c = std::move(container)] { OnContainerAllocated(c); });
   };
   callbacks.on_completed = [this](cluster::ContainerExit exit) {
     loop_.Post("container completed", [this, e = std::move(exit)] { OnContainerCompleted(e); });
@@ -87,11 +100,14 @@ int ApplicationMaster::Run() {
 
   loop_.Post("start", [this] {
     for (const auto& [name, type] : job_.spec().job_types) {
-      cluster::ContainerRequest request{name, {type.resources.memory_mb, type.resources.vcores,
-                                               type.resources.gpus}, type.node_label};
+      cluster::ContainerRequest request{
+          name,
+          {type.resources.memory_mb, type.resources.vcores, type.resources.gpus},
+          type.node_label};
       if (absl::Status fits = allocator_->CheckFits(request); !fits.ok()) {
         job_.Start();
-        Execute(job_.Fail(StrCat("job type ", name, " can never be granted: ", ToStd(fits.message()))));
+        Execute(
+            job_.Fail(StrCat("job type ", name, " can never be granted: ", ToStd(fits.message()))));
         return;
       }
     }
@@ -119,9 +135,10 @@ void ApplicationMaster::Execute(const Actions& actions) {
   for (const Action& action : actions) {
     if (const auto* request = std::get_if<RequestContainer>(&action)) {
       const config::JobTypeSpec* type = job_.spec().Find(request->job_type);
-      allocator_->Request({request->job_type,
-                           {type->resources.memory_mb, type->resources.vcores, type->resources.gpus},
-                           type->node_label});
+      allocator_->Request(
+          {request->job_type,
+           {type->resources.memory_mb, type->resources.vcores, type->resources.gpus},
+           type->node_label});
     } else if (const auto* launch = std::get_if<LaunchTask>(&action)) {
       Launch(launch->task);
     } else if (const auto* stop = std::get_if<StopContainer>(&action)) {
@@ -181,9 +198,8 @@ void ApplicationMaster::OnContainerAllocated(const cluster::Container& container
 void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit) {
   spdlog::info("[{}] container {} completed: exit {}{}{}", options_.app_id, exit.container_id,
                exit.exit_code, exit.diagnostics.empty() ? "" : ": ", exit.diagnostics);
-  Execute(job_.OnContainerCompleted(
-      exit.container_id, exit.exit_code, exit.diagnostics,
-      exit.cause == cluster::ContainerExit::Cause::kLaunchFailed));
+  Execute(job_.OnContainerCompleted(exit.container_id, exit.exit_code, exit.diagnostics,
+                                    exit.cause == cluster::ContainerExit::Cause::kLaunchFailed));
   // A waiter of a task whose container is gone will never be answered.
   std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
     if (waiter.container_id != exit.container_id) return false;
@@ -250,9 +266,9 @@ void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& reque
   const TaskRef task = FromProto(request.task());
   const TaskRecord* record = job_.Find(task);
   if (record == nullptr || record->container_id != request.container_id()) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::NOT_FOUND,
-                                 StrCat("no task ", task.ToString(), " in container ",
-                                        request.container_id())));
+    reactor->Finish(grpc::Status(
+        grpc::StatusCode::NOT_FOUND,
+        StrCat("no task ", task.ToString(), " in container ", request.container_id())));
     return;
   }
   spec_waiters_.push_back({task, request.container_id(), response, reactor});

@@ -25,12 +25,12 @@ namespace tony::am {
 
 struct AmOptions {
   std::string app_id;
-  std::string staging_dir;   // where the client staged the job's files
-  std::string conf_file;     // tony-final.xml, as executors should read it
+  std::string staging_dir;  // where the client staged the job's files
+  std::string conf_file;    // tony-final.xml, as executors should read it
   std::string secret;
-  std::string secret_file;   // as executors should read it
-  std::string executable;    // the tony binary executors run
-  std::string host;          // this AM's address as executors reach it
+  std::string secret_file;  // as executors should read it
+  std::string executable;   // the tony binary executors run
+  std::string host;         // this AM's address as executors reach it
   bool has_src = false;
   bool has_venv = false;
   int64_t wait_client_ms = 15000;  // tony.am.wait-client-signal-stop-timeout-sec
@@ -38,8 +38,8 @@ struct AmOptions {
 
 class ApplicationMaster final : public AmRequestHandler {
  public:
-  ApplicationMaster(AmOptions options, config::JobSpec spec,
-                    cluster::ContainerAllocator* allocator, const Clock* clock);
+  ApplicationMaster(AmOptions options, config::JobSpec spec, cluster::ContainerAllocator* allocator,
+                    const Clock* clock);
   ~ApplicationMaster() override;
 
   // Runs the job to its end. Returns 0 if it succeeded, 1 otherwise.

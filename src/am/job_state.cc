@@ -13,24 +13,36 @@ bool IsTerminal(TaskState state) {
 
 std::string_view ToString(TaskState state) {
   switch (state) {
-    case TaskState::kNew: return "NEW";
-    case TaskState::kRequested: return "REQUESTED";
-    case TaskState::kAllocated: return "ALLOCATED";
-    case TaskState::kRegistered: return "REGISTERED";
-    case TaskState::kRunning: return "RUNNING";
-    case TaskState::kSucceeded: return "SUCCEEDED";
-    case TaskState::kFailed: return "FAILED";
-    case TaskState::kFinished: return "FINISHED";
+    case TaskState::kNew:
+      return "NEW";
+    case TaskState::kRequested:
+      return "REQUESTED";
+    case TaskState::kAllocated:
+      return "ALLOCATED";
+    case TaskState::kRegistered:
+      return "REGISTERED";
+    case TaskState::kRunning:
+      return "RUNNING";
+    case TaskState::kSucceeded:
+      return "SUCCEEDED";
+    case TaskState::kFailed:
+      return "FAILED";
+    case TaskState::kFinished:
+      return "FINISHED";
   }
   return "?";
 }
 
 std::string_view ToString(JobState state) {
   switch (state) {
-    case JobState::kRunning: return "RUNNING";
-    case JobState::kSucceeded: return "SUCCEEDED";
-    case JobState::kFailed: return "FAILED";
-    case JobState::kKilled: return "KILLED";
+    case JobState::kRunning:
+      return "RUNNING";
+    case JobState::kSucceeded:
+      return "SUCCEEDED";
+    case JobState::kFailed:
+      return "FAILED";
+    case JobState::kKilled:
+      return "KILLED";
   }
   return "?";
 }
@@ -71,8 +83,8 @@ Actions JobStateMachine::Start() {
 }
 
 const TaskRecord* JobStateMachine::Find(const TaskRef& ref) const {
-  auto it = std::find_if(tasks_.begin(), tasks_.end(),
-                         [&](const TaskRecord& t) { return t.ref == ref; });
+  auto it =
+      std::find_if(tasks_.begin(), tasks_.end(), [&](const TaskRecord& t) { return t.ref == ref; });
   return it == tasks_.end() ? nullptr : &*it;
 }
 
@@ -250,8 +262,8 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
 
 void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state_before,
                                          Actions& actions) {
-  const std::string what = StrCat(task.ref.ToString(), " failed (", ExitText(*task.exit_code),
-                                  ")", task.diagnostics.empty() ? "" : ": ", task.diagnostics);
+  const std::string what = StrCat(task.ref.ToString(), " failed (", ExitText(*task.exit_code), ")",
+                                  task.diagnostics.empty() ? "" : ": ", task.diagnostics);
   if (task.role == config::JobTypeRole::kSidecar) return;
   if (state_before == TaskState::kRequested || state_before == TaskState::kAllocated) {
     Decide(JobState::kFailed, StrCat("task ", what), actions);
@@ -340,8 +352,8 @@ Actions JobStateMachine::OnTick() {
       if (task.state == TaskState::kRequested) {
         missing.push_back(StrCat(task.ref.ToString(), " (no container)"));
       } else if (task.state == TaskState::kAllocated) {
-        missing.push_back(StrCat(task.ref.ToString(), " (container ", task.container_id,
-                                 " not registered)"));
+        missing.push_back(
+            StrCat(task.ref.ToString(), " (container ", task.container_id, " not registered)"));
       }
     }
     if (!missing.empty()) {
@@ -365,11 +377,11 @@ Actions JobStateMachine::OnTick() {
       const int64_t limit = spec_.heartbeat_interval_ms * spec_.max_missed_heartbeats;
       if (now - task.last_heartbeat_ms > limit) {
         const std::string container = task.container_id;
-        TaskEnded(task, kExitLostHeartbeat,
-                  StrCat("no heartbeat for ", now - task.last_heartbeat_ms, " ms (",
-                         spec_.max_missed_heartbeats, " x ", spec_.heartbeat_interval_ms,
-                         " ms allowed)"),
-                  actions);
+        TaskEnded(
+            task, kExitLostHeartbeat,
+            StrCat("no heartbeat for ", now - task.last_heartbeat_ms, " ms (",
+                   spec_.max_missed_heartbeats, " x ", spec_.heartbeat_interval_ms, " ms allowed)"),
+            actions);
         actions.push_back(StopContainer{container});
       }
     }

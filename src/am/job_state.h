@@ -28,7 +28,7 @@ enum class TaskState {
   kRunning,     // cluster spec handed out
   kSucceeded,
   kFailed,
-  kFinished,    // stopped by the AM
+  kFinished,  // stopped by the AM
 };
 bool IsTerminal(TaskState state);
 std::string_view ToString(TaskState state);
@@ -76,9 +76,8 @@ struct SendClusterSpec {
   TaskRef task;
 };
 struct JobDecided {};  // the final status was just decided
-using Action =
-    std::variant<RequestContainer, LaunchTask, StopContainer, ReleaseContainer, SendClusterSpec,
-                 JobDecided>;
+using Action = std::variant<RequestContainer, LaunchTask, StopContainer, ReleaseContainer,
+                            SendClusterSpec, JobDecided>;
 using Actions = std::vector<Action>;
 
 class JobStateMachine {

@@ -41,7 +41,8 @@ class JobStateTest : public ::testing::Test {
     return id;
   }
   Actions Register(const TaskRef& task, int port) {
-    absl::StatusOr<Actions> actions = job_->OnTaskRegistered(task, "c_" + task.ToString(), "h", port);
+    absl::StatusOr<Actions> actions =
+        job_->OnTaskRegistered(task, "c_" + task.ToString(), "h", port);
     EXPECT_TRUE(actions.ok()) << actions.status();
     return actions.ok() ? *actions : Actions{};
   }
@@ -232,7 +233,8 @@ TEST_F(JobStateTest, ApplicationTimeout) {
   clock_.Advance(2000);
   job_->OnTick();
   EXPECT_EQ(job_->state(), JobState::kFailed);
-  EXPECT_EQ(job_->diagnostics(), "the application timed out after 2000 ms (tony.application.timeout)");
+  EXPECT_EQ(job_->diagnostics(),
+            "the application timed out after 2000 ms (tony.application.timeout)");
 }
 
 TEST_F(JobStateTest, KillWinsAndLaterEventsDoNotChangeTheFinalStatus) {

@@ -97,8 +97,7 @@ int RunSubmit(SubmitOptions& options) {
   client::BlockInterruptSignals();
   cluster::LocalClusterClient cluster(TonyHome());
   client::TonyClient tony(&cluster, std::cout, std::cerr);
-  return tony.Submit(job->resolved, job->spec,
-                     {options.request.working_dir, SelfExecutable()});
+  return tony.Submit(job->resolved, job->spec, {options.request.working_dir, SelfExecutable()});
 }
 
 int RunAm() {

@@ -17,8 +17,7 @@ void AddOptional(CLI::App* app, const std::string& name, std::optional<std::stri
 
 void AddSubmitFlags(CLI::App* app, SubmitOptions* options) {
   config::SubmitFlags& f = options->request.flags;
-  AddOptional(app, "--executes", &f.executes,
-              "Entry point: a script (in --src_dir) or a command");
+  AddOptional(app, "--executes", &f.executes, "Entry point: a script (in --src_dir) or a command");
   AddOptional(app, "--task_params", &f.task_params, "Arguments appended to the command");
   AddOptional(app, "--python_venv", &f.python_venv,
               "Zipped virtualenv, unpacked into ./venv in every container");

@@ -27,25 +27,39 @@ std::string Indent(const std::string& text, const std::string& prefix) {
 
 std::string_view ToString(rpc::JobState state) {
   switch (state) {
-    case rpc::JOB_RUNNING: return "RUNNING";
-    case rpc::JOB_SUCCEEDED: return "SUCCEEDED";
-    case rpc::JOB_FAILED: return "FAILED";
-    case rpc::JOB_KILLED: return "KILLED";
-    default: return "UNKNOWN";
+    case rpc::JOB_RUNNING:
+      return "RUNNING";
+    case rpc::JOB_SUCCEEDED:
+      return "SUCCEEDED";
+    case rpc::JOB_FAILED:
+      return "FAILED";
+    case rpc::JOB_KILLED:
+      return "KILLED";
+    default:
+      return "UNKNOWN";
   }
 }
 
 std::string_view ToString(rpc::TaskState state) {
   switch (state) {
-    case rpc::TASK_NEW: return "NEW";
-    case rpc::TASK_REQUESTED: return "REQUESTED";
-    case rpc::TASK_ALLOCATED: return "ALLOCATED";
-    case rpc::TASK_REGISTERED: return "REGISTERED";
-    case rpc::TASK_RUNNING: return "RUNNING";
-    case rpc::TASK_SUCCEEDED: return "SUCCEEDED";
-    case rpc::TASK_FAILED: return "FAILED";
-    case rpc::TASK_FINISHED: return "STOPPED";
-    default: return "UNKNOWN";
+    case rpc::TASK_NEW:
+      return "NEW";
+    case rpc::TASK_REQUESTED:
+      return "REQUESTED";
+    case rpc::TASK_ALLOCATED:
+      return "ALLOCATED";
+    case rpc::TASK_REGISTERED:
+      return "REGISTERED";
+    case rpc::TASK_RUNNING:
+      return "RUNNING";
+    case rpc::TASK_SUCCEEDED:
+      return "SUCCEEDED";
+    case rpc::TASK_FAILED:
+      return "FAILED";
+    case rpc::TASK_FINISHED:
+      return "STOPPED";
+    default:
+      return "UNKNOWN";
   }
 }
 
@@ -55,11 +69,21 @@ std::string ProgressLine(const rpc::JobStatus& status) {
   for (const rpc::TaskStatus& task : status.tasks()) {
     std::array<int, 5>& c = counts[task.type()];
     switch (task.state()) {
-      case rpc::TASK_RUNNING: ++c[1]; break;
-      case rpc::TASK_SUCCEEDED: ++c[2]; break;
-      case rpc::TASK_FAILED: ++c[3]; break;
-      case rpc::TASK_FINISHED: ++c[4]; break;
-      default: ++c[0]; break;
+      case rpc::TASK_RUNNING:
+        ++c[1];
+        break;
+      case rpc::TASK_SUCCEEDED:
+        ++c[2];
+        break;
+      case rpc::TASK_FAILED:
+        ++c[3];
+        break;
+      case rpc::TASK_FINISHED:
+        ++c[4];
+        break;
+      default:
+        ++c[0];
+        break;
     }
   }
   static constexpr const char* kNames[] = {"requested", "running", "succeeded", "failed",

@@ -72,8 +72,7 @@ absl::Status CheckLocalInputs(const config::Configuration& conf, const config::J
                            ? IsExecutableFile(Resolve(working_dir, python))
                            : !FindInPath(python).empty();
     if (!found) {
-      return absl::NotFoundError(
-          StrCat("--python_binary_path ", python, ": no such executable"));
+      return absl::NotFoundError(StrCat("--python_binary_path ", python, ": no such executable"));
     }
   }
   const std::string executes = conf.Get("tony.application.executes");
@@ -85,13 +84,14 @@ absl::Status CheckLocalInputs(const config::Configuration& conf, const config::J
                               : fs::path();
     bool found = true;
     if (!base.empty()) {
-      const bool as_file = fs::exists(fs::path(word).is_absolute() ? fs::path(word) : base / word, ec);
+      const bool as_file =
+          fs::exists(fs::path(word).is_absolute() ? fs::path(word) : base / word, ec);
       found = as_file || (!IsScript(word) && python.empty() && !FindInPath(word).empty());
     }
     if (!found) {
-      return absl::NotFoundError(
-          StrCat("--executes ", word, ": no such file",
-                 src_dir.empty() ? StrCat(" in ", working_dir) : StrCat(" in --src_dir ", src_dir)));
+      return absl::NotFoundError(StrCat(
+          "--executes ", word, ": no such file",
+          src_dir.empty() ? StrCat(" in ", working_dir) : StrCat(" in --src_dir ", src_dir)));
     }
   }
   for (const auto& [name, type] : spec.job_types) {
@@ -106,8 +106,8 @@ absl::Status CheckLocalInputs(const config::Configuration& conf, const config::J
                                                  ": hdfs:// paths need --backend yarn"));
       }
       if (!fs::exists(Resolve(working_dir, resource->path), ec)) {
-        return absl::NotFoundError(StrCat("tony.", name, ".resources: ", resource->path,
-                                          ": no such file or directory"));
+        return absl::NotFoundError(
+            StrCat("tony.", name, ".resources: ", resource->path, ": no such file or directory"));
       }
     }
   }

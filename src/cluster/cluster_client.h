@@ -15,7 +15,7 @@ struct AmSubmission {
   std::string app_id;
   std::string name;
   std::string queue;
-  std::string job_dir;       // local staging directory of the job
+  std::string job_dir;  // local staging directory of the job
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   ResourceAsk resources;
@@ -25,10 +25,10 @@ enum class AppState { kSubmitted, kRunning, kFinished, kFailed, kKilled };
 
 struct AppReport {
   AppState state = AppState::kSubmitted;
-  std::string am_address;     // "host:port" once the AM listens
-  std::string final_state;    // "SUCCEEDED" / "FAILED" / "KILLED" once the AM recorded it
+  std::string am_address;   // "host:port" once the AM listens
+  std::string final_state;  // "SUCCEEDED" / "FAILED" / "KILLED" once the AM recorded it
   std::string diagnostics;
-  std::string status_json;    // the AM's last word on the tasks, if it wrote one
+  std::string status_json;  // the AM's last word on the tasks, if it wrote one
   std::string tracking_url;
 };
 
@@ -43,8 +43,7 @@ class ClusterClient {
   // Asks the AM to stop the job; `force` kills every process of the job at once.
   [[nodiscard]] virtual absl::Status Kill(const std::string& app_id, bool force) = 0;
   // Waits until the AM process has exited; an error if it still runs after `timeout_ms`.
-  [[nodiscard]] virtual absl::Status AwaitAmExit(const std::string& app_id,
-                                                 int64_t timeout_ms) = 0;
+  [[nodiscard]] virtual absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) = 0;
 };
 
 }  // namespace tony::cluster

@@ -30,7 +30,7 @@ struct Container {
   std::string job_type;  // the request it answers
   std::string host;
   ResourceAsk resources;
-  std::string log_dir;   // where the container's logs go (YARN: LOG_DIRS)
+  std::string log_dir;                     // where the container's logs go (YARN: LOG_DIRS)
   std::map<std::string, std::string> env;  // from the backend, e.g. CUDA_VISIBLE_DEVICES
 };
 
@@ -50,8 +50,8 @@ struct LaunchSpec {
 // How a container ended.
 struct ContainerExit {
   std::string container_id;
-  int exit_code = 0;         // shell convention (128 + signal), or a backend code below
-  std::string diagnostics;   // the backend's words
+  int exit_code = 0;        // shell convention (128 + signal), or a backend code below
+  std::string diagnostics;  // the backend's words
   enum class Cause { kExited, kStoppedByAm, kOverMemory, kLaunchFailed, kLost };
   Cause cause = Cause::kExited;
 };

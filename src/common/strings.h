@@ -22,8 +22,8 @@ inline void Append(std::string& out, absl::string_view piece) {
 }
 inline void Append(std::string& out, char c) { out.push_back(c); }
 template <typename T>
-  requires(std::is_arithmetic_v<T> && !std::is_same_v<T, char> && !std::is_same_v<T, bool>)
-void Append(std::string& out, T value) {
+requires(std::is_arithmetic_v<T> && !std::is_same_v<T, char> &&
+         !std::is_same_v<T, bool>) void Append(std::string& out, T value) {
   out.append(std::to_string(value));
 }
 inline void Append(std::string& out, bool value) { out.append(value ? "true" : "false"); }

@@ -19,8 +19,7 @@ absl::Status ApplyConfFlags(const std::vector<std::string>& conf, Configuration*
   for (const std::string& item : conf) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          StrCat("--conf \"", item, "\": expected key=value"));
+      return absl::InvalidArgumentError(StrCat("--conf \"", item, "\": expected key=value"));
     }
     out->Set(item.substr(0, eq), item.substr(eq + 1), ValueSource::ConfFlag());
   }
@@ -91,8 +90,7 @@ absl::StatusOr<ResolvedConfig> ResolveConfiguration(const ConfigRequest& request
 
   if (request.conf_file) {
     if (!IsFile(*request.conf_file)) {
-      return absl::NotFoundError(
-          StrCat("--conf_file ", *request.conf_file, ": no such file"));
+      return absl::NotFoundError(StrCat("--conf_file ", *request.conf_file, ": no such file"));
     }
     if (absl::Status s = conf.LoadXmlFile(*request.conf_file, SourceKind::kConfFile); !s.ok()) {
       return s;
@@ -112,8 +110,7 @@ absl::StatusOr<ResolvedConfig> ResolveConfiguration(const ConfigRequest& request
 
   resolved.warnings = catalog.Lint(conf);
   for (const std::string& ignored : conf.ignored_final()) {
-    resolved.warnings.push_back(
-        StrCat("ignored a new value of final key ", ignored));
+    resolved.warnings.push_back(StrCat("ignored a new value of final key ", ignored));
   }
   return resolved;
 }

@@ -32,8 +32,8 @@ struct ConfigRequest {
   std::optional<std::string> conf_file;  // --conf_file
   std::vector<std::string> conf;         // --conf key=value, in command-line order
   SubmitFlags flags;
-  std::string working_dir = ".";                 // where ./tony.xml is looked for
-  std::optional<std::string> tony_conf_dir;      // $TONY_CONF_DIR
+  std::string working_dir = ".";             // where ./tony.xml is looked for
+  std::optional<std::string> tony_conf_dir;  // $TONY_CONF_DIR
 };
 
 struct ResolvedConfig {

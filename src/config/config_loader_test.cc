@@ -25,8 +25,8 @@ class ConfigLoaderTest : public ::testing::Test {
 
   std::string Write(const std::string& relative, const std::string& properties) {
     fs::path path = dir_ / relative;
-    std::ofstream(path) << "<?xml version=\"1.0\"?>\n<configuration>\n" << properties
-                        << "</configuration>\n";
+    std::ofstream(path) << "<?xml version=\"1.0\"?>\n<configuration>\n"
+                        << properties << "</configuration>\n";
     return path.string();
   }
   static std::string Prop(const std::string& name, const std::string& value) {
@@ -38,12 +38,11 @@ class ConfigLoaderTest : public ::testing::Test {
 };
 
 TEST_F(ConfigLoaderTest, PrecedenceDefaultsFileSiteConfFlags) {
-  request_.conf_file = Write("job.xml", Prop("tony.am.memory", "3g") + Prop("tony.am.vcores", "2") +
-                                            Prop("tony.yarn.queue", "file") +
-                                            Prop("tony.application.name", "file"));
-  Write("confdir/tony-site.xml",
-        Prop("tony.am.vcores", "3") + Prop("tony.yarn.queue", "site") +
-            Prop("tony.application.name", "site"));
+  request_.conf_file =
+      Write("job.xml", Prop("tony.am.memory", "3g") + Prop("tony.am.vcores", "2") +
+                           Prop("tony.yarn.queue", "file") + Prop("tony.application.name", "file"));
+  Write("confdir/tony-site.xml", Prop("tony.am.vcores", "3") + Prop("tony.yarn.queue", "site") +
+                                     Prop("tony.application.name", "site"));
   request_.tony_conf_dir = (dir_ / "confdir").string();
   request_.conf = {"tony.yarn.queue=conf", "tony.application.name=conf",
                    "tony.application.backend=yarn"};
@@ -81,8 +80,8 @@ TEST_F(ConfigLoaderTest, TonyXmlInWorkingDirIsUsedWhenNoConfFileIsGiven) {
 }
 
 TEST_F(ConfigLoaderTest, MultiValuedKeysAppendAcrossLevels) {
-  request_.conf_file = Write("job.xml", Prop("tony.execution.envs", "A=1") +
-                                            Prop("tony.containers.resources", "a.zip"));
+  request_.conf_file = Write(
+      "job.xml", Prop("tony.execution.envs", "A=1") + Prop("tony.containers.resources", "a.zip"));
   Write("confdir/tony-site.xml", Prop("tony.execution.envs", "B=2"));
   request_.tony_conf_dir = (dir_ / "confdir").string();
   request_.conf = {"tony.execution.envs=C=3"};

@@ -43,8 +43,8 @@ void Configuration::Set(std::string_view key, std::string value, const ValueSour
     ignored_final_.push_back(StrCat(key, " (from ", source.ToString(), ")"));
     return;
   }
-  const bool append = IsMultiValued(key) && entry.source.kind != SourceKind::kDefault &&
-                      !entry.value.empty();
+  const bool append =
+      IsMultiValued(key) && entry.source.kind != SourceKind::kDefault && !entry.value.empty();
   if (append) {
     if (!value.empty()) {
       entry.value = StrCat(entry.value, ",", value);
@@ -84,9 +84,7 @@ int LineOf(std::string_view text, ptrdiff_t offset) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + offset, '\n'));
 }
 
-std::string Trimmed(const char* s) {
-  return std::string(StripWhitespace(s));
-}
+std::string Trimmed(const char* s) { return std::string(StripWhitespace(s)); }
 
 }  // namespace
 
@@ -109,14 +107,14 @@ absl::Status Configuration::LoadXmlString(std::string_view xml, const std::strin
   pugi::xml_parse_result parsed =
       doc.load_buffer(xml.data(), xml.size(), pugi::parse_default | pugi::parse_comments);
   if (!parsed) {
-    return absl::InvalidArgumentError(StrCat(label, ":", LineOf(xml, parsed.offset),
-                                                   ": malformed XML: ", parsed.description()));
+    return absl::InvalidArgumentError(
+        StrCat(label, ":", LineOf(xml, parsed.offset), ": malformed XML: ", parsed.description()));
   }
   pugi::xml_node root = doc.document_element();
   if (std::string_view(root.name()) != "configuration") {
     return absl::InvalidArgumentError(
         StrCat(label, ":", LineOf(xml, root.offset_debug()),
-                     ": expected <configuration> as the root element, found <", root.name(), ">"));
+               ": expected <configuration> as the root element, found <", root.name(), ">"));
   }
   // Validate the whole file before applying anything, so a bad file changes nothing.
   struct Pending {
@@ -130,13 +128,12 @@ absl::Status Configuration::LoadXmlString(std::string_view xml, const std::strin
     const int line = LineOf(xml, node.offset_debug());
     if (std::string_view(node.name()) != "property") {
       return absl::InvalidArgumentError(StrCat(label, ":", line, ": unexpected element <",
-                                                     node.name(), "> (expected <property>)"));
+                                               node.name(), "> (expected <property>)"));
     }
     pugi::xml_node name_node = node.child("name");
     std::string name = Trimmed(name_node.child_value());
     if (!name_node || name.empty()) {
-      return absl::InvalidArgumentError(
-          StrCat(label, ":", line, ": <property> has no <name>"));
+      return absl::InvalidArgumentError(StrCat(label, ":", line, ": <property> has no <name>"));
     }
     // Values keep inner whitespace but, as in Hadoop, not surrounding newlines and indentation.
     std::string value = Trimmed(node.child("value").child_value());

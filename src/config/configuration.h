@@ -16,9 +16,9 @@ namespace tony::config {
 
 struct ConfigEntry {
   std::string value;
-  ValueSource source;                   // where the value (or its last appended part) came from
-  std::vector<ValueSource> appended;    // earlier sources of a multi-valued key, oldest first
-  bool final = false;                   // Hadoop's <final>: later resources cannot override it
+  ValueSource source;                 // where the value (or its last appended part) came from
+  std::vector<ValueSource> appended;  // earlier sources of a multi-valued key, oldest first
+  bool final = false;                 // Hadoop's <final>: later resources cannot override it
 };
 
 class Configuration {
@@ -26,8 +26,7 @@ class Configuration {
   // Sets `key`. Multi-valued keys (IsMultiValued) append with a comma instead of replacing,
   // except over a built-in default, which is replaced. A key marked final by an earlier source
   // keeps its value; the attempt is reported in `ignored_final`.
-  void Set(std::string_view key, std::string value, const ValueSource& source,
-           bool final = false);
+  void Set(std::string_view key, std::string value, const ValueSource& source, bool final = false);
   // Replaces regardless of multi-valued semantics (used by tony itself for derived values).
   void Replace(std::string_view key, std::string value, const ValueSource& source);
 

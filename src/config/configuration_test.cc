@@ -89,11 +89,11 @@ TEST(ConfigurationTest, MultiValuedKeysAppendAndRememberEverySource) {
 
 TEST(ConfigurationTest, FinalKeysKeepTheirValue) {
   Configuration conf;
-  ASSERT_TRUE(conf.LoadXmlString(
-                      "<configuration><property><name>tony.yarn.queue</name><value>prod</value>"
-                      "<final>true</final></property></configuration>",
-                      "site.xml", SourceKind::kSiteFile)
-                  .ok());
+  ASSERT_TRUE(
+      conf.LoadXmlString("<configuration><property><name>tony.yarn.queue</name><value>prod</value>"
+                         "<final>true</final></property></configuration>",
+                         "site.xml", SourceKind::kSiteFile)
+          .ok());
   conf.Set("tony.yarn.queue", "adhoc", ValueSource::ConfFlag());
   EXPECT_EQ(conf.Get("tony.yarn.queue"), "prod");
   ASSERT_EQ(conf.ignored_final().size(), 1u);
@@ -141,11 +141,10 @@ TEST(ValueParsersTest, IntBoolAndLists) {
 
 TEST(KeyCatalogTest, BuiltInDefaultsCoverTonyKeys) {
   const KeyCatalog& catalog = KeyCatalog::BuiltIn();
-  for (const char* key :
-       {"tony.application.name", "tony.application.framework", "tony.am.memory",
-        "tony.task.heartbeat-interval-ms", "tony.container.allocation.timeout",
-        "tony.history.retention-sec", "tony.worker.memory", "tony.evaluator.gpus",
-        "tony.application.untracked.jobtypes", "tony.task.executor.jvm.opts"}) {
+  for (const char* key : {"tony.application.name", "tony.application.framework", "tony.am.memory",
+                          "tony.task.heartbeat-interval-ms", "tony.container.allocation.timeout",
+                          "tony.history.retention-sec", "tony.worker.memory", "tony.evaluator.gpus",
+                          "tony.application.untracked.jobtypes", "tony.task.executor.jvm.opts"}) {
     EXPECT_NE(catalog.Lookup(key), nullptr) << key;
   }
   EXPECT_EQ(catalog.Lookup("tony.worker.memory")->default_value, "2g");
@@ -157,7 +156,8 @@ TEST(KeyCatalogTest, BuiltInDefaultsCoverTonyKeys) {
 TEST(KeyCatalogTest, LintWarnsAboutMisspellingsUnsupportedAndUnknownKeys) {
   const KeyCatalog& catalog = KeyCatalog::BuiltIn();
   Configuration conf = catalog.Defaults();
-  conf.Set("tony.application.framwork", "pytorch", ValueSource::File(SourceKind::kConfFile, "t.xml", 9));
+  conf.Set("tony.application.framwork", "pytorch",
+           ValueSource::File(SourceKind::kConfFile, "t.xml", 9));
   conf.Set("tony.worker.memroy", "4g", ValueSource::ConfFlag());
   conf.Set("tony.task.executor.jvm.opts", "-Xmx1g", ValueSource::ConfFlag());
   conf.Set("tony.application.group.A", "worker", ValueSource::ConfFlag());
@@ -169,8 +169,9 @@ TEST(KeyCatalogTest, LintWarnsAboutMisspellingsUnsupportedAndUnknownKeys) {
     }
     return false;
   };
-  EXPECT_TRUE(has("unknown key tony.application.framwork (t.xml:9); did you mean "
-                  "tony.application.framework?"));
+  EXPECT_TRUE(
+      has("unknown key tony.application.framwork (t.xml:9); did you mean "
+          "tony.application.framework?"));
   EXPECT_TRUE(has("did you mean tony.worker.memory?"));
   EXPECT_TRUE(has("tony.task.executor.jvm.opts (--conf) is not supported by tony"));
   EXPECT_TRUE(has("tony.application.group.A (--conf) is not supported"));

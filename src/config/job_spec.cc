@@ -12,10 +12,17 @@ namespace {
 
 // Names under tony.* that are namespaces of tony itself, never job types.
 const std::set<std::string, std::less<>>& ReservedNames() {
-  static const auto* names = new std::set<std::string, std::less<>>{
-      "application", "am",   "task",   "containers", "container", "execution", "docker",
-      "history",     "portal", "local", "yarn",      "horovod",   "other",     "python-exec-path",
-      "gpu-exec-path", "keytab", "https", "http", "secret"};
+  static const auto* names =
+      new std::set<std::string, std::less<>>{"application",   "am",
+                                             "task",          "containers",
+                                             "container",     "execution",
+                                             "docker",        "history",
+                                             "portal",        "local",
+                                             "yarn",          "horovod",
+                                             "other",         "python-exec-path",
+                                             "gpu-exec-path", "keytab",
+                                             "https",         "http",
+                                             "secret"};
   return *names;
 }
 
@@ -40,17 +47,17 @@ class Reader {
     if (entry == nullptr) {
       return absl::InvalidArgumentError(StrCat(key, " (default): ", detail));
     }
-    return absl::InvalidArgumentError(StrCat(key, " = \"", entry->value, "\" (",
-                                                   entry->source.ToString(), "): ", detail));
+    return absl::InvalidArgumentError(
+        StrCat(key, " = \"", entry->value, "\" (", entry->source.ToString(), "): ", detail));
   }
 
   absl::StatusOr<int64_t> Int(std::string_view key, const std::string& value, int64_t min) const {
     absl::StatusOr<int64_t> parsed = ParseInt(value);
     if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
     if (*parsed < min) {
-      return Error(key, min == 0    ? "expected a non-negative integer"
-                        : min == 1  ? "expected a positive integer"
-                                    : StrCat("expected an integer of at least ", min));
+      return Error(key, min == 0   ? "expected a non-negative integer"
+                        : min == 1 ? "expected a positive integer"
+                                   : StrCat("expected an integer of at least ", min));
     }
     return *parsed;
   }
@@ -81,11 +88,11 @@ class Reader {
   const Configuration& conf_;
 };
 
-#define TONY_ASSIGN_OR_RETURN(lhs, expr)   \
-  do {                                     \
-    auto _result = (expr);                 \
+#define TONY_ASSIGN_OR_RETURN(lhs, expr)        \
+  do {                                          \
+    auto _result = (expr);                      \
     if (!_result.ok()) return _result.status(); \
-    lhs = *std::move(_result);             \
+    lhs = *std::move(_result);                  \
   } while (0)
 
 // Job types: every <t> with a tony.<t>.instances key, in name order.
@@ -195,8 +202,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   const auto& frameworks = KnownFrameworks();
   if (std::find(frameworks.begin(), frameworks.end(), spec.framework) == frameworks.end()) {
     return reader.Error("tony.application.framework",
-                        StrCat("unknown framework; expected one of ",
-                                     Join(frameworks, ", ")));
+                        StrCat("unknown framework; expected one of ", Join(frameworks, ", ")));
   }
   const std::string mode = ToUpper(reader.String("tony.application.distributed-mode"));
   if (mode == "GANG") {
@@ -231,6 +237,8 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
                         reader.Int("tony.container.registration.timeout", -1));
   TONY_ASSIGN_OR_RETURN(spec.execution_timeout_ms,
                         reader.Int("tony.task.executor.execution-timeout-ms", 0));
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.executor.registry-timeout-sec", 0));
+  spec.registry_timeout_ms = value * 1000;
   TONY_ASSIGN_OR_RETURN(spec.heartbeat_interval_ms,
                         reader.Int("tony.task.heartbeat-interval-ms", 1));
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-missed-heartbeats", 1));
@@ -248,8 +256,10 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   spec.python_venv = reader.String("tony.application.python-venv");
   spec.src_dir = reader.String("tony.application.src-dir");
 
-  const std::vector<std::string> untracked = SplitList(reader.String("tony.application.untracked.jobtypes"));
-  const std::vector<std::string> sidecars = SplitList(reader.String("tony.application.sidecar.jobtypes"));
+  const std::vector<std::string> untracked =
+      SplitList(reader.String("tony.application.untracked.jobtypes"));
+  const std::vector<std::string> sidecars =
+      SplitList(reader.String("tony.application.sidecar.jobtypes"));
   const std::vector<std::string> stop_on_failure =
       SplitList(reader.String("tony.application.stop-on-failure-jobtypes"));
   auto contains = [](const std::vector<std::string>& list, const std::string& name) {
@@ -278,21 +288,24 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
 
   for (const auto& [name, type] : spec.job_types) {
     if (type.command.empty()) {
-      return absl::InvalidArgumentError(StrCat(
-          "job type ", name, " has no command: give --executes, or set tony.containers.command or tony.",
-          name, ".command"));
+      return absl::InvalidArgumentError(
+          StrCat("job type ", name,
+                 " has no command: give --executes, or set tony.containers.command or tony.", name,
+                 ".command"));
     }
   }
   if (spec.framework == "standalone" && !spec.single_node && spec.TotalTasks() != 1) {
     return absl::InvalidArgumentError(StrCat(
         "tony.application.framework = standalone runs exactly one task, but the job has ",
-        spec.TotalTasks(), " (", [&] {
+        spec.TotalTasks(), " (",
+        [&] {
           std::vector<std::string> parts;
           for (const auto& [name, type] : spec.job_types) {
             parts.push_back(StrCat("tony.", name, ".instances = ", type.instances));
           }
           return Join(parts, ", ");
-        }(), ")"));
+        }(),
+        ")"));
   }
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-total-instances", -1));
   if (value >= 0 && spec.TotalTasks() > value) {
@@ -305,9 +318,10 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     total_memory += int64_t{type.instances} * type.resources.memory_mb;
     total_vcores += int64_t{type.instances} * type.resources.vcores;
   }
-  for (auto [key, total, unit] : {std::tuple{"tony.task.max-total-gpus", total_gpus, " GPUs"},
-                                  std::tuple{"tony.task.max-total-memory", total_memory, " MiB"},
-                                  std::tuple{"tony.task.max-total-vcores", total_vcores, " vcores"}}) {
+  for (auto [key, total, unit] :
+       {std::tuple{"tony.task.max-total-gpus", total_gpus, " GPUs"},
+        std::tuple{"tony.task.max-total-memory", total_memory, " MiB"},
+        std::tuple{"tony.task.max-total-vcores", total_vcores, " vcores"}}) {
     TONY_ASSIGN_OR_RETURN(value, reader.Int(key, -1));
     if (value >= 0 && total > value) {
       return reader.Error(key, StrCat("the job asks for ", total, unit));

@@ -69,12 +69,13 @@ struct JobSpec {
 
   Resources am;
   bool fail_on_worker_failure = false;
-  int64_t application_timeout_ms = 0;            // 0: none
-  int64_t am_startup_timeout_ms = 0;             // 0: none
-  int64_t wait_client_ms = 15000;                // tony.am.wait-client-signal-stop-timeout-sec
-  int64_t allocation_timeout_ms = -1;            // -1: none
-  int64_t registration_timeout_ms = -1;          // -1: none
-  int64_t execution_timeout_ms = 0;              // 0: none
+  int64_t application_timeout_ms = 0;    // 0: none
+  int64_t am_startup_timeout_ms = 0;     // 0: none
+  int64_t wait_client_ms = 15000;        // tony.am.wait-client-signal-stop-timeout-sec
+  int64_t allocation_timeout_ms = -1;    // -1: none
+  int64_t registration_timeout_ms = -1;  // -1: none
+  int64_t execution_timeout_ms = 0;      // 0: none
+  int64_t registry_timeout_ms = 0;       // 0: none
   int64_t heartbeat_interval_ms = 1000;
   int max_missed_heartbeats = 25;
   int64_t metrics_interval_ms = 5000;

@@ -151,8 +151,7 @@ TEST_F(JobSpecTest, SidecarAndCustomRoles) {
 
 TEST_F(JobSpecTest, NegativeInstances) {
   Set("tony.worker.instances", "-1");
-  EXPECT_EQ(Error(),
-            "tony.worker.instances = \"-1\" (--conf): expected a non-negative integer");
+  EXPECT_EQ(Error(), "tony.worker.instances = \"-1\" (--conf): expected a non-negative integer");
 }
 
 TEST_F(JobSpecTest, NonIntegerInstances) {
@@ -188,7 +187,8 @@ TEST_F(JobSpecTest, StandaloneNeedsExactlyOneTask) {
 TEST_F(JobSpecTest, OtherBadValues) {
   Set("tony.worker.instances", "1");
   Set("tony.application.distributed-mode", "EAGER");
-  EXPECT_EQ(Error(), "tony.application.distributed-mode = \"EAGER\" (--conf): expected GANG or FCFS");
+  EXPECT_EQ(Error(),
+            "tony.application.distributed-mode = \"EAGER\" (--conf): expected GANG or FCFS");
   Set("tony.application.distributed-mode", "GANG");
   Set("tony.application.fail-on-worker-failure-enabled", "maybe");
   EXPECT_EQ(Error(),

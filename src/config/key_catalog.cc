@@ -139,24 +139,23 @@ std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
     const std::string where = entry.source.ToString();
     if (const KeyInfo* info = Lookup(key)) {
       if (info->unsupported) {
-        warnings.push_back(StrCat(key, " (", where, ") is not supported by tony and is ignored: ",
-                                        *info->unsupported));
+        warnings.push_back(StrCat(
+            key, " (", where, ") is not supported by tony and is ignored: ", *info->unsupported));
       }
       continue;
     }
-    auto family = std::find_if(kUnsupportedFamilies.begin(), kUnsupportedFamilies.end(),
-                               [&](const UnsupportedFamily& f) {
-                                 return key.starts_with(f.prefix);
-                               });
+    auto family =
+        std::find_if(kUnsupportedFamilies.begin(), kUnsupportedFamilies.end(),
+                     [&](const UnsupportedFamily& f) { return key.starts_with(f.prefix); });
     if (family != kUnsupportedFamilies.end()) {
-      warnings.push_back(StrCat(key, " (", where, ") is not supported by tony and is ignored: ",
-                                      family->reason));
+      warnings.push_back(
+          StrCat(key, " (", where, ") is not supported by tony and is ignored: ", family->reason));
       continue;
     }
     if (!key.starts_with("tony.")) continue;  // Hadoop and user keys pass through
     if (std::optional<std::string> suggestion = Suggest(key)) {
-      warnings.push_back(StrCat("unknown key ", key, " (", where, "); did you mean ",
-                                      *suggestion, "?"));
+      warnings.push_back(
+          StrCat("unknown key ", key, " (", where, "); did you mean ", *suggestion, "?"));
     } else {
       warnings.push_back(StrCat("unknown key ", key, " (", where, ") is ignored"));
     }

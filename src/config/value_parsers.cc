@@ -36,8 +36,7 @@ absl::StatusOr<int64_t> ParseMemoryMb(std::string_view text) {
   if (s.empty() || ec != std::errc() || end != s.data() + s.size() || value <= 0 ||
       value > kMaxMb / multiplier) {
     return absl::InvalidArgumentError(
-        StrCat("expected a memory size such as 2g, 2048m or 2048 (MiB), got \"", text,
-                     "\""));
+        StrCat("expected a memory size such as 2g, 2048m or 2048 (MiB), got \"", text, "\""));
   }
   return value * multiplier;
 }
@@ -63,7 +62,8 @@ absl::StatusOr<std::map<std::string, std::string>> ParseEnvList(std::string_view
   for (const std::string& item : SplitList(text)) {
     const size_t eq = item.find('=');
     std::string_view name = std::string_view(item).substr(0, eq);
-    bool valid = eq != std::string::npos && !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    bool valid = eq != std::string::npos && !name.empty() &&
+                 !std::isdigit(static_cast<unsigned char>(name[0]));
     for (char c : name) valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
     if (!valid) {
       return absl::InvalidArgumentError(

@@ -75,9 +75,9 @@ absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
   options.container_id = get("TONY_CONTAINER_ID");
   options.log_dir = get("TONY_LOG_DIR");
   if (!missing.empty()) {
-    return absl::InvalidArgumentError(
-        StrCat("environment variable ", missing, " is not set; tony executor runs inside a "
-               "container started by tony's AM"));
+    return absl::InvalidArgumentError(StrCat("environment variable ", missing,
+                                             " is not set; tony executor runs inside a "
+                                             "container started by tony's AM"));
   }
   options.task.index = std::atoi(index.c_str());
   if (const char* attempt = std::getenv("TONY_TASK_ATTEMPT")) options.attempt = std::atoi(attempt);
@@ -133,8 +133,8 @@ absl::Status TaskExecutor::Register(int port) {
   context.set_wait_for_ready(true);
   grpc::Status status = stub_->RegisterTask(&context, request, &response);
   if (!status.ok()) {
-    return absl::UnavailableError(StrCat("cannot register with the AM at ", options_.am_address,
-                                         ": ", GrpcError(status)));
+    return absl::UnavailableError(
+        StrCat("cannot register with the AM at ", options_.am_address, ": ", GrpcError(status)));
   }
   return absl::OkStatus();
 }
@@ -146,8 +146,9 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() 
   rpc::WaitClusterSpecResponse response;
   grpc::ClientContext context;
   Attach(&context);
-  // The call waits as long as the AM keeps the connection; the AM's allocation and
-  // registration timeouts bound how long that is.
+  // Without tony.task.executor.registry-timeout-sec the call waits as long as the AM keeps the
+  // connection; the AM's allocation and registration timeouts bound how long that is.
+  if (spec_.registry_timeout_ms > 0) context.set_deadline(DeadlineIn(spec_.registry_timeout_ms));
   {
     std::lock_guard lock(mu_);
     if (stop_signal_ != 0) return absl::CancelledError("stopped before the cluster spec came");
@@ -231,8 +232,8 @@ int TaskExecutor::Run() {
   }
   absl::StatusOr<runtime::Environment> environment = runtime::BuildTaskEnvironment(context);
   if (!environment.ok()) {
-    const std::string why = StrCat("cannot build the task environment: ",
-                                   ToStd(environment.status().message()));
+    const std::string why =
+        StrCat("cannot build the task environment: ", ToStd(environment.status().message()));
     spdlog::error("{}", why);
     Report(1, why);
     return 1;
@@ -250,8 +251,8 @@ int TaskExecutor::Run() {
   const int64_t start_ms = SystemClock::Get()->NowMs();
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) {
-    const std::string why = StrCat("cannot start the command of ", task, ": ",
-                                   ToStd(pid.status().message()));
+    const std::string why =
+        StrCat("cannot start the command of ", task, ": ", ToStd(pid.status().message()));
     spdlog::error("{}", why);
     Report(127, why);
     return 127;

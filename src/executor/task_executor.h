@@ -57,8 +57,8 @@ class TaskExecutor {
   const ExecutorOptions options_;
   const config::JobSpec spec_;
   std::unique_ptr<rpc::TonyAm::Stub> stub_;
-  int wake_fd_ = -1;                      // the signal thread wakes Supervise through it
-  std::atomic<int> stop_signal_{0};       // the stop signal received, 0 if none
+  int wake_fd_ = -1;                 // the signal thread wakes Supervise through it
+  std::atomic<int> stop_signal_{0};  // the stop signal received, 0 if none
   std::mutex mu_;
   grpc::ClientContext* blocking_call_ = nullptr;  // guarded by mu_; cancelled on a stop signal
 };

@@ -1,10 +1,10 @@
 // Bad input through the real binary: one line naming what is wrong, exit code 2, nothing
 // started (no job directory).
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "e2e/tony_runner.h"
 
@@ -39,8 +39,8 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, ConfigPrintsTheResolvedConfigurationWithSources) {
-  TonyResult r = runner_.Run({"config", "--explain", "--executes", "train.py", "--conf",
-                              "tony.worker.instances=2"});
+  TonyResult r = runner_.Run(
+      {"config", "--explain", "--executes", "train.py", "--conf", "tony.worker.instances=2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("tony.worker.instances=2"), std::string::npos);
   EXPECT_NE(r.out.find("# --conf"), std::string::npos);
@@ -49,8 +49,9 @@ TEST_F(CliTest, ConfigPrintsTheResolvedConfigurationWithSources) {
 }
 
 TEST_F(CliTest, BadConfigurationValues) {
-  EXPECT_EQ(ExpectBadInput({"config", "--conf", "tony.worker.instances=-1"}),
-            "tony: error: tony.worker.instances = \"-1\" (--conf): expected a non-negative integer");
+  EXPECT_EQ(
+      ExpectBadInput({"config", "--conf", "tony.worker.instances=-1"}),
+      "tony: error: tony.worker.instances = \"-1\" (--conf): expected a non-negative integer");
   EXPECT_EQ(ExpectBadInput({"submit", "--executes", "x", "--conf", "tony.worker.instances=1.5"}),
             "tony: error: tony.worker.instances = \"1.5\" (--conf): expected an integer, got "
             "\"1.5\"");
@@ -63,11 +64,11 @@ TEST_F(CliTest, BadConfigurationValues) {
             std::string::npos);
   EXPECT_EQ(ExpectBadInput({"config", "--conf", "novalue"}),
             "tony: error: --conf \"novalue\": expected key=value");
-  EXPECT_NE(ExpectBadInput({"submit", "--executes", "x", "--conf",
-                            "tony.application.framework=standalone", "--conf",
-                            "tony.worker.instances=2"})
-                .find("standalone runs exactly one task"),
-            std::string::npos);
+  EXPECT_NE(
+      ExpectBadInput({"submit", "--executes", "x", "--conf",
+                      "tony.application.framework=standalone", "--conf", "tony.worker.instances=2"})
+          .find("standalone runs exactly one task"),
+      std::string::npos);
 }
 
 TEST_F(CliTest, BadFiles) {
@@ -80,14 +81,14 @@ TEST_F(CliTest, BadFiles) {
 }
 
 TEST_F(CliTest, MissingEntryPointInterpreterOrVenv) {
-  EXPECT_NE(ExpectBadInput({"submit", "--executes", "nope.py", "--python_binary_path",
-                            "/usr/bin/python3"})
+  EXPECT_NE(ExpectBadInput(
+                {"submit", "--executes", "nope.py", "--python_binary_path", "/usr/bin/python3"})
                 .find("--executes nope.py: no such file"),
             std::string::npos);
   const std::string script = runner_.work_dir() + "/train.py";
   std::ofstream(script) << "print('x')\n";
-  EXPECT_NE(ExpectBadInput({"submit", "--executes", "train.py", "--python_binary_path",
-                            "/no/such/python"})
+  EXPECT_NE(ExpectBadInput(
+                {"submit", "--executes", "train.py", "--python_binary_path", "/no/such/python"})
                 .find("--python_binary_path /no/such/python: no such executable"),
             std::string::npos);
   const std::string venv = runner_.work_dir() + "/venv.zip";

@@ -1,13 +1,12 @@
 // End-to-end tests of `tony submit` on the local backend: the real binary, real processes, real
 // PyTorch. After every test no process of the job may be left.
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
-
-#include <gtest/gtest.h>
 
 #include "e2e/tony_runner.h"
 
@@ -27,9 +26,15 @@ class LocalE2eTest : public ::testing::Test {
   // Common flags: the scripts as the source dir, small containers, enough vcores for the job.
   std::vector<std::string> Submit(const std::string& command,
                                   const std::vector<std::string>& conf) {
-    std::vector<std::string> args = {"submit", "--src_dir", SourceDir(), "--executes", command,
-                                     "--conf", "tony.local.vcores=16",
-                                     "--conf", "tony.task.stop-grace-ms=2000"};
+    std::vector<std::string> args = {"submit",
+                                     "--src_dir",
+                                     SourceDir(),
+                                     "--executes",
+                                     command,
+                                     "--conf",
+                                     "tony.local.vcores=16",
+                                     "--conf",
+                                     "tony.task.stop-grace-ms=2000"};
     for (const std::string& c : conf) {
       args.push_back("--conf");
       args.push_back(c);
@@ -75,10 +80,11 @@ std::string AllTaskStdout(const TonyResult& r) {
 }
 
 TEST_F(LocalE2eTest, PyTorchDigitsTrainsWithTwoWorkers) {
-  TonyResult r = runner_.Run({"submit", "--src_dir", TonyRunner::SourcePath("examples/pytorch-digits"),
-                              "--executes", "train.py", "--python_binary_path", kPython,
-                              "--conf_file", TonyRunner::SourcePath("examples/pytorch-digits/tony.xml"),
-                              "--conf", "tony.local.vcores=4"});
+  TonyResult r =
+      runner_.Run({"submit", "--src_dir", TonyRunner::SourcePath("examples/pytorch-digits"),
+                   "--executes", "train.py", "--python_binary_path", kPython, "--conf_file",
+                   TonyRunner::SourcePath("examples/pytorch-digits/tony.xml"), "--conf",
+                   "tony.local.vcores=4"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("SUCCEEDED"), std::string::npos);
   const std::string task_out = AllTaskStdout(r);
@@ -92,13 +98,12 @@ TEST_F(LocalE2eTest, PyTorchDigitsTrainsWithTwoWorkers) {
 }
 
 TEST_F(LocalE2eTest, TensorFlowClusterSpecAndTfConfigAgree) {
-  TonyResult r = runner_.Run(Submit(std::string(kPython) + " check_tf_env.py --ps-forever",
-                                    {"tony.application.framework=tensorflow",
-                                     "tony.chief.instances=1", "tony.worker.instances=2",
-                                     "tony.ps.instances=1", "tony.evaluator.instances=1",
-                                     "tony.application.untracked.jobtypes=ps",
-                                     "tony.chief.memory=256m", "tony.worker.memory=256m",
-                                     "tony.ps.memory=256m", "tony.evaluator.memory=256m"}));
+  TonyResult r = runner_.Run(
+      Submit(std::string(kPython) + " check_tf_env.py --ps-forever",
+             {"tony.application.framework=tensorflow", "tony.chief.instances=1",
+              "tony.worker.instances=2", "tony.ps.instances=1", "tony.evaluator.instances=1",
+              "tony.application.untracked.jobtypes=ps", "tony.chief.memory=256m",
+              "tony.worker.memory=256m", "tony.ps.memory=256m", "tony.evaluator.memory=256m"}));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::string task_out = AllTaskStdout(r);
   for (const char* task : {"chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"}) {
@@ -119,10 +124,10 @@ TEST_F(LocalE2eTest, FailedWorkerWithSuccessfulChiefSucceedsAndIsNamed) {
 }
 
 TEST_F(LocalE2eTest, FailOnWorkerFailureFailsTheJob) {
-  TonyResult r = runner_.Run(
-      Submit(std::string(kPython) + " exit_with.py 3 --only worker:1 --after 0",
-             {"tony.worker.instances=3", "tony.worker.memory=256m",
-              "tony.application.fail-on-worker-failure-enabled=true"}));
+  TonyResult r =
+      runner_.Run(Submit(std::string(kPython) + " exit_with.py 3 --only worker:1 --after 0",
+                         {"tony.worker.instances=3", "tony.worker.memory=256m",
+                          "tony.application.fail-on-worker-failure-enabled=true"}));
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("FAILED after"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("task worker:1 failed (exit code 3)"), std::string::npos) << r.out;
@@ -131,11 +136,11 @@ TEST_F(LocalE2eTest, FailOnWorkerFailureFailsTheJob) {
 
 TEST_F(LocalE2eTest, FailingChiefFailsTheJobAtOnce) {
   // The workers would run forever; the chief's failure must end the job regardless.
-  TonyResult r = runner_.Run(
-      SubmitShell("if [ \"$JOB_NAME\" = chief ]; then exit 7; else exec /usr/bin/python3 sleep_forever.py; fi",
-             {"tony.chief.instances=1", "tony.worker.instances=2", "tony.chief.memory=256m",
-              "tony.worker.memory=256m"}),
-      60000);
+  TonyResult r = runner_.Run(SubmitShell("if [ \"$JOB_NAME\" = chief ]; then exit 7; else exec "
+                                         "/usr/bin/python3 sleep_forever.py; fi",
+                                         {"tony.chief.instances=1", "tony.worker.instances=2",
+                                          "tony.chief.memory=256m", "tony.worker.memory=256m"}),
+                             60000);
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("chief chief:0 failed (exit code 7)"), std::string::npos) << r.out;
   EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED")) << r.out;
@@ -143,9 +148,10 @@ TEST_F(LocalE2eTest, FailingChiefFailsTheJobAtOnce) {
 
 TEST_F(LocalE2eTest, PsRunningForeverIsStoppedWhenWorkersFinish) {
   TonyResult r = runner_.Run(
-      SubmitShell("if [ \"$JOB_NAME\" = ps ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo done",
-             {"tony.worker.instances=2", "tony.ps.instances=1", "tony.worker.memory=256m",
-              "tony.ps.memory=256m"}),
+      SubmitShell(
+          "if [ \"$JOB_NAME\" = ps ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo done",
+          {"tony.worker.instances=2", "tony.ps.instances=1", "tony.worker.memory=256m",
+           "tony.ps.memory=256m"}),
       60000);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(TaskRow(r.out, "ps:0", "STOPPED")) << r.out;
@@ -153,9 +159,9 @@ TEST_F(LocalE2eTest, PsRunningForeverIsStoppedWhenWorkersFinish) {
 }
 
 TEST_F(LocalE2eTest, StandaloneAndSingleNodeJobs) {
-  TonyResult standalone = runner_.Run(Submit("echo standalone $JOB_NAME:$TASK_INDEX",
-                                             {"tony.application.framework=standalone",
-                                              "tony.worker.instances=1"}));
+  TonyResult standalone =
+      runner_.Run(Submit("echo standalone $JOB_NAME:$TASK_INDEX",
+                         {"tony.application.framework=standalone", "tony.worker.instances=1"}));
   ASSERT_EQ(standalone.exit_code, 0) << Describe(standalone);
   EXPECT_NE(AllTaskStdout(standalone).find("standalone worker:0"), std::string::npos);
 
@@ -197,20 +203,36 @@ TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {
 }
 
 TEST_F(LocalE2eTest, TaskEnvironmentFollowsTonyAndTorchConventions) {
-  TonyResult r = runner_.Run(
-      Submit(std::string(kPython) + " print_env.py",
-             {"tony.application.framework=pytorch", "tony.worker.instances=2",
-              "tony.worker.memory=256m", "tony.execution.envs=MY_FLAG=on"}),
-      60000, {{"MALLOC_ARENA_MAX", "2"}});
+  TonyResult r =
+      runner_.Run(Submit(std::string(kPython) + " print_env.py",
+                         {"tony.application.framework=pytorch", "tony.worker.instances=2",
+                          "tony.worker.memory=256m", "tony.execution.envs=MY_FLAG=on"}),
+                  60000, {{"MALLOC_ARENA_MAX", "2"}});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::string out = AllTaskStdout(r);
-  for (const char* expected : {"\"RANK\": \"1\"", "\"WORLD_SIZE\": \"2\"", "\"WORLD\": \"2\"",
-                               "\"JOB_NAME\": \"worker\"", "\"MY_FLAG\": \"on\"",
-                               "\"IS_CHIEF\": \"true\"", "\"LOCAL_WORLD_SIZE\": \"2\""}) {
+  for (const char* expected :
+       {"\"RANK\": \"1\"", "\"WORLD_SIZE\": \"2\"", "\"WORLD\": \"2\"", "\"JOB_NAME\": \"worker\"",
+        "\"MY_FLAG\": \"on\"", "\"IS_CHIEF\": \"true\"", "\"LOCAL_WORLD_SIZE\": \"2\""}) {
     EXPECT_NE(out.find(expected), std::string::npos) << expected << "\n" << out;
   }
   EXPECT_EQ(out.find("MALLOC_ARENA_MAX"), std::string::npos) << out;
   EXPECT_NE(out.find("\"JOB_ID\": \"" + r.app_id + "\""), std::string::npos) << out;
+}
+
+TEST_F(LocalE2eTest, EachGpuTaskGetsItsOwnDevices) {
+  TonyResult r =
+      runner_.Run(Submit(std::string(kPython) + " print_env.py",
+                         {"tony.local.gpus=3", "tony.worker.instances=2", "tony.worker.gpus=1",
+                          "tony.worker.memory=256m", "tony.ps.instances=1", "tony.ps.memory=256m",
+                          "tony.application.untracked.jobtypes="}),
+                  60000);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string out = AllTaskStdout(r);
+  EXPECT_NE(out.find("\"CUDA_VISIBLE_DEVICES\": \"0\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"CUDA_VISIBLE_DEVICES\": \"1\""), std::string::npos) << out;
+  // The ps asked for no GPU and must see none.
+  EXPECT_NE(out.find("\"CUDA_VISIBLE_DEVICES\": \"\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("\"CUDA_VISIBLE_DEVICES\": \"2\""), std::string::npos) << out;
 }
 
 }  // namespace

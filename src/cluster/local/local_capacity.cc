@@ -34,17 +34,15 @@ int MachineGpus() {
   return count;
 }
 
-std::string Mb(int64_t mb) {
-  return mb % 1024 == 0 ? StrCat(mb / 1024, "g") : StrCat(mb, "m");
-}
+std::string Mb(int64_t mb) { return mb % 1024 == 0 ? StrCat(mb / 1024, "g") : StrCat(mb, "m"); }
 
 }  // namespace
 
 absl::StatusOr<LocalCapacity> ResolveLocalCapacity(const config::Configuration& conf) {
   LocalCapacity capacity;
   auto key_error = [&](const char* key, const absl::Status& status) {
-    return absl::InvalidArgumentError(StrCat(key, " = \"", conf.Get(key), "\": ",
-                                             ToStd(status.message())));
+    return absl::InvalidArgumentError(
+        StrCat(key, " = \"", conf.Get(key), "\": ", ToStd(status.message())));
   };
   if (std::string memory = conf.Get("tony.local.memory"); !memory.empty()) {
     absl::StatusOr<int64_t> mb = config::ParseMemoryMb(memory);
@@ -77,9 +75,9 @@ absl::Status CheckFitsLocally(const LocalCapacity& capacity, const std::string& 
                               const ResourceAsk& ask) {
   const ResourceAsk& total = capacity.total;
   if (ask.memory_mb > total.memory_mb) {
-    return absl::ResourceExhaustedError(
-        StrCat(what, " asks for ", Mb(ask.memory_mb), " of memory, but this machine offers ",
-               Mb(total.memory_mb), " in all (tony.local.memory)"));
+    return absl::ResourceExhaustedError(StrCat(what, " asks for ", Mb(ask.memory_mb),
+                                               " of memory, but this machine offers ",
+                                               Mb(total.memory_mb), " in all (tony.local.memory)"));
   }
   if (ask.vcores > total.vcores) {
     return absl::ResourceExhaustedError(StrCat(what, " asks for ", ask.vcores,

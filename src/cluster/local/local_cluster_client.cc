@@ -43,8 +43,8 @@ absl::StatusOr<std::string> LocalClusterClient::NewApplicationId() {
   const long previous = n > 0 ? std::strtol(buffer, nullptr, 10) : 0;
   const long next = previous + 1;
   const std::string text = std::to_string(next) + "\n";
-  const bool ok = ftruncate(fd, 0) == 0 && pwrite(fd, text.data(), text.size(), 0) ==
-                                               static_cast<ssize_t>(text.size());
+  const bool ok = ftruncate(fd, 0) == 0 &&
+                  pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
   flock(fd, LOCK_UN);
   close(fd);
   if (!ok) return absl::InternalError(StrCat(path, ": cannot update the sequence"));

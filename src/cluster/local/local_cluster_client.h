@@ -35,7 +35,7 @@ class LocalClusterClient final : public ClusterClient {
 
   const std::string tony_home_;
   const Clock* const clock_;
-  std::map<std::string, pid_t> children_;  // AMs this client started, by app id
+  std::map<std::string, pid_t> children_;     // AMs this client started, by app id
   std::map<std::string, std::string> exits_;  // how those AMs exited, once reaped
 };
 

@@ -39,7 +39,8 @@ std::string FormatMb(int64_t bytes) {
 }
 
 absl::Status Localize(const LocalResource& resource, const std::string& work_dir) {
-  const fs::path target = resource.name.empty() ? fs::path(work_dir) : fs::path(work_dir) / resource.name;
+  const fs::path target =
+      resource.name.empty() ? fs::path(work_dir) : fs::path(work_dir) / resource.name;
   if (resource.is_archive) return ExtractArchive(resource.source, target.string());
   std::error_code ec;
   if (fs::is_directory(resource.source, ec)) {
@@ -73,8 +74,8 @@ absl::Status LocalContainerAllocator::Start(const std::string& am_host, int am_p
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return absl::InternalError(StrCat("eventfd: ", std::strerror(errno)));
   // The client finds the AM through this file; written atomically, so it is whole when seen.
-  absl::Status written = WriteFile(StrCat(options_.job_dir, "/am.address"),
-                                   StrCat(am_host, ":", am_port, "\n"), 0600);
+  absl::Status written =
+      WriteFile(StrCat(options_.job_dir, "/am.address"), StrCat(am_host, ":", am_port, "\n"), 0600);
   if (!written.ok()) return written;
   monitor_ = std::thread([this] { MonitorLoop(); });
   return absl::OkStatus();
@@ -139,8 +140,8 @@ absl::Status LocalContainerAllocator::Launch(const Container& container, const L
   fs::create_directories(work_dir, ec);
   fs::create_directories(container.log_dir, ec);
   if (ec) {
-    return absl::InternalError(StrCat("cannot create the directories of ", container.id, ": ",
-                                      ec.message()));
+    return absl::InternalError(
+        StrCat("cannot create the directories of ", container.id, ": ", ec.message()));
   }
   for (const LocalResource& resource : spec.resources) {
     if (absl::Status s = Localize(resource, work_dir); !s.ok()) return s;
@@ -194,8 +195,8 @@ void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grac
     }
   }
   if (never_launched && callbacks_.on_completed) {
-    callbacks_.on_completed({container_id, 0, "stopped before launch",
-                             ContainerExit::Cause::kStoppedByAm});
+    callbacks_.on_completed(
+        {container_id, 0, "stopped before launch", ContainerExit::Cause::kStoppedByAm});
   }
   Wake();
 }
@@ -208,15 +209,14 @@ void LocalContainerAllocator::Release(const std::string& container_id) {
   containers_.erase(it);
 }
 
-void LocalContainerAllocator::Finish(const std::string& final_state,
-                                     const std::string& diagnostics,
+void LocalContainerAllocator::Finish(const std::string& final_state, const std::string& diagnostics,
                                      const std::string& status_json) {
   nlohmann::json record;
   record["final_state"] = final_state;
   record["diagnostics"] = diagnostics;
   record["job_status"] = nlohmann::json::parse(status_json, nullptr, /*allow_exceptions=*/false);
-  absl::Status written = WriteFile(StrCat(options_.job_dir, "/final-status.json"),
-                                   record.dump(2) + "\n", 0644);
+  absl::Status written =
+      WriteFile(StrCat(options_.job_dir, "/final-status.json"), record.dump(2) + "\n", 0644);
   if (!written.ok()) spdlog::error("[{}] {}", options_.app_id, ToStd(written.message()));
 }
 
@@ -300,9 +300,9 @@ void LocalContainerAllocator::CheckMemory() {
     if (rss > limit) {
       it->second.cause = ContainerExit::Cause::kOverMemory;
       it->second.kill_reason =
-          StrCat("Container ", id, " is running beyond physical memory limits. Current usage: ",
-                 FormatMb(rss), " of ", FormatMb(limit),
-                 " physical memory used. Killing container.");
+          StrCat("Container ", id,
+                 " is running beyond physical memory limits. Current usage: ", FormatMb(rss),
+                 " of ", FormatMb(limit), " physical memory used. Killing container.");
       spdlog::warn("[{}] {}", options_.app_id, it->second.kill_reason);
       SignalTree(pid, SIGKILL);
     }

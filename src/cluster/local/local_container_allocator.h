@@ -52,7 +52,7 @@ class LocalContainerAllocator final : public ContainerAllocator {
   struct LocalContainer {
     Container container;
     std::vector<int> gpus;
-    pid_t pid = 0;       // the executor, leader of the container's session
+    pid_t pid = 0;  // the executor, leader of the container's session
     int pidfd = -1;
     bool stopping = false;
     int64_t kill_at_ms = 0;  // when stopping: SIGKILL the whole tree at this time
@@ -75,12 +75,12 @@ class LocalContainerAllocator final : public ContainerAllocator {
   int wake_fd_ = -1;  // eventfd that interrupts the monitor's poll
 
   mutable std::mutex mu_;
-  std::deque<ContainerRequest> pending_;               // guarded by mu_
+  std::deque<ContainerRequest> pending_;              // guarded by mu_
   std::map<std::string, LocalContainer> containers_;  // guarded by mu_
-  ResourceAsk free_;                                   // guarded by mu_
-  std::vector<int> free_gpus_;                         // guarded by mu_
-  int next_container_ = 2;                             // guarded by mu_; 1 is the AM's
-  bool shutdown_ = false;                              // guarded by mu_
+  ResourceAsk free_;                                  // guarded by mu_
+  std::vector<int> free_gpus_;                        // guarded by mu_
+  int next_container_ = 2;                            // guarded by mu_; 1 is the AM's
+  bool shutdown_ = false;                             // guarded by mu_
   std::thread monitor_;
 };
 

@@ -1,0 +1,197 @@
+// The AM's control plane over real gRPC on loopback, with a fake allocator standing in for the
+// resource manager (a unit test of the AM's logic; the end-to-end tests use the real backends).
+
+#include "am/application_master.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "config/key_catalog.h"
+#include "grpcpp/grpcpp.h"
+#include "rpc/secret.h"
+
+namespace tony::am {
+namespace {
+
+class FakeAllocator final : public cluster::ContainerAllocator {
+ public:
+  absl::Status Start(const std::string& host, int port, Callbacks callbacks) override {
+    std::lock_guard lock(mu_);
+    address_ = host + ":" + std::to_string(port);
+    callbacks_ = std::move(callbacks);
+    changed_.notify_all();
+    return absl::OkStatus();
+  }
+  absl::Status CheckFits(const cluster::ContainerRequest&) const override {
+    return absl::OkStatus();
+  }
+  void Request(const cluster::ContainerRequest& request) override {
+    std::lock_guard lock(mu_);
+    requests_.push_back(request);
+    changed_.notify_all();
+  }
+  absl::Status Launch(const cluster::Container& container,
+                      const cluster::LaunchSpec& spec) override {
+    std::lock_guard lock(mu_);
+    launched_.push_back({container, spec});
+    changed_.notify_all();
+    return absl::OkStatus();
+  }
+  void Stop(const std::string& id, int64_t) override {
+    // The container ends at once, as if its executor obeyed.
+    Callbacks callbacks;
+    {
+      std::lock_guard lock(mu_);
+      callbacks = callbacks_;
+    }
+    callbacks.on_completed({id, 143, "", cluster::ContainerExit::Cause::kStoppedByAm});
+  }
+  void Release(const std::string&) override {}
+  void Finish(const std::string& state, const std::string&, const std::string&) override {
+    std::lock_guard lock(mu_);
+    final_state_ = state;
+  }
+  int RunningContainers() const override { return 0; }
+  void Shutdown() override {}
+
+  // Waits until `predicate` holds, with a deadline.
+  template <typename Predicate>
+  bool WaitFor(Predicate predicate) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [&] { return predicate(); });
+  }
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::string address_;
+  Callbacks callbacks_;
+  std::vector<cluster::ContainerRequest> requests_;
+  std::vector<std::pair<cluster::Container, cluster::LaunchSpec>> launched_;
+  std::string final_state_;
+};
+
+config::JobSpec TwoWorkers() {
+  config::Configuration conf = config::KeyCatalog::BuiltIn().Defaults();
+  for (auto [key, value] :
+       {std::pair{"tony.containers.command", "true"}, std::pair{"tony.worker.instances", "2"},
+        std::pair{"tony.am.wait-client-signal-stop-timeout-sec", "0"}}) {
+    conf.Set(key, value, config::ValueSource::ConfFlag());
+  }
+  return *config::BuildJobSpec(conf);
+}
+
+class ApplicationMasterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AmOptions options;
+    options.app_id = "application_1_0001";
+    options.secret = "s3cret";
+    options.host = "127.0.0.1";
+    options.executable = "/bin/false";
+    options.wait_client_ms = 0;
+    am_ =
+        std::make_unique<ApplicationMaster>(options, TwoWorkers(), &allocator_, SystemClock::Get());
+    run_ = std::async(std::launch::async, [this] { return am_->Run(); });
+    ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.requests_.size() == 2; }));
+    stub_ = rpc::TonyAm::NewStub(
+        grpc::CreateChannel(allocator_.address_, grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    am_->RequestKill("test over");
+    EXPECT_EQ(run_.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  }
+
+  void Allocate(const std::string& id) {
+    cluster::Container container;
+    container.id = id;
+    container.job_type = "worker";
+    container.host = "127.0.0.1";
+    allocator_.callbacks_.on_allocated(container);
+  }
+  grpc::Status Register(int index, const std::string& container, int port) {
+    rpc::RegisterTaskRequest request;
+    request.mutable_task()->set_type("worker");
+    request.mutable_task()->set_index(index);
+    request.set_container_id(container);
+    request.set_host("127.0.0.1");
+    request.set_port(port);
+    rpc::RegisterTaskResponse response;
+    grpc::ClientContext context;
+    rpc::AttachSecret(&context, "s3cret");
+    return stub_->RegisterTask(&context, request, &response);
+  }
+
+  FakeAllocator allocator_;
+  std::unique_ptr<ApplicationMaster> am_;
+  std::future<int> run_;
+  std::unique_ptr<rpc::TonyAm::Stub> stub_;
+};
+
+TEST_F(ApplicationMasterTest, CallsWithoutTheJobSecretAreRefused) {
+  rpc::GetJobStatusRequest request;
+  rpc::JobStatus status;
+  {
+    grpc::ClientContext context;
+    EXPECT_EQ(stub_->GetJobStatus(&context, request, &status).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext context;
+    rpc::AttachSecret(&context, "s3creT");
+    EXPECT_EQ(stub_->GetJobStatus(&context, request, &status).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext context;
+    rpc::KillJobRequest kill;
+    rpc::KillJobResponse killed;
+    EXPECT_EQ(stub_->KillJob(&context, kill, &killed).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  grpc::ClientContext context;
+  rpc::AttachSecret(&context, "s3cret");
+  ASSERT_TRUE(stub_->GetJobStatus(&context, request, &status).ok());
+  EXPECT_EQ(status.app_id(), "application_1_0001");
+  EXPECT_EQ(status.state(), rpc::JOB_RUNNING);
+}
+
+TEST_F(ApplicationMasterTest, GangBarrierAnswersTheWaiterWhenTheLastTaskRegisters) {
+  Allocate("c2");
+  Allocate("c3");
+  ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.launched_.size() == 2; }));
+  EXPECT_EQ(allocator_.launched_[0].second.env.at("TONY_TASK_TYPE"), "worker");
+  EXPECT_EQ(allocator_.launched_[0].second.env.at("TONY_CONTAINER_ID"), "c2");
+  ASSERT_TRUE(Register(0, "c2", 7001).ok());
+
+  // worker:0 waits for the cluster spec; the call stays open until worker:1 registers.
+  auto waiting = std::async(std::launch::async, [this] {
+    rpc::WaitClusterSpecRequest request;
+    request.mutable_task()->set_type("worker");
+    request.mutable_task()->set_index(0);
+    request.set_container_id("c2");
+    rpc::WaitClusterSpecResponse response;
+    grpc::ClientContext context;
+    rpc::AttachSecret(&context, "s3cret");
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    grpc::Status status = stub_->WaitClusterSpec(&context, request, &response);
+    return std::make_pair(status.ok(), response);
+  });
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "the cluster spec came before the gang was complete";
+  EXPECT_FALSE(Register(1, "c9", 7002).ok()) << "a stale container must be refused";
+  ASSERT_TRUE(Register(1, "c3", 7002).ok());
+  auto [ok, response] = waiting.get();
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(response.cluster().at("worker").addresses_size(), 2);
+  EXPECT_EQ(response.cluster().at("worker").addresses(0), "127.0.0.1:7001");
+  EXPECT_EQ(response.cluster().at("worker").addresses(1), "127.0.0.1:7002");
+  EXPECT_TRUE(response.is_chief());
+  EXPECT_EQ(response.num_tracked_tasks(), 2);
+}
+
+}  // namespace
+}  // namespace tony::am
