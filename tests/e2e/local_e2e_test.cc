@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "common/archive.h"
 #include "e2e/tony_runner.h"
 
 namespace tony::testing {
@@ -233,6 +234,41 @@ TEST_F(LocalE2eTest, EachGpuTaskGetsItsOwnDevices) {
   // The ps asked for no GPU and must see none.
   EXPECT_NE(out.find("\"CUDA_VISIBLE_DEVICES\": \"\""), std::string::npos) << out;
   EXPECT_EQ(out.find("\"CUDA_VISIBLE_DEVICES\": \"2\""), std::string::npos) << out;
+}
+
+TEST_F(LocalE2eTest, VenvSourceAndResourcesAreUnpackedIntoEveryContainer) {
+  // A stand-in venv whose interpreter wraps the system one and marks that it was used.
+  const fs::path venv = fs::path(runner_.work_dir()) / "venv-tree";
+  fs::create_directories(venv / "bin");
+  std::ofstream(venv / "bin/python")
+      << "#!/bin/sh\nexport FROM_VENV=yes\nexec /usr/bin/python3 \"$@\"\n";
+  fs::permissions(venv / "bin/python", fs::perms::owner_all);
+  ASSERT_TRUE(CreateZipFromDirectory(venv.string(), runner_.work_dir() + "/venv.zip").ok());
+  const fs::path src = fs::path(runner_.work_dir()) / "src";
+  fs::create_directories(src);
+  std::ofstream(src / "main.py")
+      << "import os\n"
+         "assert os.environ['FROM_VENV'] == 'yes'\n"
+         "print(open('renamed.txt').read().strip(), open('data/inner.txt').read().strip())\n";
+  std::ofstream(fs::path(runner_.work_dir()) / "plain.txt") << "plain-resource\n";
+  const fs::path data = fs::path(runner_.work_dir()) / "data-tree";
+  fs::create_directories(data);
+  std::ofstream(data / "inner.txt") << "archived-resource\n";
+  ASSERT_TRUE(CreateZipFromDirectory(data.string(), runner_.work_dir() + "/data.zip").ok());
+
+  TonyResult r = runner_.Run(
+      {"submit", "--src_dir", "src", "--executes", "main.py", "--python_venv", "venv.zip",
+       "--python_binary_path", "bin/python", "--conf", "tony.worker.instances=2", "--conf",
+       "tony.worker.memory=256m", "--conf", "tony.local.vcores=8", "--conf",
+       "tony.worker.resources=plain.txt::renamed.txt,data.zip::data#archive"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string out = AllTaskStdout(r);
+  size_t count = 0;
+  for (size_t at = out.find("plain-resource archived-resource"); at != std::string::npos;
+       at = out.find("plain-resource archived-resource", at + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 2u) << out;
 }
 
 }  // namespace

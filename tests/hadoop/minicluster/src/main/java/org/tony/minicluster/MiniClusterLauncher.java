@@ -1,0 +1,481 @@
+package org.tony.minicluster;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.yarn.api.records.NodeReport;
+import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.api.records.ResourceInformation;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+
+import sun.misc.Signal;
+
+/**
+ * Starts a real HDFS (MiniDFSCluster) and YARN (MiniYARNCluster) on 127.0.0.1
+ * with ephemeral ports for tony's yarn-backend tests, writes the live client
+ * configuration as core-site.xml, hdfs-site.xml and yarn-site.xml into DIR,
+ * prints "MINICLUSTER READY DIR" on stdout once every NodeManager is RUNNING
+ * in the ResourceManager, and stops cleanly (exit 0) on SIGTERM or SIGINT.
+ *
+ * <pre>
+ * MiniClusterLauncher DIR [--nodemanagers N] [--gpus G] [--nm-memory-mb M]
+ *                         [--nm-vcores V] [--max-lifetime-s S]
+ * </pre>
+ *
+ * Everything the cluster writes lies under DIR/data. Test code only.
+ */
+public final class MiniClusterLauncher {
+
+  /** The GPU resource type, as YARN names it. */
+  static final String GPU = "yarn.io/gpu";
+
+  private static final String LOOPBACK = "127.0.0.1";
+
+  private static final class Options {
+    File dir;
+    int nodeManagers = 1;
+    long gpus = 4;
+    int nmMemoryMb = 8192;
+    int nmVcores = 8;
+    long maxLifetimeS = 0; // 0: no limit
+    long readyTimeoutS = 240;
+  }
+
+  private final Options opt;
+  private final File data;
+  private MiniDFSCluster dfs;
+  private MiniYARNCluster yarn;
+  private final AtomicBoolean stopped = new AtomicBoolean(false);
+
+  private MiniClusterLauncher(Options opt) {
+    this.opt = opt;
+    this.data = new File(opt.dir, "data");
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options opt;
+    try {
+      opt = parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("minicluster: " + e.getMessage());
+      System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
+          + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]");
+      System.exit(2);
+      return;
+    }
+    MiniClusterLauncher launcher = new MiniClusterLauncher(opt);
+
+    CountDownLatch stop = new CountDownLatch(1);
+    for (String sig : new String[] {"TERM", "INT", "HUP"}) {
+      Signal.handle(new Signal(sig), s -> stop.countDown());
+    }
+    // Any other way out of the JVM (an uncaught error, System.exit) still
+    // stops the daemons, so no container process outlives us.
+    Runtime.getRuntime().addShutdownHook(new Thread(launcher::stopQuietly, "minicluster-stop"));
+
+    try {
+      launcher.start();
+    } catch (Throwable t) {
+      System.err.println("minicluster: failed to start: " + t);
+      t.printStackTrace();
+      launcher.stopQuietly();
+      System.out.flush();
+      Runtime.getRuntime().halt(1);
+    }
+    System.out.println("MINICLUSTER READY " + opt.dir.getAbsolutePath());
+    System.out.flush();
+
+    if (opt.maxLifetimeS > 0) {
+      if (!stop.await(opt.maxLifetimeS, TimeUnit.SECONDS)) {
+        System.err.println("minicluster: max lifetime of " + opt.maxLifetimeS
+            + " s reached, stopping");
+      }
+    } else {
+      stop.await();
+    }
+    // A watchdog, so that a stuck stop can never hang the caller.
+    Thread watchdog = new Thread(() -> {
+      try {
+        Thread.sleep(60_000);
+        System.err.println("minicluster: stop took over 60 s, halting");
+        Runtime.getRuntime().halt(3);
+      } catch (InterruptedException ignored) {
+        // done in time
+      }
+    }, "minicluster-stop-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
+    launcher.stopQuietly();
+    System.err.println("minicluster: stopped");
+    System.err.flush();
+    Runtime.getRuntime().halt(0);
+  }
+
+  private static Options parse(String[] args) {
+    Options o = new Options();
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (a.startsWith("--")) {
+        if (i + 1 >= args.length) {
+          throw new IllegalArgumentException(a + " needs a value");
+        }
+        String v = args[++i];
+        try {
+          switch (a) {
+            case "--nodemanagers": o.nodeManagers = Integer.parseInt(v); break;
+            case "--gpus": o.gpus = Long.parseLong(v); break;
+            case "--nm-memory-mb": o.nmMemoryMb = Integer.parseInt(v); break;
+            case "--nm-vcores": o.nmVcores = Integer.parseInt(v); break;
+            case "--max-lifetime-s": o.maxLifetimeS = Long.parseLong(v); break;
+            case "--ready-timeout-s": o.readyTimeoutS = Long.parseLong(v); break;
+            default: throw new IllegalArgumentException("unknown option " + a);
+          }
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException(a + ": not a number: " + v);
+        }
+      } else if (o.dir == null) {
+        o.dir = new File(a).getAbsoluteFile();
+      } else {
+        throw new IllegalArgumentException("unexpected argument " + a);
+      }
+    }
+    if (o.dir == null) {
+      throw new IllegalArgumentException("DIR is required");
+    }
+    if (o.nodeManagers < 1 || o.gpus < 0 || o.nmMemoryMb < 256 || o.nmVcores < 1) {
+      throw new IllegalArgumentException("bad sizes");
+    }
+    return o;
+  }
+
+  private void start() throws Exception {
+    if (!data.isDirectory() && !data.mkdirs()) {
+      throw new IOException("cannot create " + data);
+    }
+    File tmp = new File(data, "tmp");
+    File logs = new File(data, "logs");
+    tmp.mkdirs();
+    logs.mkdirs();
+    // Where MiniYARNCluster puts its work dir (GenericTestUtils.getTestDir),
+    // and where daemons put logs: all under DIR/data.
+    System.setProperty("test.build.data", new File(data, "yarn").getAbsolutePath());
+    System.setProperty("hadoop.log.dir", logs.getAbsolutePath());
+    System.setProperty("yarn.log.dir", logs.getAbsolutePath());
+
+    Configuration conf = new Configuration();
+    conf.set("hadoop.tmp.dir", tmp.getAbsolutePath());
+    conf.set("hadoop.security.authentication", "simple");
+    conf.setBoolean("hadoop.security.authorization", false);
+    UserGroupInformation.setConfiguration(conf);
+
+    startHdfs(conf);
+    startYarn(conf);
+    waitForNodes();
+    writeSiteFiles();
+  }
+
+  // ---------------------------------------------------------------- HDFS
+
+  private void startHdfs(Configuration base) throws Exception {
+    Configuration conf = new Configuration(base);
+    conf.setBoolean("dfs.permissions.enabled", false);
+    conf.setBoolean("dfs.webhdfs.enabled", true);
+    conf.setInt("dfs.replication", 1);
+    conf.setLong("dfs.blocksize", 16L * 1024 * 1024);
+    conf.set("dfs.namenode.rpc-bind-host", LOOPBACK);
+    conf.set("dfs.namenode.http-bind-host", LOOPBACK);
+    // The DataNode is told to clients by IP (127.0.0.1), never by a name.
+    conf.setBoolean("dfs.client.use.datanode.hostname", false);
+    conf.setBoolean("dfs.datanode.use.datanode.hostname", false);
+
+    dfs = new MiniDFSCluster.Builder(conf, new File(data, "dfs"))
+        .numDataNodes(1)
+        .format(true)
+        .manageNameDfsDirs(true)
+        .manageDataDfsDirs(true)
+        .waitSafeMode(true)
+        .build();
+    dfs.waitActive();
+    dfs.waitClusterUp();
+
+    // The usual directories of a fresh cluster.
+    FileSystem fs = dfs.getFileSystem();
+    String user = UserGroupInformation.getCurrentUser().getShortUserName();
+    Path tmp = new Path("/tmp");
+    fs.mkdirs(tmp);
+    fs.setPermission(tmp, new FsPermission((short) 01777));
+    Path home = new Path("/user/" + user);
+    fs.mkdirs(home);
+  }
+
+  // ---------------------------------------------------------------- YARN
+
+  private void startYarn(Configuration base) throws Exception {
+    // Starts from the live HDFS configuration, so it has the real fs.defaultFS.
+    YarnConfiguration conf = new YarnConfiguration(dfs.getConfiguration(0));
+    conf.set("fs.defaultFS", dfs.getURI().toString());
+
+    // Our own loopback addresses with ephemeral ports (MiniYARNCluster would
+    // otherwise pick "localhost:0" itself).
+    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
+    conf.set(YarnConfiguration.RM_HOSTNAME, LOOPBACK);
+    conf.set(YarnConfiguration.RM_ADDRESS, LOOPBACK + ":0");
+    conf.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, LOOPBACK + ":0");
+    conf.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, LOOPBACK + ":0");
+    conf.set(YarnConfiguration.RM_ADMIN_ADDRESS, LOOPBACK + ":0");
+    conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":0");
+    conf.set(YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS, LOOPBACK + ":0");
+    conf.set("yarn.http.policy", "HTTP_ONLY");
+    conf.setBoolean(YarnConfiguration.TIMELINE_SERVICE_ENABLED, false);
+
+    // Sizes: a small machine. The minicluster reads NM memory from its own key.
+    conf.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, opt.nmMemoryMb);
+    conf.setInt(YarnConfiguration.NM_PMEM_MB, opt.nmMemoryMb);
+    conf.setInt(YarnConfiguration.NM_VCORES, opt.nmVcores);
+    conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 64);
+    conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, opt.nmMemoryMb);
+    conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_VCORES, 1);
+    conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, opt.nmVcores);
+
+    // GPUs: a plain countable resource type with a static amount per NM.
+    // No yarn.nodemanager.resource-plugins, so no real GPU is looked for.
+    if (opt.gpus > 0) {
+      conf.set(YarnConfiguration.RESOURCE_TYPES, GPU);
+      conf.set(YarnConfiguration.NM_RESOURCES_PREFIX + GPU, Long.toString(opt.gpus));
+    }
+
+    // Capacity scheduler, one queue, AMs may use the whole queue, and every
+    // resource type (GPUs too) counts when fitting containers.
+    conf.set("yarn.scheduler.capacity.root.queues", "default");
+    conf.set("yarn.scheduler.capacity.root.default.capacity", "100");
+    conf.set("yarn.scheduler.capacity.root.default.maximum-capacity", "100");
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
+    conf.set("yarn.scheduler.capacity.root.default.maximum-am-resource-percent", "1.0");
+    conf.set("yarn.scheduler.capacity.resource-calculator",
+        "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
+
+    // The NodeManager on a small, possibly rather full disk.
+    conf.setFloat(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, 99.9f);
+    conf.setLong(YarnConfiguration.NM_MIN_PER_DISK_FREE_SPACE_MB, 0);
+
+    // Memory: enforce physical memory like a real cluster; never virtual.
+    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_CONTROL_RESOURCE_MONITORING, true);
+    conf.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, true);
+    conf.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
+
+    // Quicker than the defaults, so tests allocate and finish faster.
+    conf.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 250);
+    conf.setLong(YarnConfiguration.NM_SLEEP_DELAY_BEFORE_SIGKILL_MS, 250);
+
+    // Without the NodeManagers' web servers: GuiceFilter is static, so the
+    // last web app started in this JVM would take every request, and the
+    // ResourceManager's REST API (/ws/v1/cluster) would answer 404.
+    yarn = new MiniYARNCluster("tony-minicluster", opt.nodeManagers, 1, 1, false);
+    yarn.init(conf);
+    yarn.start();
+  }
+
+  private void waitForNodes() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(opt.readyTimeoutS);
+    YarnClient client = YarnClient.createYarnClient();
+    client.init(new YarnConfiguration(yarnConfig()));
+    client.start();
+    try {
+      String last = "";
+      while (true) {
+        List<NodeReport> nodes = client.getNodeReports(NodeState.RUNNING);
+        int ready = 0;
+        StringBuilder desc = new StringBuilder();
+        for (NodeReport n : nodes) {
+          long g = 0;
+          for (ResourceInformation ri : n.getCapability().getResources()) {
+            if (GPU.equals(ri.getName())) {
+              g = ri.getValue();
+            }
+          }
+          desc.append(' ').append(n.getNodeId()).append(' ').append(n.getCapability());
+          if (g >= opt.gpus) {
+            ready++;
+          }
+        }
+        if (!desc.toString().equals(last)) {
+          System.err.println("minicluster: RUNNING nodes:" + desc);
+          last = desc.toString();
+        }
+        if (ready >= opt.nodeManagers) {
+          return;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IOException("only " + ready + " of " + opt.nodeManagers
+              + " NodeManagers RUNNING with " + opt.gpus + " GPUs after "
+              + opt.readyTimeoutS + " s");
+        }
+        Thread.sleep(100);
+      }
+    } finally {
+      client.stop();
+    }
+  }
+
+  /** The ResourceManager's live configuration (it has the bound ports). */
+  private Configuration yarnConfig() {
+    return yarn.getResourceManager().getConfig();
+  }
+
+  // ------------------------------------------------------------ site files
+
+  private void writeSiteFiles() throws IOException {
+    // Every key that is not a plain default, from the live configurations;
+    // HDFS first, then YARN (the ResourceManager's, with its bound ports).
+    TreeMap<String, String> all = new TreeMap<>();
+    collect(dfs.getConfiguration(0), all);
+    collect(yarn.getConfig(), all);
+    collect(yarnConfig(), all);
+    all.put("fs.defaultFS", dfs.getURI().toString());
+    all.put("dfs.namenode.http-address",
+        dfs.getNameNode().getHttpAddress().getHostString() + ":"
+            + dfs.getNameNode().getHttpAddress().getPort());
+    all.put("dfs.namenode.rpc-address", dfs.getNameNode().getNameNodeAddressHostPortString());
+    // Internal to the launcher or the test harness, or a path of one DataNode.
+    all.keySet().removeIf(k -> k.startsWith("hdfs.minidfs.")
+        || k.startsWith("yarn.minicluster.") || k.equals("yarn.is.minicluster")
+        || k.startsWith("dfs.datanode.") || k.startsWith("yarn.nodemanager.local-dirs")
+        || k.startsWith("yarn.nodemanager.log-dirs") || k.startsWith("rpc.engine.")
+        || k.startsWith("mapreduce.") || k.equals("net.topology.node.switch.mapping.impl")
+        || k.equals("yarn.node-attribute.fs-store.root-dir")
+        || k.equals("dfs.namenode.startup") || k.equals("dfs.namenode.name.dir")
+        || k.equals("dfs.namenode.checkpoint.dir"));
+    // Hadoop writes a bound 127.0.0.1 back as "localhost"; clients get the
+    // address itself, so no name has to resolve (nor to ::1).
+    all.replaceAll((k, v) -> v.replaceAll("(^|[/,])localhost:", "$1" + LOOPBACK + ":"));
+
+    TreeMap<String, String> core = new TreeMap<>();
+    TreeMap<String, String> hdfs = new TreeMap<>();
+    TreeMap<String, String> yarnSite = new TreeMap<>();
+    for (Map.Entry<String, String> e : all.entrySet()) {
+      String k = e.getKey();
+      if (k.startsWith("yarn.")) {
+        yarnSite.put(k, e.getValue());
+      } else if (k.startsWith("dfs.") || k.startsWith("hdfs.")) {
+        hdfs.put(k, e.getValue());
+      } else {
+        core.put(k, e.getValue());
+      }
+    }
+    writeXml(new File(opt.dir, "core-site.xml"), core);
+    writeXml(new File(opt.dir, "hdfs-site.xml"), hdfs);
+    writeXml(new File(opt.dir, "yarn-site.xml"), yarnSite);
+
+    // The same addresses for shell scripts: KEY=value lines.
+    TreeMap<String, String> env = new TreeMap<>();
+    env.put("MINICLUSTER_FS_DEFAULTFS", all.get("fs.defaultFS"));
+    env.put("MINICLUSTER_NN_RPC", all.get("dfs.namenode.rpc-address"));
+    env.put("MINICLUSTER_NN_HTTP", all.get("dfs.namenode.http-address"));
+    env.put("MINICLUSTER_RM_ADDRESS", all.get(YarnConfiguration.RM_ADDRESS));
+    env.put("MINICLUSTER_RM_SCHEDULER_ADDRESS", all.get(YarnConfiguration.RM_SCHEDULER_ADDRESS));
+    env.put("MINICLUSTER_RM_WEBAPP", all.get(YarnConfiguration.RM_WEBAPP_ADDRESS));
+    env.put("MINICLUSTER_USER", UserGroupInformation.getCurrentUser().getShortUserName());
+    env.put("MINICLUSTER_NODEMANAGERS", Integer.toString(opt.nodeManagers));
+    env.put("MINICLUSTER_GPUS_PER_NODE", Long.toString(opt.gpus));
+    StringBuilder sb = new StringBuilder();
+    for (Map.Entry<String, String> e : env.entrySet()) {
+      sb.append(e.getKey()).append('=').append(e.getValue()).append('\n');
+    }
+    writeAtomically(new File(opt.dir, "minicluster.env"), sb.toString());
+  }
+
+  private static void collect(Configuration conf, Map<String, String> out) {
+    for (Map.Entry<String, String> e : conf) {
+      String k = e.getKey();
+      String[] sources = conf.getPropertySources(k);
+      boolean isDefault = sources != null && sources.length > 0;
+      if (sources != null) {
+        for (String s : sources) {
+          if (!s.endsWith("-default.xml")) {
+            isDefault = false;
+          }
+        }
+      }
+      if (!isDefault) {
+        String v = conf.get(k); // variables expanded
+        if (v != null) {
+          out.put(k, v);
+        }
+      }
+    }
+  }
+
+  private static void writeXml(File f, Map<String, String> props) throws IOException {
+    StringBuilder sb = new StringBuilder();
+    sb.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    sb.append("<!-- Written by tony's test minicluster launcher: the live configuration. -->\n");
+    sb.append("<configuration>\n");
+    for (Map.Entry<String, String> e : props.entrySet()) {
+      sb.append("  <property><name>").append(escape(e.getKey()))
+          .append("</name><value>").append(escape(e.getValue()))
+          .append("</value></property>\n");
+    }
+    sb.append("</configuration>\n");
+    writeAtomically(f, sb.toString());
+  }
+
+  private static String escape(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    for (char c : s.toCharArray()) {
+      switch (c) {
+        case '<': b.append("&lt;"); break;
+        case '>': b.append("&gt;"); break;
+        case '&': b.append("&amp;"); break;
+        case '"': b.append("&quot;"); break;
+        default: b.append(c);
+      }
+    }
+    return b.toString();
+  }
+
+  private static void writeAtomically(File f, String text) throws IOException {
+    File t = new File(f.getPath() + ".tmp");
+    Files.write(t.toPath(), text.getBytes(StandardCharsets.UTF_8));
+    Files.move(t.toPath(), f.toPath(), StandardCopyOption.REPLACE_EXISTING,
+        StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  // ---------------------------------------------------------------- stop
+
+  private void stopQuietly() {
+    if (!stopped.compareAndSet(false, true)) {
+      return;
+    }
+    if (yarn != null) {
+      try {
+        yarn.stop();
+      } catch (Throwable t) {
+        System.err.println("minicluster: stopping YARN: " + t);
+      }
+    }
+    if (dfs != null) {
+      try {
+        dfs.shutdown();
+      } catch (Throwable t) {
+        System.err.println("minicluster: stopping HDFS: " + t);
+      }
+    }
+  }
+}
