@@ -343,6 +343,23 @@ void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
     task->set_log_dir(record.log_dir);
     task->set_role(std::string(config::ToString(record.role)));
     task->set_peak_rss_bytes(record.peak_rss_bytes);
+    for (const AttemptRecord& previous : record.previous_attempts) {
+      rpc::AttemptStatus* attempt = task->add_previous_attempts();
+      attempt->set_attempt(previous.attempt);
+      attempt->set_container_id(previous.container_id);
+      attempt->set_exit_code(previous.exit_code);
+      attempt->set_diagnostics(previous.diagnostics);
+      attempt->set_end_ms(previous.end_wall_ms);
+    }
+  }
+  for (const TaskEvent& event : job_.events()) {
+    rpc::TaskEvent* out = status->add_events();
+    out->set_kind(event.kind);
+    out->mutable_task()->set_type(event.task.type);
+    out->mutable_task()->set_index(event.task.index);
+    out->set_attempt(event.attempt);
+    out->set_time_ms(event.wall_ms);
+    out->set_detail(event.detail);
   }
 }
 

@@ -65,6 +65,8 @@ JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
       task.ref = {name, i};
       task.role = type.role;
       task.stop_on_failure = type.stop_on_failure;
+      task.max_restarts = type.max_restarts;
+      task.restart_backoff_ms = type.restart_backoff_ms;
       tasks_.push_back(std::move(task));
     }
   }
@@ -155,7 +157,7 @@ absl::StatusOr<Actions> JobStateMachine::OnTaskRegistered(const TaskRef& ref,
   Actions actions;
   if (decided()) {
     StopTask(*task, actions);
-  } else if (spec_.mode == config::DistributedMode::kFcfs) {
+  } else if (spec_.mode == config::DistributedMode::kFcfs || gang_released_) {
     task->state = TaskState::kRunning;
     actions.push_back(SendClusterSpec{task->ref});
   } else {
@@ -173,6 +175,7 @@ void JobStateMachine::ReleaseGangIfComplete(Actions& actions) {
     }
   }
   const int64_t now = clock_->NowMs();
+  gang_released_ = true;
   for (TaskRecord& task : tasks_) {
     if (task.state == TaskState::kRegistered) {
       task.state = TaskState::kRunning;
@@ -241,6 +244,11 @@ Actions JobStateMachine::OnContainerCompleted(const std::string& container_id, i
 void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics,
                                 Actions& actions) {
   const TaskState before = task.state;
+  if (!task.stop_requested && exit_code != 0 && !decided()) {
+    task.exit_code = exit_code;
+    task.diagnostics = diagnostics;
+    if (MaybeRestart(task, actions)) return;
+  }
   task.exit_code = exit_code;
   task.end_wall_ms = clock_->WallMs();
   if (task.stop_requested) {
@@ -258,6 +266,33 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
       CheckTrackedDone(actions);
     }
   }
+}
+
+bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
+  if (task.attempt >= task.max_restarts) return false;
+  const int64_t now_wall = clock_->WallMs();
+  task.previous_attempts.push_back(
+      {task.attempt, task.container_id, *task.exit_code, task.diagnostics, now_wall});
+  task.attempt += 1;
+  task.state = TaskState::kNew;
+  task.restart_at_ms = clock_->NowMs() + task.restart_backoff_ms;
+  task.container_id.clear();
+  task.host.clear();
+  task.port = 0;
+  task.log_dir.clear();
+  task.exit_code.reset();
+  task.diagnostics.clear();
+  events_.push_back({"RESTARTED", task.ref, task.attempt, now_wall,
+                     StrCat("attempt ", task.attempt - 1, " failed (",
+                            ExitText(task.previous_attempts.back().exit_code), "); restarting in ",
+                            task.restart_backoff_ms, " ms")});
+  // The old container may still be winding down; it must not linger. The new one is requested
+  // by OnTick once the backoff has passed.
+  if (!task.previous_attempts.back().container_id.empty()) {
+    actions.push_back(StopContainer{task.previous_attempts.back().container_id});
+  }
+  Changed();
+  return true;
 }
 
 void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state_before,
@@ -345,8 +380,16 @@ Actions JobStateMachine::OnTick() {
            actions);
     return actions;
   }
-  if (spec_.mode == config::DistributedMode::kGang && spec_.allocation_timeout_ms >= 0 &&
-      elapsed >= spec_.allocation_timeout_ms) {
+  for (TaskRecord& task : tasks_) {
+    if (task.state == TaskState::kNew && task.restart_at_ms > 0 && now >= task.restart_at_ms) {
+      task.restart_at_ms = 0;
+      task.state = TaskState::kRequested;
+      actions.push_back(RequestContainer{task.ref.type});
+      Changed();
+    }
+  }
+  if (spec_.mode == config::DistributedMode::kGang && !gang_released_ &&
+      spec_.allocation_timeout_ms >= 0 && elapsed >= spec_.allocation_timeout_ms) {
     std::vector<std::string> missing;
     for (const TaskRecord& task : tasks_) {
       if (task.state == TaskState::kRequested) {

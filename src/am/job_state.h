@@ -39,6 +39,24 @@ std::string_view ToString(JobState state);
 // Exit code TonY gives a task whose heartbeats stopped.
 inline constexpr int kExitLostHeartbeat = -1000;
 
+// One ended attempt of a task that was restarted.
+struct AttemptRecord {
+  int attempt = 0;
+  std::string container_id;
+  int exit_code = 0;
+  std::string diagnostics;
+  int64_t end_wall_ms = 0;
+};
+
+// Something other tasks and clients may want to react to.
+struct TaskEvent {
+  std::string kind;  // "RESTARTED"
+  TaskRef task;
+  int attempt = 0;  // the new attempt
+  int64_t wall_ms = 0;
+  std::string detail;
+};
+
 struct TaskRecord {
   TaskRef ref;
   config::JobTypeRole role = config::JobTypeRole::kTracked;
@@ -57,6 +75,10 @@ struct TaskRecord {
   int64_t end_wall_ms = 0;
   int64_t peak_rss_bytes = 0;
   bool stop_requested = false;
+  int max_restarts = 0;
+  int64_t restart_backoff_ms = 0;
+  int64_t restart_at_ms = 0;  // a restart is due at this time (state kNew)
+  std::vector<AttemptRecord> previous_attempts;
 };
 
 // What the AM must do.
@@ -125,6 +147,7 @@ class JobStateMachine {
   int64_t start_wall_ms() const { return start_wall_ms_; }
   int64_t end_wall_ms() const { return end_wall_ms_; }
   const std::vector<TaskRecord>& tasks() const { return tasks_; }
+  const std::vector<TaskEvent>& events() const { return events_; }
   const TaskRecord* Find(const TaskRef& task) const;
   bool IsChief(const TaskRef& task) const { return spec_.chief && *spec_.chief == task; }
 
@@ -137,11 +160,15 @@ class JobStateMachine {
   void Decide(JobState state, std::string diagnostics, Actions& actions);
   void StopTask(TaskRecord& task, Actions& actions);
   void ReleaseGangIfComplete(Actions& actions);
+  // Whether the failed task gets another attempt; if so, schedules it.
+  bool MaybeRestart(TaskRecord& task, Actions& actions);
   void Changed() { ++version_; }
 
   config::JobSpec spec_;
   const Clock* clock_;
   std::vector<TaskRecord> tasks_;  // by type, then index
+  std::vector<TaskEvent> events_;
+  bool gang_released_ = false;  // the cluster spec went out; later registrations get it at once
   JobState state_ = JobState::kRunning;
   std::string diagnostics_;
   int64_t start_ms_ = 0;

@@ -265,5 +265,65 @@ TEST_F(JobStateTest, VersionMovesOnEveryChange) {
   EXPECT_GT(job_->version(), before);
 }
 
+TEST_F(JobStateTest, FailedTaskIsRestartedWithTheSameTypeAndIndex) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-backoff-ms", "500"}});
+  StartAll();
+  Actions actions = Exit({"worker", 1}, 3);
+  EXPECT_FALSE(job_->decided());
+  const TaskRecord* task = job_->Find({"worker", 1});
+  EXPECT_EQ(task->state, TaskState::kNew);
+  EXPECT_EQ(task->attempt, 1);
+  ASSERT_EQ(task->previous_attempts.size(), 1u);
+  EXPECT_EQ(task->previous_attempts[0].exit_code, 3);
+  EXPECT_EQ(task->previous_attempts[0].container_id, "c_worker:1");
+  ASSERT_EQ(Count<StopContainer>(actions), 1) << "the old container must not linger";
+  ASSERT_EQ(job_->events().size(), 1u);
+  EXPECT_EQ(job_->events()[0].kind, "RESTARTED");
+  EXPECT_EQ(job_->events()[0].attempt, 1);
+
+  clock_.Advance(499);
+  EXPECT_EQ(Count<RequestContainer>(job_->OnTick()), 0) << "the backoff has not passed";
+  clock_.Advance(1);
+  EXPECT_EQ(Count<RequestContainer>(job_->OnTick()), 1);
+  EXPECT_EQ(Count<LaunchTask>(job_->OnContainerAllocated("c_new", "worker", "h2", "/l")), 1);
+  // The gang was released long ago: the new attempt gets the spec as soon as it registers,
+  // with its new address in it.
+  absl::StatusOr<Actions> registered = job_->OnTaskRegistered({"worker", 1}, "c_new", "h2", 9999);
+  ASSERT_TRUE(registered.ok());
+  EXPECT_EQ(Count<SendClusterSpec>(*registered), 1);
+  EXPECT_EQ(job_->ClusterSpec()["worker"][1], "h2:9999");
+  // A late word from the old container changes nothing.
+  job_->OnContainerCompleted("c_worker:1", 3, "", false);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kRunning);
+
+  job_->OnExecutorResult({"worker", 1}, "c_new", 0, "");
+  Exit({"worker", 0}, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+TEST_F(JobStateTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-backoff-ms", "0"}});
+  StartAll();
+  Exit({"worker", 0}, 3);
+  job_->OnTick();
+  job_->OnContainerAllocated("c_again", "worker", "h", "/l");
+  ASSERT_TRUE(job_->OnTaskRegistered({"worker", 0}, "c_again", "h", 1234).ok());
+  job_->OnExecutorResult({"worker", 0}, "c_again", 4, "again");
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(), "chief worker:0 failed (exit code 4): again");
+}
+
+TEST_F(JobStateTest, NoRestartWithoutMaxRestarts) {
+  Init({{"tony.worker.instances", "1"}});
+  StartAll();
+  Exit({"worker", 0}, 3);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_TRUE(job_->events().empty());
+}
+
 }  // namespace
 }  // namespace tony::am

@@ -107,18 +107,18 @@ std::string Summary(const rpc::JobStatus& status) {
   if (!status.diagnostics().empty()) out += StrCat(": ", status.diagnostics());
   out += "\n";
 
-  std::vector<std::array<std::string, 6>> rows = {
-      {"TASK", "STATE", "HOST:PORT", "EXIT", "DURATION", "LOGS"}};
+  std::vector<std::array<std::string, 7>> rows = {
+      {"TASK", "STATE", "HOST:PORT", "EXIT", "ATTEMPTS", "DURATION", "LOGS"}};
   for (const rpc::TaskStatus& task : status.tasks()) {
     const int64_t duration =
         task.end_ms() > 0 && task.start_ms() > 0 ? task.end_ms() - task.start_ms() : 0;
     rows.push_back({StrCat(task.type(), ":", task.index()), std::string(ToString(task.state())),
                     task.port() > 0 ? StrCat(task.host(), ":", task.port()) : "-",
                     task.has_exit_code() ? std::to_string(task.exit_code()) : "-",
-                    duration > 0 ? Seconds(duration) : "-",
+                    std::to_string(task.attempt() + 1), duration > 0 ? Seconds(duration) : "-",
                     task.log_dir().empty() ? "-" : task.log_dir()});
   }
-  std::array<size_t, 6> widths{};
+  std::array<size_t, 7> widths{};
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }
@@ -130,6 +130,14 @@ std::string Summary(const rpc::JobStatus& status) {
       line += cell;
     }
     out += line + "\n";
+  }
+  for (const rpc::TaskStatus& task : status.tasks()) {
+    for (const rpc::AttemptStatus& attempt : task.previous_attempts()) {
+      out += StrCat("\n", task.type(), ":", task.index(), " attempt ", attempt.attempt(),
+                    " failed with exit code ", attempt.exit_code(), " and was restarted");
+      out +=
+          attempt.diagnostics().empty() ? "\n" : StrCat(":\n", Indent(attempt.diagnostics(), "  "));
+    }
   }
   for (const rpc::TaskStatus& task : status.tasks()) {
     if (task.state() != rpc::TASK_FAILED) continue;

@@ -271,5 +271,45 @@ TEST_F(LocalE2eTest, VenvSourceAndResourcesAreUnpackedIntoEveryContainer) {
   EXPECT_EQ(count, 2u) << out;
 }
 
+int CountLogDirs(const TonyResult& r) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(r.job_dir + "/logs", ec))
+    n += entry.is_directory();
+  return n;
+}
+
+TEST_F(LocalE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
+  TonyResult r = runner_.Run(
+      SubmitShell(
+          "echo attempt $ATTEMPT_NUMBER; if [ $TASK_INDEX = 0 ] && [ $ATTEMPT_NUMBER = 0 ]; "
+          "then echo first attempt fails >&2; exit 3; fi",
+          {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
+           "tony.worker.restart-backoff-ms=100"}),
+      60000);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("worker:0 attempt 0 failed with exit code 3 and was restarted"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("first attempt fails"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(worker:0 +SUCCEEDED +\S+ +0 +2 )"))) << r.out;
+  EXPECT_NE(AllTaskStdout(r).find("attempt 1"), std::string::npos);
+  EXPECT_EQ(CountLogDirs(r), 3) << "the logs of every attempt are kept";
+}
+
+TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
+  TonyResult r =
+      runner_.Run(SubmitShell("if [ $TASK_INDEX = 0 ]; then exit 3; fi",
+                              {"tony.worker.instances=2", "tony.worker.memory=256m",
+                               "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0"}),
+                  60000);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("chief worker:0 failed (exit code 3)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worker:0 attempt 0 failed with exit code 3 and was restarted"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(CountLogDirs(r), 3);
+}
+
 }  // namespace
 }  // namespace tony::testing

@@ -283,6 +283,9 @@ public final class MiniClusterLauncher {
     // Quicker than the defaults, so tests allocate and finish faster.
     conf.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 250);
     conf.setLong(YarnConfiguration.NM_SLEEP_DELAY_BEFORE_SIGKILL_MS, 250);
+    // On NM shutdown it waits sigkill-delay + this + 1 s for applications to
+    // leave its context, which finished ones (their logs kept) never do.
+    conf.setLong(YarnConfiguration.NM_PROCESS_KILL_WAIT_MS, 2000);
 
     // Without the NodeManagers' web servers: GuiceFilter is static, so the
     // last web app started in this JVM would take every request, and the
@@ -459,15 +462,48 @@ public final class MiniClusterLauncher {
 
   // ---------------------------------------------------------------- stop
 
+  /**
+   * The NodeManager's NonAggregatingLogHandler waits 10 s on stop for its
+   * pending (hours-delayed) log deletions, unless the stopping thread is
+   * interrupted, when it drops them at once. Containers are already killed by
+   * then. This watches the stopping thread and interrupts it only there.
+   */
+  private static Thread startLogHandlerNudger(Thread stopper) {
+    Thread t = new Thread(() -> {
+      try {
+        while (true) {
+          Thread.sleep(100);
+          for (StackTraceElement e : stopper.getStackTrace()) {
+            if (e.getClassName().endsWith(".NonAggregatingLogHandler")
+                && e.getMethodName().equals("serviceStop")) {
+              stopper.interrupt();
+              Thread.sleep(500);
+              break;
+            }
+          }
+        }
+      } catch (InterruptedException done) {
+        // yarn.stop() returned
+      }
+    }, "minicluster-log-handler-nudger");
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
   private void stopQuietly() {
     if (!stopped.compareAndSet(false, true)) {
       return;
     }
     if (yarn != null) {
+      Thread nudger = startLogHandlerNudger(Thread.currentThread());
       try {
         yarn.stop();
       } catch (Throwable t) {
         System.err.println("minicluster: stopping YARN: " + t);
+      } finally {
+        nudger.interrupt();
+        Thread.interrupted(); // a nudge that came late must not hit HDFS's stop
       }
     }
     if (dfs != null) {
