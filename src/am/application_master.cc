@@ -114,6 +114,7 @@ int ApplicationMaster::Run() {
     Execute(job_.Start());
   });
   loop_.Run(TickIntervalMs(job_.spec()), [this] { OnTick(); });
+  loop_.RunPending();
 
   // Every stored call must be finished before the server can shut down.
   for (SpecWaiter& waiter : spec_waiters_) {
@@ -200,6 +201,8 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
                exit.exit_code, exit.diagnostics.empty() ? "" : ": ", exit.diagnostics);
   Execute(job_.OnContainerCompleted(exit.container_id, exit.exit_code, exit.diagnostics,
                                     exit.cause == cluster::ContainerExit::Cause::kLaunchFailed));
+  // The last container of a decided job has ended: nothing is left to wait for.
+  if (job_.decided() && !complete_ && allocator_->RunningContainers() == 0) Complete();
   // A waiter of a task whose container is gone will never be answered.
   std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
     if (waiter.container_id != exit.container_id) return false;
@@ -406,6 +409,8 @@ void ApplicationMaster::AcknowledgeFinal(const rpc::AcknowledgeFinalRequest&,
                                          grpc::ServerUnaryReactor* reactor) {
   acknowledged_ = complete_;
   reactor->Finish(grpc::Status::OK);
+  // The client has the final status; nothing keeps the AM any longer.
+  if (acknowledged_) loop_.Stop();
 }
 
 }  // namespace tony::am

@@ -43,9 +43,21 @@ void EventLoop::Stop() {
   {
     std::lock_guard lock(mu_);
     stopped_ = true;
-    queue_.clear();
   }
   wake_.notify_all();
+}
+
+void EventLoop::RunPending() {
+  while (true) {
+    Task task;
+    {
+      std::lock_guard lock(mu_);
+      if (queue_.empty()) return;
+      task = std::move(queue_.front().second);
+      queue_.pop_front();
+    }
+    task();
+  }
 }
 
 bool EventLoop::stopped() const {

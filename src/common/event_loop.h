@@ -20,8 +20,11 @@ class EventLoop {
   bool Post(std::string name, Task task);
   // Runs tasks, and `tick` every `tick_interval_ms` (measured on the steady clock), until Stop().
   void Run(int64_t tick_interval_ms, const Task& tick);
-  // Ends Run() after the task in progress. Any thread.
+  // Ends Run() after the task in progress; tasks already queued stay queued. Any thread.
   void Stop();
+  // After Run() returned: runs the tasks that were queued before Stop(). Their owners may rely on
+  // them running (a queued RPC handler must finish its call).
+  void RunPending();
   bool stopped() const;
 
  private:

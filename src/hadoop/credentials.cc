@@ -23,8 +23,7 @@ void Upsert(std::vector<std::pair<std::string, Entry>>& entries, std::string ali
 }
 
 absl::Status InFile(const absl::Status& status, std::string_view source) {
-  return absl::Status(status.code(),
-                      StrCat("credentials ", source, ": ", ToStd(status.message())));
+  return absl::Status(status.code(), StrCat("credentials ", source, ": ", ToStd(status.message())));
 }
 
 absl::StatusOr<Credentials> ParseWritable(std::string_view body) {

@@ -76,7 +76,9 @@ TEST(WritableTest, RejectsTruncatedAndOversizedValues) {
   const std::string minus_one = "\xff"s;  // -1 as a length
   WritableReader negative(minus_one);
   EXPECT_FALSE(negative.ReadLengthPrefixed("identifier").ok());
-  const std::string short_bytes = "\x05" "abc"s;
+  const std::string short_bytes =
+      "\x05"
+      "abc"s;
   WritableReader short_text(short_bytes);
   EXPECT_FALSE(short_text.ReadLengthPrefixed("kind").ok());
   EXPECT_EQ(short_text.position(), 0u);
@@ -97,15 +99,20 @@ Credentials SampleCredentials() {
 // A version-0 file built by hand from the Writable layout.
 std::string HandBuiltWritableFile() {
   std::string f = "HDTS\x00"s;
-  f += "\x01"s;                                // one token
-  f += "\x06" "alias1"s;                       // Text alias
-  f += "\x03\x01\x02\x03"s;                    // identifier
-  f += "\x02" "pw"s;                           // password
-  f += "\x10" "YARN_AM_RM_TOKEN"s;             // Text kind (16 bytes)
-  f += "\x0d" "10.0.0.1:8030"s;                // Text service (13 bytes)
-  f += "\x01"s;                                // one secret
-  f += "\x03" "key"s;                          // Text alias
-  f += "\x04\x00\x01\x02\x03"s;                // VInt length + bytes
+  f += "\x01"s;  // one token
+  f += "\x06"
+       "alias1"s;            // Text alias
+  f += "\x03\x01\x02\x03"s;  // identifier
+  f += "\x02"
+       "pw"s;  // password
+  f += "\x10"
+       "YARN_AM_RM_TOKEN"s;  // Text kind (16 bytes)
+  f += "\x0d"
+       "10.0.0.1:8030"s;  // Text service (13 bytes)
+  f += "\x01"s;           // one secret
+  f += "\x03"
+       "key"s;                   // Text alias
+  f += "\x04\x00\x01\x02\x03"s;  // VInt length + bytes
   return f;
 }
 
@@ -132,11 +139,26 @@ TEST(CredentialsTest, WritesTheWritableLayoutByteForByte) {
 
 TEST(CredentialsTest, ReadsHandBuiltProtobufFile) {
   // TokenMessage: identifier(1), password(2), kind(3), service(4).
-  std::string token = "\x0a\x02" "id"s + "\x12\x02" "pw"s + "\x1a\x04" "KIND"s + "\x22\x03" "svc"s;
+  std::string token =
+      "\x0a\x02"
+      "id"s +
+      "\x12\x02"
+      "pw"s +
+      "\x1a\x04"
+      "KIND"s +
+      "\x22\x03"
+      "svc"s;
   // CredentialsEntry for a token: alias(1), token(2).
-  std::string token_entry = "\x0a\x01" "a"s + "\x12"s + static_cast<char>(token.size()) + token;
+  std::string token_entry =
+      "\x0a\x01"
+      "a"s +
+      "\x12"s + static_cast<char>(token.size()) + token;
   // CredentialsEntry for a secret: alias(1), secret(3).
-  std::string secret_entry = "\x0a\x01" "s"s + "\x1a\x02" "xy"s;
+  std::string secret_entry =
+      "\x0a\x01"
+      "s"s +
+      "\x1a\x02"
+      "xy"s;
   // CredentialsFile: tokens(1), secrets(2).
   std::string file = "\x0a"s + static_cast<char>(token_entry.size()) + token_entry + "\x12"s +
                      static_cast<char>(secret_entry.size()) + secret_entry;
@@ -155,8 +177,8 @@ TEST(CredentialsTest, ReadsHandBuiltProtobufFile) {
 
 TEST(CredentialsTest, RoundTripsInBothFormats) {
   Credentials original = SampleCredentials();
-  for (Credentials::Format format : {Credentials::Format::kWritable,
-                                     Credentials::Format::kProtobuf}) {
+  for (Credentials::Format format :
+       {Credentials::Format::kWritable, Credentials::Format::kProtobuf}) {
     std::string bytes = original.Serialize(format);
     EXPECT_EQ(bytes.substr(0, 5), "HDTS"s + static_cast<char>(format));
     absl::StatusOr<Credentials> back = Credentials::Parse(bytes, "round trip");

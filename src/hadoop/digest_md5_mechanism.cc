@@ -13,8 +13,8 @@ namespace {
 constexpr char kDefaultServerId[] = "default";
 
 absl::Status GsaslError(int rc, std::string_view doing) {
-  return absl::InternalError(StrCat("DIGEST-MD5: ", doing, ": ", gsasl_strerror_name(rc), " (",
-                                    gsasl_strerror(rc), ")"));
+  return absl::InternalError(
+      StrCat("DIGEST-MD5: ", doing, ": ", gsasl_strerror_name(rc), " (", gsasl_strerror(rc), ")"));
 }
 
 }  // namespace

@@ -75,8 +75,7 @@ class SocketSaslTransport final : public SaslTransport {
     }
     proto::RpcSasl message;
     if (absl::Status s = ParsePayload(frame->payload, &message, "SASL message"); !s.ok()) {
-      return absl::DataLossError(
-          StrCat("SASL with ", stream_.peer(), ": ", ToStd(s.message())));
+      return absl::DataLossError(StrCat("SASL with ", stream_.peer(), ": ", ToStd(s.message())));
     }
     return message;
   }
@@ -142,10 +141,10 @@ absl::Status IpcClient::EstablishLocked() {
   }
   bool use_sasl = options_.sasl_mechanisms || options_.token.has_value();
   TcpStream::Deadline deadline = DeadlineIn(options_.call_timeout);
-  absl::Status s = stream_.WriteAll(
-      ConnectionPreamble(use_sasl ? AuthProtocol::kSasl : AuthProtocol::kNone,
-                         options_.service_class),
-      deadline);
+  absl::Status s =
+      stream_.WriteAll(ConnectionPreamble(use_sasl ? AuthProtocol::kSasl : AuthProtocol::kNone,
+                                          options_.service_class),
+                       deadline);
   SaslOutcome outcome = SaslOutcome::kSwitchedToSimple;
   if (s.ok() && use_sasl) {
     std::vector<SaslMechanism*> raw;
@@ -204,8 +203,7 @@ absl::Status IpcClient::Call(std::string_view method, const google::protobuf::Me
   return status;
 }
 
-absl::Status IpcClient::AttemptLocked(std::string_view method, int32_t call_id,
-                                      int32_t retry_count,
+absl::Status IpcClient::AttemptLocked(std::string_view method, int32_t call_id, int32_t retry_count,
                                       const google::protobuf::MessageLite& request,
                                       google::protobuf::MessageLite* response,
                                       TcpStream::Deadline deadline) {

@@ -60,8 +60,7 @@ struct IpcClientOptions {
 class IpcClient {
  public:
   // Connects and sets the connection up; fails if the server cannot be reached or refuses.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<IpcClient>> Connect(
-      IpcClientOptions options);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<IpcClient>> Connect(IpcClientOptions options);
 
   IpcClient(const IpcClient&) = delete;
   IpcClient& operator=(const IpcClient&) = delete;
@@ -93,8 +92,7 @@ class IpcClient {
   // One attempt to send a call and read its response. REQUIRES: mu_ held.
   absl::Status AttemptLocked(std::string_view method, int32_t call_id, int32_t retry_count,
                              const google::protobuf::MessageLite& request,
-                             google::protobuf::MessageLite* response,
-                             TcpStream::Deadline deadline);
+                             google::protobuf::MessageLite* response, TcpStream::Deadline deadline);
   std::string CallName(std::string_view method) const;
 
   const IpcClientOptions options_;
@@ -102,9 +100,9 @@ class IpcClient {
   const std::string client_id_;
 
   mutable std::mutex mu_;
-  TcpStream stream_;              // guarded by mu_
-  int32_t next_call_id_ = 0;      // guarded by mu_
-  bool sasl_ = false;             // guarded by mu_
+  TcpStream stream_;          // guarded by mu_
+  int32_t next_call_id_ = 0;  // guarded by mu_
+  bool sasl_ = false;         // guarded by mu_
 };
 
 }  // namespace tony::hadoop

@@ -82,8 +82,7 @@ absl::StatusOr<uint32_t> ReadVarint32(std::string_view data, size_t* pos) {
     }
     uint8_t byte = static_cast<uint8_t>(data[at]);
     if (i == 4 && byte > 0x0F) {
-      return absl::InvalidArgumentError(
-          StrCat("varint at byte ", *pos, " does not fit 32 bits"));
+      return absl::InvalidArgumentError(StrCat("varint at byte ", *pos, " does not fit 32 bits"));
     }
     value |= static_cast<uint32_t>(byte & 0x7F) << (7 * i);
     if ((byte & 0x80) == 0) {
@@ -156,8 +155,8 @@ absl::StatusOr<uint32_t> DecodeFrameLength(std::string_view prefix) {
   for (char c : prefix) length = (length << 8) | static_cast<uint8_t>(c);
   if (length == 0) return absl::InvalidArgumentError("frame of length 0");
   if (length > kMaxFrameBytes) {
-    return absl::InvalidArgumentError(StrCat("frame of ", length, " bytes exceeds the limit of ",
-                                             kMaxFrameBytes, " bytes"));
+    return absl::InvalidArgumentError(
+        StrCat("frame of ", length, " bytes exceeds the limit of ", kMaxFrameBytes, " bytes"));
   }
   return length;
 }
@@ -188,8 +187,8 @@ absl::StatusOr<ResponseFrame> DecodeResponseFrame(std::string_view frame) {
   absl::StatusOr<uint32_t> length = DecodeFrameLength(frame.substr(0, 4));
   if (!length.ok()) return length.status();
   if (frame.size() - 4 != *length) {
-    return absl::InvalidArgumentError(StrCat("response frame says ", *length, " bytes but has ",
-                                             frame.size() - 4));
+    return absl::InvalidArgumentError(
+        StrCat("response frame says ", *length, " bytes but has ", frame.size() - 4));
   }
   return DecodeResponseBody(frame.substr(4));
 }
@@ -208,8 +207,7 @@ absl::Status ParsePayload(std::string_view payload, google::protobuf::MessageLit
 absl::Status RemoteErrorStatus(const proto::RpcResponseHeader& header, std::string_view context) {
   RemoteError error{header.exception_class(), header.error_message()};
   if (error.class_name.empty()) {
-    error.class_name = header.status() == proto::RPC_STATUS_FATAL ? "fatal RPC error"
-                                                                  : "RPC error";
+    error.class_name = header.status() == proto::RPC_STATUS_FATAL ? "fatal RPC error" : "RPC error";
   }
   std::optional<proto::RpcErrorCode> code;
   if (header.has_error_code()) code = header.error_code();

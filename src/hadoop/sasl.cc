@@ -60,11 +60,11 @@ absl::StatusOr<SaslOutcome> RunSaslHandshake(SaslTransport& transport,
           for (SaslMechanism* mechanism : mechanisms) {
             ours.push_back(StrCat(mechanism->method(), "/", mechanism->mechanism()));
           }
-          return absl::PermissionDeniedError(StrCat(
-              "SASL with ", peer, ": the server accepts ",
-              offered.empty() ? std::string("nothing") : Join(offered, ", "),
-              " but tony has credentials for ",
-              ours.empty() ? std::string("none of them (no token)") : Join(ours, ", ")));
+          return absl::PermissionDeniedError(
+              StrCat("SASL with ", peer, ": the server accepts ",
+                     offered.empty() ? std::string("nothing") : Join(offered, ", "),
+                     " but tony has credentials for ",
+                     ours.empty() ? std::string("none of them (no token)") : Join(ours, ", ")));
         }
         reply.set_state(proto::SASL_INITIATE);
         proto::SaslAuthOffer* chosen = reply.add_auths();
@@ -101,21 +101,21 @@ absl::StatusOr<SaslOutcome> RunSaslHandshake(SaslTransport& transport,
           absl::StatusOr<std::string> extra = active->Evaluate(message->token());
           if (!extra.ok()) return extra.status();
           if (!extra->empty()) {
-            return absl::PermissionDeniedError(StrCat(
-                "SASL with ", peer, ": ", active->mechanism(), " produced a response to SUCCESS"));
+            return absl::PermissionDeniedError(StrCat("SASL with ", peer, ": ", active->mechanism(),
+                                                      " produced a response to SUCCESS"));
           }
         }
         if (!active->complete()) {
-          return absl::PermissionDeniedError(
-              StrCat("SASL with ", peer, ": server reported success before ",
-                     active->mechanism(), " completed"));
+          return absl::PermissionDeniedError(StrCat("SASL with ", peer,
+                                                    ": server reported success before ",
+                                                    active->mechanism(), " completed"));
         }
         if (used != nullptr) *used = active;
         return SaslOutcome::kAuthenticated;
       }
       default:
-        return absl::InvalidArgumentError(StrCat("SASL with ", peer, ": unexpected state ",
-                                                 static_cast<int>(message->state())));
+        return absl::InvalidArgumentError(
+            StrCat("SASL with ", peer, ": unexpected state ", static_cast<int>(message->state())));
     }
     if (absl::Status s = transport.Send(reply); !s.ok()) return s;
   }

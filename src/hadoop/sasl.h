@@ -59,7 +59,7 @@ class SaslTransport {
 // Runs the handshake with the given mechanisms (in order of preference). `peer` names the server
 // in errors. On kAuthenticated, *used (if not null) is set to the mechanism that completed.
 [[nodiscard]] absl::StatusOr<SaslOutcome> RunSaslHandshake(
-    SaslTransport& transport, const std::vector<SaslMechanism*>& mechanisms,
-    std::string_view peer, SaslMechanism** used = nullptr);
+    SaslTransport& transport, const std::vector<SaslMechanism*>& mechanisms, std::string_view peer,
+    SaslMechanism** used = nullptr);
 
 }  // namespace tony::hadoop

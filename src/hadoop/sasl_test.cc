@@ -1,3 +1,5 @@
+#include "hadoop/sasl.h"
+
 #include <gsasl.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 
 #include "common/strings.h"
 #include "hadoop/digest_md5_mechanism.h"
-#include "hadoop/sasl.h"
 
 namespace tony::hadoop {
 namespace {
@@ -18,11 +19,10 @@ namespace {
 // MD5 (RFC 1321), written here so that the expected DIGEST-MD5 values do not come from the
 // library under test.
 std::string Md5(std::string_view data) {
-  static constexpr uint32_t kShift[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17,
-                                          22, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,
-                                          14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4,
-                                          11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-                                          6, 10, 15, 21};
+  static constexpr uint32_t kShift[64] = {
+      7,  12, 17, 22, 7,  12, 17, 22, 7,  12, 17, 22, 7,  12, 17, 22, 5,  9,  14, 20, 5,  9,
+      14, 20, 5,  9,  14, 20, 5,  9,  14, 20, 4,  11, 16, 23, 4,  11, 16, 23, 4,  11, 16, 23,
+      4,  11, 16, 23, 6,  10, 15, 21, 6,  10, 15, 21, 6,  10, 15, 21, 6,  10, 15, 21};
   uint32_t k[64];
   for (int i = 0; i < 64; ++i) {
     k[i] = static_cast<uint32_t>(static_cast<uint64_t>(std::abs(std::sin(i + 1.0)) * 4294967296.0));
@@ -189,8 +189,9 @@ TEST(DigestMd5Test, AnswersAChallengeWithTheRfc2831Digest) {
 TEST(DigestMd5Test, RejectsAServerThatDoesNotKnowThePassword) {
   DigestMd5Mechanism mechanism(kToken);
   ASSERT_TRUE(mechanism.Start(TokenOffer()).ok());
-  ASSERT_TRUE(mechanism.Evaluate("realm=\"default\",nonce=\"n\",qop=\"auth\",charset=utf-8,"
-                                 "algorithm=md5-sess")
+  ASSERT_TRUE(mechanism
+                  .Evaluate("realm=\"default\",nonce=\"n\",qop=\"auth\",charset=utf-8,"
+                            "algorithm=md5-sess")
                   .ok());
   absl::StatusOr<std::string> bad = mechanism.Evaluate(StrCat("rspauth=", std::string(32, '0')));
   EXPECT_FALSE(bad.ok());
@@ -219,7 +220,7 @@ TEST(DigestMd5Test, RejectsGarbageChallenge) {
 class GsaslServerTransport final : public SaslTransport {
  public:
   struct Options {
-    std::string password;           // what the server believes the token password is (base64)
+    std::string password;            // what the server believes the token password is (base64)
     bool challenge_in_offer = true;  // Hadoop's servers put the first challenge in NEGOTIATE
     bool simple_server = false;      // answer NEGOTIATE with SUCCESS (security off)
     bool offer_kerberos_first = true;
@@ -310,8 +311,7 @@ TEST(SaslHandshakeTest, AuthenticatesWithTokenAgainstGsaslServer) {
   GsaslServerTransport server({.password = DigestMd5Mechanism::Password(kToken)});
   DigestMd5Mechanism mechanism(kToken);
   SaslMechanism* used = nullptr;
-  absl::StatusOr<SaslOutcome> outcome =
-      RunSaslHandshake(server, {&mechanism}, "rm:8030", &used);
+  absl::StatusOr<SaslOutcome> outcome = RunSaslHandshake(server, {&mechanism}, "rm:8030", &used);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(*outcome, SaslOutcome::kAuthenticated);
   EXPECT_EQ(used, &mechanism);

@@ -39,8 +39,8 @@ absl::Status WaitFor(int fd, short events, TcpStream::Deadline deadline, std::st
     int n = poll(&p, 1, timeout);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return absl::UnavailableError(StrCat("poll failed ", doing, " ", peer, ": ",
-                                           std::strerror(errno)));
+      return absl::UnavailableError(
+          StrCat("poll failed ", doing, " ", peer, ": ", std::strerror(errno)));
     }
     if (n > 0) return absl::OkStatus();  // readiness or an error condition the next call reports
   }
@@ -48,8 +48,7 @@ absl::Status WaitFor(int fd, short events, TcpStream::Deadline deadline, std::st
 
 }  // namespace
 
-absl::StatusOr<TcpStream> TcpStream::Connect(const std::string& host, int port,
-                                             Deadline deadline) {
+absl::StatusOr<TcpStream> TcpStream::Connect(const std::string& host, int port, Deadline deadline) {
   std::string peer = StrCat(host, ":", port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -58,8 +57,7 @@ absl::StatusOr<TcpStream> TcpStream::Connect(const std::string& host, int port,
   std::string service = std::to_string(port);
   int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &addresses);
   if (rc != 0) {
-    return absl::UnavailableError(
-        StrCat("cannot resolve ", peer, ": ", gai_strerror(rc)));
+    return absl::UnavailableError(StrCat("cannot resolve ", peer, ": ", gai_strerror(rc)));
   }
   std::string last_error = "no addresses";
   for (addrinfo* a = addresses; a != nullptr; a = a->ai_next) {
@@ -150,8 +148,8 @@ absl::Status TcpStream::ReadExact(size_t count, std::string* out, Deadline deadl
     }
     if (n == 0) {
       out->resize(start + got);
-      return absl::UnavailableError(StrCat("connection closed by ", peer_, " after ", got, " of ",
-                                           count, " expected bytes"));
+      return absl::UnavailableError(
+          StrCat("connection closed by ", peer_, " after ", got, " of ", count, " expected bytes"));
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {

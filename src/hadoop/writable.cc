@@ -56,8 +56,8 @@ absl::StatusOr<int64_t> WritableReader::ReadVLong(std::string_view what) {
   if (size == 1) return first;
   if (remaining() < static_cast<size_t>(size - 1)) {
     pos_ = start;
-    return absl::InvalidArgumentError(StrCat("truncated ", what, " at byte ", start, ": needs ",
-                                             size - 1, " more bytes"));
+    return absl::InvalidArgumentError(
+        StrCat("truncated ", what, " at byte ", start, ": needs ", size - 1, " more bytes"));
   }
   uint64_t magnitude = 0;
   for (int i = 1; i < size; ++i) magnitude = (magnitude << 8) | static_cast<uint8_t>(data_[pos_++]);
