@@ -3,8 +3,10 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "common/files.h"
@@ -108,6 +110,49 @@ bool TonyRunner::WaitForOutput(const std::string& text, int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
+}
+
+namespace {
+
+// NUL-separated /proc text as a list of strings.
+std::vector<std::string> ProcList(const std::string& path) {
+  std::vector<std::string> items;
+  std::string text = Slurp(path);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
+}
+
+}  // namespace
+
+std::vector<pid_t> TonyRunner::FindJobProcesses(const std::string& cmdline_pattern,
+                                                const std::map<std::string, std::string>& env,
+                                                int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const std::regex pattern(cmdline_pattern);
+  std::vector<pid_t> found;
+  do {
+    for (pid_t pid : ProcessesWithEnv("TONY_HOME", home_)) {
+      const std::string proc = "/proc/" + std::to_string(pid);
+      std::string cmdline;
+      for (const std::string& arg : ProcList(proc + "/cmdline")) cmdline += arg + " ";
+      if (!std::regex_search(cmdline, pattern, std::regex_constants::match_continuous)) continue;
+      std::vector<std::string> environ = ProcList(proc + "/environ");
+      bool all = true;
+      for (const auto& [key, value] : env) {
+        all = all && std::find(environ.begin(), environ.end(), key + "=" + value) != environ.end();
+      }
+      if (all) found.push_back(pid);
+    }
+    if (!found.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return found;
 }
 
 std::vector<pid_t> TonyRunner::LeftoverProcesses(int timeout_ms) {

@@ -39,6 +39,13 @@ class TonyRunner {
   // Waits until tony's stdout contains `text` (a bounded wait on the file with a deadline).
   bool WaitForOutput(const std::string& text, int timeout_ms);
 
+  // Processes of this runner's jobs whose command line (arguments joined by spaces) matches the
+  // regular expression `cmdline` from its start, and whose
+  // environment has every pair of `env`; waits up to `timeout_ms` for at least one to appear.
+  std::vector<pid_t> FindJobProcesses(const std::string& cmdline,
+                                      const std::map<std::string, std::string>& env,
+                                      int timeout_ms = 30000);
+
   // Processes still carrying this runner's TONY_HOME; waits up to `timeout_ms` for them to go.
   std::vector<pid_t> LeftoverProcesses(int timeout_ms = 10000);
 
