@@ -18,13 +18,13 @@
 namespace tony::hadoop {
 namespace {
 
-// Milliseconds left until the deadline for poll(2); 0 once it has passed.
+// Milliseconds left until the deadline for poll(2), rounded up so that a wait never ends before
+// the deadline; 0 once it has passed.
 int PollTimeoutMs(TcpStream::Deadline deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
+  auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   if (left.count() <= 0) return 0;
-  // Round up so that a wait never ends just before the deadline and spins.
-  return static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
+  return static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
 }
 
 // Waits until fd is ready for `events`. OK, kDeadlineExceeded, or kUnavailable on poll errors.

@@ -1,0 +1,52 @@
+#pragma once
+// The Hadoop cluster a client talks to, from the *-site.xml files in HADOOP_CONF_DIR and
+// YARN_CONF_DIR (or tony.application.hdfs-conf-path / yarn-conf-path), with Hadoop's defaults
+// for the addresses tony needs and Hadoop's ${variable} expansion. Reuses config::Configuration
+// for the XML and its provenance. Build on one thread, then share read-only.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "config/configuration.h"
+
+namespace tony::hadoop {
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+  std::string ToString() const;
+};
+
+class HadoopConf {
+ public:
+  // Loads core-site.xml, hdfs-site.xml and yarn-site.xml from each directory that has them, in
+  // order (later files override earlier ones). A directory that does not exist is an error.
+  static absl::StatusOr<HadoopConf> Load(const std::vector<std::string>& dirs);
+  // The directories named by the environment: YARN_CONF_DIR, then HADOOP_CONF_DIR (both when
+  // set and different); empty when neither is set.
+  static std::vector<std::string> DirsFromEnvironment();
+
+  // The value with ${name} references expanded (from this configuration, then the environment),
+  // or Hadoop's default for the key, or "".
+  std::string Get(const std::string& key) const;
+  const config::Configuration& raw() const { return conf_; }
+
+  absl::StatusOr<HostPort> ResourceManagerAddress() const;  // yarn.resourcemanager.address
+  absl::StatusOr<HostPort> SchedulerAddress() const;        // ...resourcemanager.scheduler.address
+  absl::StatusOr<HostPort> NameNodeHttpAddress() const;     // dfs.namenode.http-address
+  std::string DefaultFs() const;                            // fs.defaultFS
+
+ private:
+  absl::StatusOr<HostPort> Address(const std::string& key) const;
+  config::Configuration conf_;
+};
+
+// "host:port" with a port in 1..65535; errors name the key's value.
+absl::StatusOr<HostPort> ParseHostPort(const std::string& text);
+
+// The user tony acts as on the cluster: HADOOP_USER_NAME, else the login user.
+std::string HadoopUser();
+
+}  // namespace tony::hadoop
