@@ -287,9 +287,14 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
                             ExitText(task.previous_attempts.back().exit_code), "); restarting in ",
                             task.restart_backoff_ms, " ms")});
   // The old container may still be winding down; it must not linger. The new one is requested
-  // by OnTick once the backoff has passed.
+  // at once without a backoff, else by OnTick once the backoff has passed.
   if (!task.previous_attempts.back().container_id.empty()) {
     actions.push_back(StopContainer{task.previous_attempts.back().container_id});
+  }
+  if (task.restart_backoff_ms <= 0) {
+    task.restart_at_ms = 0;
+    task.state = TaskState::kRequested;
+    actions.push_back(RequestContainer{task.ref.type});
   }
   Changed();
   return true;
