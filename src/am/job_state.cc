@@ -76,12 +76,85 @@ Actions JobStateMachine::Start() {
   start_ms_ = clock_->NowMs();
   start_wall_ms_ = clock_->WallMs();
   Actions actions;
+  const auto& training = spec_.training_stage;
   for (TaskRecord& task : tasks_) {
+    if (std::find(training.begin(), training.end(), task.ref.type) != training.end()) {
+      task.awaiting_stage = true;  // requested once the prepare stage succeeded
+      continue;
+    }
     task.state = TaskState::kRequested;
     actions.push_back(RequestContainer{task.ref.type});
   }
   Changed();
   return actions;
+}
+
+void JobStateMachine::MaybeStartTraining(Actions& actions) {
+  bool waiting = false;
+  for (const TaskRecord& task : tasks_) waiting = waiting || task.awaiting_stage;
+  if (!waiting) return;
+  const auto& prepare = spec_.prepare_stage;
+  for (const TaskRecord& task : tasks_) {
+    if (std::find(prepare.begin(), prepare.end(), task.ref.type) == prepare.end()) continue;
+    if (task.state == TaskState::kFailed) {
+      Decide(JobState::kFailed,
+             StrCat("prepare-stage task ", task.ref.ToString(),
+                    " failed, so the training stage "
+                    "cannot start"),
+             actions);
+      return;
+    }
+    if (task.state != TaskState::kSucceeded) return;
+  }
+  // A new gang: the training tasks get the cluster spec once all of them registered.
+  gang_released_ = false;
+  for (TaskRecord& task : tasks_) {
+    if (!task.awaiting_stage) continue;
+    task.awaiting_stage = false;
+    task.state = TaskState::kRequested;
+    actions.push_back(RequestContainer{task.ref.type});
+  }
+  Changed();
+}
+
+void JobStateMachine::CheckDependencyTimeouts(int64_t now, Actions& actions) {
+  for (const config::GroupDependency& dependency : spec_.dependencies) {
+    const std::vector<std::string>& group = spec_.groups.at(dependency.group);
+    auto done_at = group_done_at_ms_.find(dependency.group);
+    if (done_at == group_done_at_ms_.end()) {
+      bool done = true;
+      for (const TaskRecord& task : tasks_) {
+        if (std::find(group.begin(), group.end(), task.ref.type) != group.end()) {
+          done = done && IsTerminal(task.state);
+        }
+      }
+      if (done) group_done_at_ms_[dependency.group] = now;
+      continue;
+    }
+    if (now - done_at->second < dependency.timeout_ms) continue;
+    std::vector<std::string> late;
+    for (const TaskRecord& task : tasks_) {
+      if (task.ref.type == dependency.type && !IsTerminal(task.state) && !task.stop_requested) {
+        late.push_back(task.ref.ToString());
+      }
+    }
+    if (late.empty()) continue;
+    const std::string what = StrCat(Join(late, ", "), " still ran ", dependency.timeout_ms / 1000,
+                                    " s after group ", dependency.group, " (", Join(group, ", "),
+                                    ") finished (tony.application.dependency.", dependency.type,
+                                    ".timeout.after.", dependency.group, ")");
+    if (!dependency.ignored) {
+      Decide(JobState::kFailed, what, actions);
+      return;
+    }
+    for (TaskRecord& task : tasks_) {
+      if (task.ref.type == dependency.type && !IsTerminal(task.state)) {
+        events_.push_back({"DEPENDENCY_TIMEOUT", task.ref, task.attempt, clock_->WallMs(),
+                           StrCat("stopped: ", what)});
+        StopTask(task, actions);
+      }
+    }
+  }
 }
 
 const TaskRecord* JobStateMachine::Find(const TaskRef& ref) const {
@@ -169,6 +242,7 @@ absl::StatusOr<Actions> JobStateMachine::OnTaskRegistered(const TaskRef& ref,
 
 void JobStateMachine::ReleaseGangIfComplete(Actions& actions) {
   for (const TaskRecord& task : tasks_) {
+    if (task.awaiting_stage) continue;  // the next gang
     if (task.state != TaskState::kRegistered && task.state != TaskState::kRunning &&
         !IsTerminal(task.state)) {
       return;
@@ -200,6 +274,11 @@ std::map<std::string, std::vector<std::string>> JobStateMachine::ClusterSpec() c
     }
     if (task.port > 0) addresses[task.ref.index] = StrCat(task.host, ":", task.port);
   }
+  // A type none of whose tasks has an address yet (a later stage) is not part of the cluster.
+  std::erase_if(spec, [](const auto& entry) {
+    return std::all_of(entry.second.begin(), entry.second.end(),
+                       [](const std::string& address) { return address.empty(); });
+  });
   return spec;
 }
 
@@ -263,7 +342,8 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
     if (!decided()) {
       // In GANG mode a task that ended before the barrier opened can never be waited for.
       if (spec_.mode == config::DistributedMode::kGang) ReleaseGangIfComplete(actions);
-      CheckTrackedDone(actions);
+      MaybeStartTraining(actions);
+      if (!decided()) CheckTrackedDone(actions);
     }
   }
 }
@@ -276,9 +356,8 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   task.attempt += 1;
   task.state = TaskState::kNew;
   task.restart_at_ms = clock_->NowMs() + task.restart_backoff_ms;
+  // The old address stays in the cluster spec until the new attempt registers its own.
   task.container_id.clear();
-  task.host.clear();
-  task.port = 0;
   task.log_dir.clear();
   task.exit_code.reset();
   task.diagnostics.clear();
@@ -385,6 +464,8 @@ Actions JobStateMachine::OnTick() {
            actions);
     return actions;
   }
+  CheckDependencyTimeouts(now, actions);
+  if (decided()) return actions;
   for (TaskRecord& task : tasks_) {
     if (task.state == TaskState::kNew && task.restart_at_ms > 0 && now >= task.restart_at_ms) {
       task.restart_at_ms = 0;

@@ -77,7 +77,8 @@ struct TaskRecord {
   bool stop_requested = false;
   int max_restarts = 0;
   int64_t restart_backoff_ms = 0;
-  int64_t restart_at_ms = 0;  // a restart is due at this time (state kNew)
+  int64_t restart_at_ms = 0;    // a restart is due at this time (state kNew)
+  bool awaiting_stage = false;  // a training-stage task waiting for the prepare stage (kNew)
   std::vector<AttemptRecord> previous_attempts;
 };
 
@@ -136,7 +137,8 @@ class JobStateMachine {
 
   // Whether the task's cluster spec has been released.
   bool ClusterSpecReleased(const TaskRef& task) const;
-  // Every task with an address, by type and index ("host:port"); "" for tasks without one.
+  // Every task with an address, by type and index ("host:port"); "" for a task without one in a
+  // type that has others. Types with no address at all (a later stage) are left out.
   std::map<std::string, std::vector<std::string>> ClusterSpec() const;
 
   const config::JobSpec& spec() const { return spec_; }
@@ -160,6 +162,9 @@ class JobStateMachine {
   void Decide(JobState state, std::string diagnostics, Actions& actions);
   void StopTask(TaskRecord& task, Actions& actions);
   void ReleaseGangIfComplete(Actions& actions);
+  // Starts the training stage once every prepare-stage task succeeded.
+  void MaybeStartTraining(Actions& actions);
+  void CheckDependencyTimeouts(int64_t now, Actions& actions);
   // Whether the failed task gets another attempt; if so, schedules it.
   bool MaybeRestart(TaskRecord& task, Actions& actions);
   void Changed() { ++version_; }
@@ -169,6 +174,7 @@ class JobStateMachine {
   std::vector<TaskRecord> tasks_;  // by type, then index
   std::vector<TaskEvent> events_;
   bool gang_released_ = false;  // the cluster spec went out; later registrations get it at once
+  std::map<std::string, int64_t> group_done_at_ms_;  // when every task of a group had ended
   JobState state_ = JobState::kRunning;
   std::string diagnostics_;
   int64_t start_ms_ = 0;

@@ -30,7 +30,11 @@ class JobStateTest : public ::testing::Test {
   void Init(const std::vector<std::pair<std::string, std::string>>& settings) {
     job_ = std::make_unique<JobStateMachine>(MakeSpec(settings), &clock_);
     Actions actions = job_->Start();
-    EXPECT_EQ(Count<RequestContainer>(actions), job_->spec().TotalTasks());
+    int later = 0;  // training-stage tasks wait for the prepare stage
+    for (const std::string& type : job_->spec().training_stage) {
+      later += job_->spec().job_types.at(type).instances;
+    }
+    EXPECT_EQ(Count<RequestContainer>(actions), job_->spec().TotalTasks() - later);
   }
   // Grants a container for the task and returns its id.
   std::string Allocate(const TaskRef& task) {
@@ -323,6 +327,82 @@ TEST_F(JobStateTest, NoRestartWithoutMaxRestarts) {
   Exit({"worker", 0}, 3);
   EXPECT_EQ(job_->state(), JobState::kFailed);
   EXPECT_TRUE(job_->events().empty());
+}
+
+TEST_F(JobStateTest, TrainingStageStartsOnlyAfterThePrepareStageSucceeded) {
+  Init({{"tony.prep.instances", "1"},
+        {"tony.worker.instances", "2"},
+        {"tony.application.prepare-stage", "prep"},
+        {"tony.application.training-stage", "worker"}});
+  EXPECT_EQ(State({"worker", 0}), TaskState::kNew);
+  EXPECT_EQ(State({"prep", 0}), TaskState::kRequested);
+  Allocate({"prep", 0});
+  EXPECT_EQ(Count<SendClusterSpec>(Register({"prep", 0}, 100)), 1) << "prep is a gang of one";
+  EXPECT_EQ(job_->ClusterSpec().count("worker"), 0u);
+  Actions actions = Exit({"prep", 0}, 0);
+  EXPECT_EQ(Count<RequestContainer>(actions), 2);
+  EXPECT_FALSE(job_->decided());
+  Allocate({"worker", 0});
+  Allocate({"worker", 1});
+  EXPECT_EQ(Count<SendClusterSpec>(Register({"worker", 0}, 200)), 0);
+  EXPECT_EQ(Count<SendClusterSpec>(Register({"worker", 1}, 201)), 2) << "the training gang";
+  Exit({"worker", 0}, 0);
+  Exit({"worker", 1}, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+TEST_F(JobStateTest, FailedPrepareStageFailsTheJob) {
+  Init({{"tony.prep.instances", "1"},
+        {"tony.worker.instances", "1"},
+        {"tony.application.prepare-stage", "prep"},
+        {"tony.application.training-stage", "worker"}});
+  Allocate({"prep", 0});
+  Register({"prep", 0}, 100);
+  Exit({"prep", 0}, 2);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(),
+            "prepare-stage task prep:0 failed, so the training stage cannot start");
+  EXPECT_EQ(State({"worker", 0}), TaskState::kFinished);
+}
+
+TEST_F(JobStateTest, DependencyTimeoutFailsTheJobWhenAnEvaluatorOutlivesTraining) {
+  Init({{"tony.worker.instances", "1"},
+        {"tony.evaluator.instances", "1"},
+        {"tony.application.group.training", "worker"},
+        {"tony.application.dependency.evaluator.timeout.after.training", "10"}});
+  StartAll();
+  Exit({"worker", 0}, 0);
+  EXPECT_FALSE(job_->decided()) << "the evaluator is tracked and still runs";
+  job_->OnTick();  // notices that the group is done
+  clock_.Advance(9999);
+  job_->OnTick();
+  EXPECT_FALSE(job_->decided());
+  clock_.Advance(1);
+  Actions actions = job_->OnTick();
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(),
+            "evaluator:0 still ran 10 s after group training (worker) finished "
+            "(tony.application.dependency.evaluator.timeout.after.training)");
+  EXPECT_EQ(Count<StopContainer>(actions), 1);
+}
+
+TEST_F(JobStateTest, IgnoredDependencyTimeoutStopsTheTaskAndTheJobSucceeds) {
+  Init({{"tony.worker.instances", "1"},
+        {"tony.evaluator.instances", "1"},
+        {"tony.application.group.training", "worker"},
+        {"tony.application.dependency.evaluator.timeout.after.training", "1"},
+        {"tony.application.dependency.evaluator.timeout.after.training.ignored", "true"}});
+  StartAll();
+  Exit({"worker", 0}, 0);
+  job_->OnTick();
+  clock_.Advance(1000);
+  Actions actions = job_->OnTick();
+  EXPECT_FALSE(job_->decided());
+  ASSERT_EQ(Count<StopContainer>(actions), 1);
+  EXPECT_EQ(job_->events().back().kind, "DEPENDENCY_TIMEOUT");
+  job_->OnContainerCompleted("c_evaluator:0", 143, "", false);
+  EXPECT_EQ(State({"evaluator", 0}), TaskState::kFinished);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/strings.h"
 
 extern char** environ;
 
@@ -351,6 +352,15 @@ absl::StatusOr<ExitStatus> WaitForExit(pid_t pid) {
   auto result = WaitPid(pid, &status, 0);
   if (!result.ok()) return result.status();
   return DecodeWaitStatus(status);
+}
+
+absl::StatusOr<bool> HasExited(pid_t pid) {
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+    if (errno == EINTR) continue;
+    return absl::InternalError(StrCat("waitid(", pid, "): ", std::strerror(errno)));
+  }
+  return info.si_pid == pid;
 }
 
 absl::StatusOr<std::optional<ExitStatus>> PollExit(pid_t pid) {

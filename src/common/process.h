@@ -77,6 +77,10 @@ struct ExitStatus {
 
 // Reaps the child if it has exited; std::nullopt while it still runs. Never blocks.
 [[nodiscard]] absl::StatusOr<std::optional<ExitStatus>> PollExit(pid_t pid);
+// Whether the child has exited, WITHOUT reaping it: while it is a zombie its pid cannot be
+// reused, so its group and session can still be killed safely by that pid. Reap it afterwards
+// with WaitForExit.
+[[nodiscard]] absl::StatusOr<bool> HasExited(pid_t pid);
 
 // Waits up to timeout_ms (negative: without limit) for the child to exit and reaps it;
 // std::nullopt if it still runs when the time is up. Sleeps in poll() on a pidfd, without

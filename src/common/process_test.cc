@@ -335,5 +335,32 @@ TEST(ExitStatusTest, ShellCodeAndText) {
   EXPECT_EQ((ExitStatus{0, SIGSEGV}).ToString(), "killed by signal 11 (SIGSEGV)");
 }
 
+TEST(HasExitedTest, ReportsTheExitWithoutReapingSoThePidStaysReserved) {
+  SpawnOptions options;
+  options.argv = {"/bin/sh", "-c", "exit 5"};
+  absl::StatusOr<pid_t> pid = Spawn(options);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  // The exit is an event on the child; wait for it without reaping.
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(*pid), &info, WEXITED | WNOWAIT), 0);
+  absl::StatusOr<bool> exited = HasExited(*pid);
+  ASSERT_TRUE(exited.ok());
+  EXPECT_TRUE(*exited);
+  EXPECT_TRUE(*HasExited(*pid)) << "still unreaped: asking again gives the same answer";
+  absl::StatusOr<ExitStatus> status = WaitForExit(*pid);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->exit_code, 5);
+}
+
+TEST(HasExitedTest, RunningChildHasNotExited) {
+  SpawnOptions options;
+  options.argv = {"/bin/sleep", "30"};
+  absl::StatusOr<pid_t> pid = Spawn(options);
+  ASSERT_TRUE(pid.ok());
+  EXPECT_FALSE(*HasExited(*pid));
+  kill(*pid, SIGKILL);
+  EXPECT_TRUE(WaitForExit(*pid).ok());
+}
+
 }  // namespace
 }  // namespace tony

@@ -161,6 +161,8 @@ TEST(KeyCatalogTest, LintWarnsAboutMisspellingsUnsupportedAndUnknownKeys) {
   conf.Set("tony.worker.memroy", "4g", ValueSource::ConfFlag());
   conf.Set("tony.task.executor.jvm.opts", "-Xmx1g", ValueSource::ConfFlag());
   conf.Set("tony.application.group.A", "worker", ValueSource::ConfFlag());
+  conf.Set("tony.application.dependency.evaluator.timeout.after.A", "60", ValueSource::ConfFlag());
+  conf.Set("tony.docker.worker.image", "img", ValueSource::ConfFlag());
   conf.Set("fs.defaultFS", "hdfs://nn:8020", ValueSource::ConfFlag());
   std::vector<std::string> warnings = catalog.Lint(conf);
   auto has = [&](const std::string& text) {
@@ -174,7 +176,9 @@ TEST(KeyCatalogTest, LintWarnsAboutMisspellingsUnsupportedAndUnknownKeys) {
           "tony.application.framework?"));
   EXPECT_TRUE(has("did you mean tony.worker.memory?"));
   EXPECT_TRUE(has("tony.task.executor.jvm.opts (--conf) is not supported by tony"));
-  EXPECT_TRUE(has("tony.application.group.A (--conf) is not supported"));
+  EXPECT_TRUE(has("tony.docker.worker.image (--conf) is not supported"));
+  EXPECT_FALSE(has("tony.application.group.A"));
+  EXPECT_FALSE(has("tony.application.dependency."));
   EXPECT_FALSE(has("fs.defaultFS"));
   EXPECT_EQ(warnings.size(), 4u);
 }

@@ -328,6 +328,61 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     }
   }
 
+  // Groups, dependency timeouts and stages name job types; each must exist.
+  auto check_types = [&](const std::string& key,
+                         const std::vector<std::string>& types) -> absl::Status {
+    for (const std::string& type : types) {
+      if (!spec.job_types.count(type)) {
+        return reader.Error(key, StrCat("names job type ", type, ", which the job does not have"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  static const std::regex kGroupKey(R"(tony\.application\.group\.([A-Za-z0-9_-]+))");
+  static const std::regex kDependencyKey(
+      R"(tony\.application\.dependency\.([a-z][a-z0-9_-]*)\.timeout\.after\.([A-Za-z0-9_-]+))");
+  for (const auto& [key, entry] : conf.entries()) {
+    std::smatch match;
+    if (std::regex_match(key, match, kGroupKey)) {
+      std::vector<std::string> types = SplitList(entry.value);
+      if (absl::Status s = check_types(key, types); !s.ok()) return s;
+      spec.groups[match[1].str()] = types;
+    }
+  }
+  for (const auto& [key, entry] : conf.entries()) {
+    std::smatch match;
+    if (!std::regex_match(key, match, kDependencyKey)) continue;
+    GroupDependency dependency{match[1].str(), match[2].str(), 0, false};
+    if (absl::Status s = check_types(key, {dependency.type}); !s.ok()) return s;
+    if (!spec.groups.count(dependency.group)) {
+      return reader.Error(key,
+                          StrCat("names group ", dependency.group, ", but tony.application.group.",
+                                 dependency.group, " is not set"));
+    }
+    TONY_ASSIGN_OR_RETURN(value, reader.Int(key, 0));
+    dependency.timeout_ms = value * 1000;
+    const std::string ignored_key = key + ".ignored";
+    if (conf.Has(ignored_key)) {
+      TONY_ASSIGN_OR_RETURN(dependency.ignored, reader.Bool(ignored_key));
+    }
+    spec.dependencies.push_back(dependency);
+  }
+  spec.prepare_stage = SplitList(reader.String("tony.application.prepare-stage"));
+  spec.training_stage = SplitList(reader.String("tony.application.training-stage"));
+  if (absl::Status s = check_types("tony.application.prepare-stage", spec.prepare_stage); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = check_types("tony.application.training-stage", spec.training_stage);
+      !s.ok()) {
+    return s;
+  }
+  if (spec.prepare_stage.empty() != spec.training_stage.empty()) {
+    return reader.Error(spec.prepare_stage.empty() ? "tony.application.training-stage"
+                                                   : "tony.application.prepare-stage",
+                        "set both tony.application.prepare-stage and "
+                        "tony.application.training-stage, or neither");
+  }
+
   if (spec.job_types.count("chief")) {
     spec.chief = TaskRef{"chief", 0};
   } else if (spec.job_types.count("worker")) {

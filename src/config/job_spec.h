@@ -50,6 +50,15 @@ struct TaskRef {
   std::string ToString() const;  // "worker:1"
 };
 
+// tony.application.dependency.<type>.timeout.after.<group>: once every task of the group has
+// ended, tasks of `type` may run this much longer.
+struct GroupDependency {
+  std::string type;
+  std::string group;
+  int64_t timeout_ms = 0;
+  bool ignored = false;  // when it expires, stop the tasks without failing the job
+};
+
 struct JobSpec {
   std::string name;
   std::string application_type;
@@ -81,6 +90,14 @@ struct JobSpec {
   int64_t metrics_interval_ms = 5000;
   int64_t stop_grace_ms = 5000;
   int error_message_max_lines = 20;
+
+  // tony.application.group.<G>: named sets of job types.
+  std::map<std::string, std::vector<std::string>> groups;
+  std::vector<GroupDependency> dependencies;
+  // tony.application.prepare-stage / training-stage: the training types start only after every
+  // prepare type's tasks succeeded. Both empty when the job has no stages.
+  std::vector<std::string> prepare_stage;
+  std::vector<std::string> training_stage;
 
   std::map<std::string, std::string> container_envs;  // tony.containers.envs
   std::map<std::string, std::string> execution_envs;  // tony.execution.envs

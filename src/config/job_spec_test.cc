@@ -229,5 +229,49 @@ TEST_F(JobSpecTest, MissingCommand) {
             "tony.worker.command");
 }
 
+TEST_F(JobSpecTest, GroupsDependenciesAndStages) {
+  Set("tony.chief.instances", "1");
+  Set("tony.worker.instances", "2");
+  Set("tony.evaluator.instances", "1");
+  Set("tony.prep.instances", "1");
+  Set("tony.application.group.training", "chief,worker");
+  Set("tony.application.dependency.evaluator.timeout.after.training", "30");
+  Set("tony.application.dependency.evaluator.timeout.after.training.ignored", "true");
+  Set("tony.application.prepare-stage", "prep");
+  Set("tony.application.training-stage", "chief,worker,evaluator");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->groups.at("training"), (std::vector<std::string>{"chief", "worker"}));
+  ASSERT_EQ(spec->dependencies.size(), 1u);
+  EXPECT_EQ(spec->dependencies[0].type, "evaluator");
+  EXPECT_EQ(spec->dependencies[0].group, "training");
+  EXPECT_EQ(spec->dependencies[0].timeout_ms, 30000);
+  EXPECT_TRUE(spec->dependencies[0].ignored);
+  EXPECT_EQ(spec->prepare_stage, (std::vector<std::string>{"prep"}));
+}
+
+TEST_F(JobSpecTest, GroupsMustNameExistingTypes) {
+  Set("tony.worker.instances", "1");
+  Set("tony.application.group.A", "worker,evaluatr");
+  EXPECT_EQ(Error(),
+            "tony.application.group.A = \"worker,evaluatr\" (--conf): names job type evaluatr, "
+            "which the job does not have");
+}
+
+TEST_F(JobSpecTest, DependenciesMustNameExistingGroups) {
+  Set("tony.worker.instances", "1");
+  Set("tony.application.group.A", "worker");
+  Set("tony.application.dependency.worker.timeout.after.B", "5");
+  EXPECT_EQ(Error(),
+            "tony.application.dependency.worker.timeout.after.B = \"5\" (--conf): names group B, "
+            "but tony.application.group.B is not set");
+}
+
+TEST_F(JobSpecTest, StagesComeInPairs) {
+  Set("tony.worker.instances", "1");
+  Set("tony.application.prepare-stage", "worker");
+  EXPECT_NE(Error().find("set both tony.application.prepare-stage and"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tony::config

@@ -328,16 +328,21 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       uint64_t drained;
       (void)!read(wake_fd_, &drained, sizeof(drained));
     }
-    absl::StatusOr<std::optional<ExitStatus>> polled = PollExit(pid);
-    if (!polled.ok()) {
-      spdlog::error("{}", ToStd(polled.status().message()));
+    absl::StatusOr<bool> exited = HasExited(pid);
+    if (!exited.ok()) {
+      spdlog::error("{}", ToStd(exited.status().message()));
       break;
     }
-    exit = *polled;
+    if (*exited) {
+      // Still a zombie, so its pid cannot have been reused: whatever the user process left in
+      // its group goes with it, and only then is it reaped.
+      SignalTree(pid, SIGKILL);
+      absl::StatusOr<ExitStatus> status = WaitForExit(pid);
+      if (status.ok()) exit = *status;
+      if (!status.ok()) break;
+    }
   }
   if (pidfd >= 0) close(pidfd);
-  // Whatever the user process left in its group goes with it.
-  SignalTree(pid, SIGKILL);
 
   const int code = exit ? exit->ShellCode() : 1;
   std::string diagnostics;

@@ -99,19 +99,20 @@ TEST_F(LocalE2eTest, PyTorchDigitsTrainsWithTwoWorkers) {
 }
 
 TEST_F(LocalE2eTest, TensorFlowClusterSpecAndTfConfigAgree) {
+  // ps is tracked here so that its own check always completes: an untracked ps may be stopped
+  // before it ran (PsRunningForeverIsStoppedWhenWorkersFinish covers stopping it).
   TonyResult r = runner_.Run(
-      Submit(std::string(kPython) + " check_tf_env.py --ps-forever",
+      Submit(std::string(kPython) + " check_tf_env.py --untracked=",
              {"tony.application.framework=tensorflow", "tony.chief.instances=1",
               "tony.worker.instances=2", "tony.ps.instances=1", "tony.evaluator.instances=1",
-              "tony.application.untracked.jobtypes=ps", "tony.chief.memory=256m",
+              "tony.application.untracked.jobtypes=", "tony.chief.memory=256m",
               "tony.worker.memory=256m", "tony.ps.memory=256m", "tony.evaluator.memory=256m"}));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::string task_out = AllTaskStdout(r);
   for (const char* task : {"chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"}) {
     EXPECT_NE(task_out.find(std::string("ok ") + task), std::string::npos) << task << task_out;
   }
-  // ps runs forever: tony stopped it once the tracked tasks were done.
-  EXPECT_TRUE(TaskRow(r.out, "ps:0", "STOPPED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "ps:0", "SUCCEEDED")) << r.out;
 }
 
 TEST_F(LocalE2eTest, FailedWorkerWithSuccessfulChiefSucceedsAndIsNamed) {
@@ -309,6 +310,45 @@ TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(CountLogDirs(r), 3);
+}
+
+TEST_F(LocalE2eTest, EvaluatorThatOutlivesTrainingIsStoppedByTheDependencyTimeout) {
+  const std::string command =
+      "if [ $JOB_NAME = evaluator ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo trained";
+  const std::vector<std::string> conf = {
+      "tony.worker.instances=2",
+      "tony.evaluator.instances=1",
+      "tony.worker.memory=256m",
+      "tony.evaluator.memory=256m",
+      "tony.application.group.training=worker",
+      "tony.application.dependency.evaluator.timeout.after.training=1"};
+  TonyResult failed = runner_.Run(SubmitShell(command, conf), 60000);
+  ASSERT_EQ(failed.exit_code, 1) << Describe(failed);
+  EXPECT_NE(failed.out.find("evaluator:0 still ran 1 s after group training (worker) finished"),
+            std::string::npos)
+      << failed.out;
+
+  std::vector<std::string> ignored = conf;
+  ignored.push_back("tony.application.dependency.evaluator.timeout.after.training.ignored=true");
+  TonyResult succeeded = runner_.Run(SubmitShell(command, ignored), 60000);
+  ASSERT_EQ(succeeded.exit_code, 0) << Describe(succeeded);
+  EXPECT_TRUE(TaskRow(succeeded.out, "evaluator:0", "STOPPED")) << succeeded.out;
+}
+
+TEST_F(LocalE2eTest, TrainingStageRunsAfterThePrepareStage) {
+  const std::string marker = runner_.work_dir() + "/prepared";
+  TonyResult r = runner_.Run(
+      SubmitShell("if [ $JOB_NAME = prep ]; then sleep 0.3; echo data > " + marker +
+                      "; else test -f " + marker + " && echo found prepared data; fi",
+                  {"tony.prep.instances=1", "tony.worker.instances=2", "tony.prep.memory=256m",
+                   "tony.worker.memory=256m", "tony.application.prepare-stage=prep",
+                   "tony.application.training-stage=worker"}),
+      60000);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string out = AllTaskStdout(r);
+  EXPECT_NE(out.find("found prepared data"), std::string::npos) << out;
+  EXPECT_TRUE(TaskRow(r.out, "prep:0", "SUCCEEDED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
 }
 
 }  // namespace

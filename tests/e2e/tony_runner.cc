@@ -155,6 +155,22 @@ std::vector<pid_t> TonyRunner::FindJobProcesses(const std::string& cmdline_patte
   return found;
 }
 
+bool TonyRunner::WaitForTaskOutput(const std::string& text, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    for (const auto& job : fs::directory_iterator(home_ + "/jobs", ec)) {
+      for (const auto& container : fs::directory_iterator(job.path() / "logs", ec)) {
+        if (Slurp((container.path() / "stdout").string()).find(text) != std::string::npos) {
+          return true;
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 std::vector<pid_t> TonyRunner::LeftoverProcesses(int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::vector<pid_t> left;

@@ -46,6 +46,9 @@ class TonyRunner {
                                       const std::map<std::string, std::string>& env,
                                       int timeout_ms = 30000);
 
+  // Waits until some task's stdout (any job of this runner) contains `text`.
+  bool WaitForTaskOutput(const std::string& text, int timeout_ms);
+
   // Processes still carrying this runner's TONY_HOME; waits up to `timeout_ms` for them to go.
   std::vector<pid_t> LeftoverProcesses(int timeout_ms = 10000);
 

@@ -58,6 +58,8 @@ absl::Status LocalClusterClient::Submit(const AmSubmission& submission) {
   spawn.argv = submission.argv;
   spawn.set_env = submission.env;
   spawn.set_env["TONY_APP_ID"] = submission.app_id;
+  // Inherited by every executor and user process: how the client finds what is left of the job.
+  spawn.set_env["TONY_JOB_DIR"] = submission.job_dir;
   spawn.working_dir = submission.job_dir;
   spawn.stdout_path = StrCat(submission.job_dir, "/am.log");
   spawn.stderr_path = spawn.stdout_path;
@@ -137,7 +139,7 @@ absl::Status LocalClusterClient::Kill(const std::string& app_id, bool force) {
   if (force) {
     const bool am_running = pid > 0 && !exits_.count(app_id) && kill(pid, 0) == 0;
     if (am_running) SignalTree(pid, SIGKILL);
-    KillLeftovers(app_id);
+    KillLeftovers(JobDir(app_id));
     if (am_running && children_.count(app_id)) {
       if (absl::StatusOr<ExitStatus> status = WaitForExit(pid); status.ok()) {
         exits_[app_id] = status->ToString();
@@ -165,11 +167,11 @@ absl::Status LocalClusterClient::AwaitAmExit(const std::string& app_id, int64_t 
   return absl::OkStatus();
 }
 
-int LocalClusterClient::KillLeftovers(const std::string& app_id) {
+int LocalClusterClient::KillLeftovers(const std::string& job_dir) {
   int killed = 0;
   // Repeat: a process may fork while the previous pass runs.
   for (int pass = 0; pass < 10; ++pass) {
-    std::vector<pid_t> pids = ProcessesWithEnv("TONY_APP_ID", app_id);
+    std::vector<pid_t> pids = ProcessesWithEnv("TONY_JOB_DIR", job_dir);
     std::erase(pids, getpid());
     if (pids.empty()) break;
     for (pid_t pid : pids) {

@@ -26,9 +26,10 @@ class LocalClusterClient final : public ClusterClient {
   absl::Status Kill(const std::string& app_id, bool force) override;
   absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
 
-  // Kills every process that carries the job's marker (TONY_APP_ID), whatever became of its
-  // parents. Returns how many process trees were signalled.
-  static int KillLeftovers(const std::string& app_id);
+  // Kills every process that carries the job's marker, TONY_JOB_DIR=<job dir>, whatever became
+  // of its parents. The job directory, unlike the application id, is unique on this machine even
+  // across TONY_HOMEs. Returns how many process trees were signalled.
+  static int KillLeftovers(const std::string& job_dir);
 
  private:
   pid_t AmPid(const std::string& app_id) const;

@@ -259,9 +259,10 @@ void LocalContainerAllocator::Reap(const std::string& container_id) {
     if (it == containers_.end()) return;
     local = it->second;
   }
-  absl::StatusOr<ExitStatus> status = WaitForExit(local.pid);
-  // The executor is gone; whatever it left in its session goes with it.
+  // The executor is a zombie now, which keeps its pid from being reused: whatever it left in its
+  // session goes with it, and only then is it reaped.
   SignalTree(local.pid, SIGKILL);
+  absl::StatusOr<ExitStatus> status = WaitForExit(local.pid);
   ContainerExit exit;
   exit.container_id = container_id;
   exit.cause = local.cause;
