@@ -5,6 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/debugging/failure_signal_handler.h"
 #include "absl/debugging/symbolize.h"
+#include "cli/cluster_command.h"
 #include "cli/config_command.h"
 #include "cli/roles.h"
 #include "cli/submit_options.h"
@@ -27,6 +28,11 @@ int main(int argc, char** argv) {
   CLI::App* submit = app.add_subcommand("submit", "Run a job and exit with its result");
   tony::cli::AddSubmitFlags(submit, &submit_options);
 
+  tony::cli::SubmitOptions cluster_options;
+  CLI::App* cluster = app.add_subcommand(
+      "cluster", "Show the YARN cluster's metrics and nodes (like yarn node -list)");
+  cluster->add_option("--conf", cluster_options.request.conf, "key=value (repeatable)");
+
   CLI::App* am = app.add_subcommand("am", "The ApplicationMaster (started by the backend)");
   CLI::App* executor =
       app.add_subcommand("executor", "The task executor (started by the AM in each container)");
@@ -47,6 +53,7 @@ int main(int argc, char** argv) {
   }
 
   if (submit->parsed()) return tony::cli::RunSubmit(submit_options);
+  if (cluster->parsed()) return tony::cli::RunClusterCommand(cluster_options);
   if (am->parsed()) return tony::cli::RunAm();
   if (executor->parsed()) return tony::cli::RunExecutor();
   if (config->parsed()) {

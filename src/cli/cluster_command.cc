@@ -1,0 +1,50 @@
+#include "cli/cluster_command.h"
+
+#include <iostream>
+
+#include "config/config_loader.h"
+#include "hadoop/hadoop_conf.h"
+#include "hadoop/yarn_client.h"
+
+namespace tony::cli {
+
+int RunClusterCommand(SubmitOptions& options) {
+  CompleteFromEnvironment(&options);
+  absl::StatusOr<config::ResolvedConfig> resolved = config::ResolveConfiguration(options.request);
+  if (!resolved.ok()) {
+    std::cerr << "tony: error: " << resolved.status().message() << "\n";
+    return 2;
+  }
+  std::vector<std::string> dirs = hadoop::HadoopConf::DirsFromEnvironment();
+  for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
+    if (std::string dir = resolved->conf.Get(key); !dir.empty()) dirs.push_back(dir);
+  }
+  if (dirs.empty()) {
+    std::cerr << "tony: error: no Hadoop configuration: set HADOOP_CONF_DIR (or YARN_CONF_DIR, "
+                 "or tony.application.yarn-conf-path) to the directory of yarn-site.xml\n";
+    return 2;
+  }
+  absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load(dirs);
+  if (!conf.ok()) {
+    std::cerr << "tony: error: " << conf.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn =
+      hadoop::YarnClient::Connect(*conf, hadoop::HadoopUser());
+  if (!yarn.ok()) {
+    std::cerr << "tony: error: " << yarn.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<hadoop::ClusterMetrics> metrics = (*yarn)->GetClusterMetrics();
+  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
+      metrics.ok() ? (*yarn)->GetClusterNodes({})
+                   : absl::StatusOr<std::vector<hadoop::NodeReport>>(metrics.status());
+  if (!nodes.ok()) {
+    std::cerr << "tony: error: " << nodes.status().message() << "\n";
+    return 1;
+  }
+  std::cout << hadoop::FormatNodesTable(*metrics, *nodes);
+  return 0;
+}
+
+}  // namespace tony::cli

@@ -1,0 +1,563 @@
+#include "hadoop/webhdfs.h"
+
+#include <curl/curl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "common/strings.h"
+
+namespace tony::hadoop {
+namespace webhdfs_internal {
+namespace {
+
+// How much of a body that is not a RemoteException goes into an error message.
+constexpr size_t kMaxQuotedBodyBytes = 200;
+
+std::string_view FirstLine(std::string_view text) {
+  return text.substr(0, std::min(text.find('\n'), text.size()));
+}
+
+absl::StatusCode CodeForException(std::string_view exception) {
+  if (exception == "FileNotFoundException") return absl::StatusCode::kNotFound;
+  if (exception == "FileAlreadyExistsException") return absl::StatusCode::kAlreadyExists;
+  if (exception == "AccessControlException" || exception == "SecurityException" ||
+      exception == "AuthorizationException") {
+    return absl::StatusCode::kPermissionDenied;
+  }
+  if (exception == "PathIsNotEmptyDirectoryException" ||
+      exception == "ParentNotDirectoryException" || exception == "PathIsNotDirectoryException") {
+    return absl::StatusCode::kFailedPrecondition;
+  }
+  if (exception == "SafeModeException" || exception == "StandbyException" ||
+      exception == "RetriableException") {
+    return absl::StatusCode::kUnavailable;
+  }
+  if (exception == "NSQuotaExceededException" || exception == "DSQuotaExceededException" ||
+      exception == "QuotaExceededException") {
+    return absl::StatusCode::kResourceExhausted;
+  }
+  if (exception == "IllegalArgumentException" || exception == "InvalidPathException") {
+    return absl::StatusCode::kInvalidArgument;
+  }
+  return absl::StatusCode::kUnknown;
+}
+
+absl::StatusCode CodeForHttpStatus(long http_status) {
+  switch (http_status) {
+    case 400:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 503:
+      return absl::StatusCode::kUnavailable;
+    default:
+      return http_status >= 500 ? absl::StatusCode::kInternal : absl::StatusCode::kUnknown;
+  }
+}
+
+absl::StatusOr<int64_t> IntField(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) {
+    return absl::InvalidArgumentError(StrCat("field '", key, "' is missing or not an integer"));
+  }
+  return it->get<int64_t>();
+}
+
+absl::StatusOr<std::string> StringField(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) {
+    return absl::InvalidArgumentError(StrCat("field '", key, "' is missing or not a string"));
+  }
+  return it->get<std::string>();
+}
+
+// WebHDFS sends permissions as an octal string ("755", "1777").
+absl::StatusOr<int> ParsePermission(const nlohmann::json& object) {
+  absl::StatusOr<std::string> text = StringField(object, "permission");
+  if (!text.ok()) return text.status();
+  if (text->empty() || text->size() > 4) {
+    return absl::InvalidArgumentError(StrCat("permission '", *text, "' is not octal"));
+  }
+  int permission = 0;
+  for (char c : *text) {
+    if (c < '0' || c > '7') {
+      return absl::InvalidArgumentError(StrCat("permission '", *text, "' is not octal"));
+    }
+    permission = permission * 8 + (c - '0');
+  }
+  return permission;
+}
+
+absl::StatusOr<FileStatus> FileStatusFromJson(const nlohmann::json& object) {
+  if (!object.is_object()) return absl::InvalidArgumentError("a FileStatus is not an object");
+  FileStatus status;
+  absl::StatusOr<std::string> suffix = StringField(object, "pathSuffix");
+  if (!suffix.ok()) return suffix.status();
+  status.path_suffix = *std::move(suffix);
+  absl::StatusOr<int64_t> length = IntField(object, "length");
+  if (!length.ok()) return length.status();
+  status.length = *length;
+  absl::StatusOr<int64_t> mtime = IntField(object, "modificationTime");
+  if (!mtime.ok()) return mtime.status();
+  status.modification_time_ms = *mtime;
+  absl::StatusOr<std::string> type = StringField(object, "type");
+  if (!type.ok()) return type.status();
+  if (*type != "FILE" && *type != "DIRECTORY" && *type != "SYMLINK") {
+    return absl::InvalidArgumentError(StrCat("unknown type '", *type, "'"));
+  }
+  status.is_directory = *type == "DIRECTORY";
+  absl::StatusOr<int> permission = ParsePermission(object);
+  if (!permission.ok()) return permission.status();
+  status.permission = *permission;
+  absl::StatusOr<std::string> owner = StringField(object, "owner");
+  if (!owner.ok()) return owner.status();
+  status.owner = *std::move(owner);
+  return status;
+}
+
+absl::StatusOr<nlohmann::json> ParseJsonObject(std::string_view body) {
+  nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return absl::InvalidArgumentError(
+        StrCat("not a JSON object: '", FirstLine(body.substr(0, kMaxQuotedBodyBytes)), "'"));
+  }
+  return json;
+}
+
+}  // namespace
+
+std::string PercentEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> BuildUrl(
+    std::string_view namenode_http, std::string_view path, std::string_view op,
+    std::string_view user, const std::vector<std::pair<std::string, std::string>>& params) {
+  if (path.empty() || path.front() != '/') {
+    return absl::InvalidArgumentError(StrCat("HDFS path '", path, "' is not absolute"));
+  }
+  std::string url = StrCat("http://", namenode_http, "/webhdfs/v1");
+  bool any_component = false;
+  for (std::string_view component : Split(path, '/')) {
+    if (component.empty()) continue;
+    if (component == "." || component == "..") {
+      return absl::InvalidArgumentError(
+          StrCat("HDFS path '", path, "' has a '", component, "' component"));
+    }
+    url += StrCat("/", PercentEncode(component));
+    any_component = true;
+  }
+  if (!any_component) url += "/";
+  url += StrCat("?op=", op, "&user.name=", PercentEncode(user));
+  for (const auto& [key, value] : params) url += StrCat("&", key, "=", PercentEncode(value));
+  return url;
+}
+
+absl::StatusOr<FileStatus> ParseFileStatus(std::string_view body) {
+  absl::StatusOr<nlohmann::json> json = ParseJsonObject(body);
+  if (!json.ok()) return json.status();
+  auto it = json->find("FileStatus");
+  if (it == json->end()) return absl::InvalidArgumentError("no 'FileStatus' in the response");
+  return FileStatusFromJson(*it);
+}
+
+absl::StatusOr<std::vector<FileStatus>> ParseListStatus(std::string_view body) {
+  absl::StatusOr<nlohmann::json> json = ParseJsonObject(body);
+  if (!json.ok()) return json.status();
+  auto statuses = json->find("FileStatuses");
+  if (statuses == json->end() || !statuses->is_object()) {
+    return absl::InvalidArgumentError("no 'FileStatuses' object in the response");
+  }
+  auto array = statuses->find("FileStatus");
+  if (array == statuses->end() || !array->is_array()) {
+    return absl::InvalidArgumentError("no 'FileStatuses.FileStatus' array in the response");
+  }
+  std::vector<FileStatus> entries;
+  entries.reserve(array->size());
+  for (const nlohmann::json& element : *array) {
+    absl::StatusOr<FileStatus> entry = FileStatusFromJson(element);
+    if (!entry.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("entry ", entries.size(), ": ", entry.status().message()));
+    }
+    entries.push_back(*std::move(entry));
+  }
+  return entries;
+}
+
+absl::StatusOr<bool> ParseBoolean(std::string_view body) {
+  absl::StatusOr<nlohmann::json> json = ParseJsonObject(body);
+  if (!json.ok()) return json.status();
+  auto it = json->find("boolean");
+  if (it == json->end() || !it->is_boolean()) {
+    return absl::InvalidArgumentError("no 'boolean' in the response");
+  }
+  return it->get<bool>();
+}
+
+absl::Status HttpErrorStatus(std::string_view op, std::string_view path, long http_status,
+                             std::string_view body) {
+  std::string prefix = StrCat("WebHDFS ", op, " ", path, ": HTTP ", http_status);
+  nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_object()) {
+    auto remote = json.find("RemoteException");
+    if (remote != json.end() && remote->is_object()) {
+      absl::StatusOr<std::string> exception = StringField(*remote, "exception");
+      absl::StatusOr<std::string> message = StringField(*remote, "message");
+      if (exception.ok()) {
+        absl::StatusCode code = CodeForException(*exception);
+        if (code == absl::StatusCode::kUnknown) code = CodeForHttpStatus(http_status);
+        // A DataNode's message carries the Java stack trace after its first line.
+        std::string_view first_line = message.ok() ? FirstLine(*message) : std::string_view();
+        return absl::Status(code, StrCat(prefix, " ", *exception, ": ", first_line));
+      }
+    }
+  }
+  std::string_view quoted = StripWhitespace(FirstLine(body.substr(0, kMaxQuotedBodyBytes)));
+  return absl::Status(CodeForHttpStatus(http_status),
+                      quoted.empty() ? prefix : StrCat(prefix, ": '", quoted, "'"));
+}
+
+}  // namespace webhdfs_internal
+
+namespace {
+
+using webhdfs_internal::HttpErrorStatus;
+
+constexpr int64_t kBytesPerMiB = int64_t{1024} * 1024;
+
+void EnsureCurlInitialized() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct CurlEasyDeleter {
+  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
+};
+struct CurlSlistDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+
+// The body of a PUT. `read` fills up to `size` bytes and returns how many (0 at the end); on a
+// failure it sets `error` and returns CURL_READFUNC_ABORT.
+struct UploadBody {
+  int64_t size = 0;
+  std::function<size_t(char* buffer, size_t size, absl::Status& error)> read;
+};
+
+struct HttpRequest {
+  enum class Method { kGet, kPut, kDelete };
+  Method method = Method::kGet;
+  std::string url;
+  // For kPut: the bytes to send; without one the PUT has an empty body.
+  const UploadBody* body = nullptr;
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+  // The Location of a redirect; empty otherwise.
+  std::string location;
+};
+
+struct TransferState {
+  std::string* response_body;
+  const UploadBody* upload;
+  absl::Status read_error;
+};
+
+size_t OnResponseBytes(char* data, size_t size, size_t count, void* user) {
+  static_cast<TransferState*>(user)->response_body->append(data, size * count);
+  return size * count;
+}
+
+size_t OnUploadBytes(char* buffer, size_t size, size_t count, void* user) {
+  auto* state = static_cast<TransferState*>(user);
+  if (state->upload == nullptr) return 0;
+  return state->upload->read(buffer, size * count, state->read_error);
+}
+
+// "host:port" of a URL, for messages.
+std::string_view Authority(std::string_view url) {
+  size_t start = url.find("://");
+  start = start == std::string_view::npos ? 0 : start + 3;
+  size_t end = url.find_first_of("/?", start);
+  return url.substr(start, end == std::string_view::npos ? url.size() - start : end - start);
+}
+
+// Performs one HTTP request without following redirects. An upload's time limit grows with its
+// size (see the header); every other request is limited to timeout_ms.
+absl::StatusOr<HttpResponse> Perform(const HttpRequest& request, int timeout_ms,
+                                     std::string_view op, std::string_view path) {
+  EnsureCurlInitialized();
+  std::unique_ptr<CURL, CurlEasyDeleter> curl(curl_easy_init());
+  if (curl == nullptr) {
+    return absl::InternalError(StrCat("WebHDFS ", op, " ", path, ": curl_easy_init failed"));
+  }
+  HttpResponse response;
+  TransferState state{&response.body, request.body, absl::OkStatus()};
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+  CURL* handle = curl.get();
+  curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  // The cluster is reached directly: an http_proxy meant for the outside world must not apply.
+  curl_easy_setopt(handle, CURLOPT_PROXY, "");
+  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &OnResponseBytes);
+  curl_easy_setopt(handle, CURLOPT_WRITEDATA, &state);
+
+  int64_t total_timeout_ms = timeout_ms;
+  std::unique_ptr<curl_slist, CurlSlistDeleter> headers;
+  switch (request.method) {
+    case HttpRequest::Method::kGet:
+      break;
+    case HttpRequest::Method::kDelete:
+      curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, "DELETE");
+      break;
+    case HttpRequest::Method::kPut: {
+      int64_t size = request.body == nullptr ? 0 : request.body->size;
+      curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
+      curl_easy_setopt(handle, CURLOPT_READFUNCTION, &OnUploadBytes);
+      curl_easy_setopt(handle, CURLOPT_READDATA, &state);
+      headers.reset(curl_slist_append(nullptr, "Content-Type: application/octet-stream"));
+      curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
+      if (size > 0) {
+        total_timeout_ms += size * 1000 / kBytesPerMiB;
+        curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
+                         static_cast<long>(std::max(1, (timeout_ms + 999) / 1000)));
+      }
+      break;
+    }
+  }
+  curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(total_timeout_ms));
+
+  CURLcode result = curl_easy_perform(handle);
+  if (result != CURLE_OK) {
+    std::string where = StrCat("WebHDFS ", op, " ", path, ": ", Authority(request.url));
+    std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(result);
+    switch (result) {
+      case CURLE_ABORTED_BY_CALLBACK:
+        if (!state.read_error.ok()) {
+          return absl::Status(state.read_error.code(),
+                              StrCat("WebHDFS ", op, " ", path, ": ", state.read_error.message()));
+        }
+        return absl::InternalError(StrCat(where, ": ", detail));
+      case CURLE_OPERATION_TIMEDOUT:
+        return absl::DeadlineExceededError(StrCat(where, ": no complete response within ",
+                                                  total_timeout_ms, " ms (", detail, ")"));
+      default:
+        return absl::UnavailableError(StrCat(where, ": ", detail));
+    }
+  }
+  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &response.status);
+  if (response.status >= 300 && response.status < 400) {
+    char* location = nullptr;
+    curl_easy_getinfo(handle, CURLINFO_REDIRECT_URL, &location);
+    if (location != nullptr) response.location = location;
+  }
+  return response;
+}
+
+// The first step of CREATE and OPEN: the NameNode's redirect to a DataNode.
+absl::StatusOr<std::string> DataNodeLocation(const HttpRequest& request, int timeout_ms,
+                                             std::string_view op, std::string_view path) {
+  absl::StatusOr<HttpResponse> response = Perform(request, timeout_ms, op, path);
+  if (!response.ok()) return response.status();
+  if (response->status < 300 || response->status >= 400) {
+    return HttpErrorStatus(op, path, response->status, response->body);
+  }
+  if (response->location.empty()) {
+    return absl::InternalError(StrCat("WebHDFS ", op, " ", path, ": HTTP ", response->status,
+                                      " redirect without a Location"));
+  }
+  return response->location;
+}
+
+absl::Status UploadTo(const std::string& namenode_http, const std::string& user, int timeout_ms,
+                      const std::string& path, const UploadBody& body, bool overwrite) {
+  absl::StatusOr<std::string> url = webhdfs_internal::BuildUrl(
+      namenode_http, path, "CREATE", user, {{"overwrite", overwrite ? "true" : "false"}});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<std::string> location =
+      DataNodeLocation({HttpRequest::Method::kPut, *url, nullptr}, timeout_ms, "CREATE", path);
+  if (!location.ok()) return location.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kPut, *location, &body}, timeout_ms, "CREATE", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 201 && response->status != 200) {
+    return HttpErrorStatus("CREATE", path, response->status, response->body);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MalformedResponse(std::string_view op, std::string_view path,
+                               const absl::Status& parse_error) {
+  return absl::InternalError(
+      StrCat("WebHDFS ", op, " ", path, ": unexpected response: ", parse_error.message()));
+}
+
+}  // namespace
+
+WebHdfsClient::WebHdfsClient(std::string namenode_http, std::string user, int timeout_ms)
+    : namenode_http_(std::move(namenode_http)), user_(std::move(user)), timeout_ms_(timeout_ms) {}
+
+absl::Status WebHdfsClient::Mkdirs(const std::string& path, int permission) {
+  char octal[8];
+  std::snprintf(octal, sizeof(octal), "%o", permission & 07777);
+  absl::StatusOr<std::string> url =
+      webhdfs_internal::BuildUrl(namenode_http_, path, "MKDIRS", user_, {{"permission", octal}});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kPut, *url, nullptr}, timeout_ms_, "MKDIRS", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("MKDIRS", path, response->status, response->body);
+  }
+  absl::StatusOr<bool> created = webhdfs_internal::ParseBoolean(response->body);
+  if (!created.ok()) return MalformedResponse("MKDIRS", path, created.status());
+  if (!*created) {
+    return absl::FailedPreconditionError(
+        StrCat("WebHDFS MKDIRS ", path, ": the NameNode did not create the directory"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WebHdfsClient::Create(const std::string& path, std::string_view data, bool overwrite) {
+  size_t offset = 0;
+  UploadBody body{static_cast<int64_t>(data.size()),
+                  [data, &offset](char* buffer, size_t size, absl::Status&) {
+                    size_t n = std::min(size, data.size() - offset);
+                    std::memcpy(buffer, data.data() + offset, n);
+                    offset += n;
+                    return n;
+                  }};
+  return UploadTo(namenode_http_, user_, timeout_ms_, path, body, overwrite);
+}
+
+absl::Status WebHdfsClient::CreateFromFile(const std::string& path, const std::string& local_file,
+                                           bool overwrite) {
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(local_file.c_str(), "rb"));
+  if (file == nullptr) {
+    int error = errno;
+    return absl::Status(absl::ErrnoToStatusCode(error),
+                        StrCat("WebHDFS CREATE ", path, ": cannot open local file '", local_file,
+                               "': ", std::strerror(error)));
+  }
+  struct stat info {};
+  if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode)) {
+    return absl::InvalidArgumentError(
+        StrCat("WebHDFS CREATE ", path, ": local '", local_file, "' is not a regular file"));
+  }
+  UploadBody body{static_cast<int64_t>(info.st_size),
+                  [&file, &local_file](char* buffer, size_t size, absl::Status& error) -> size_t {
+                    size_t n = std::fread(buffer, 1, size, file.get());
+                    if (n == 0 && std::ferror(file.get())) {
+                      error = absl::DataLossError(StrCat("cannot read local file '", local_file,
+                                                         "': ", std::strerror(errno)));
+                      return CURL_READFUNC_ABORT;
+                    }
+                    return n;
+                  }};
+  return UploadTo(namenode_http_, user_, timeout_ms_, path, body, overwrite);
+}
+
+absl::StatusOr<FileStatus> WebHdfsClient::GetFileStatus(const std::string& path) {
+  absl::StatusOr<std::string> url =
+      webhdfs_internal::BuildUrl(namenode_http_, path, "GETFILESTATUS", user_, {});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kGet, *url, nullptr}, timeout_ms_, "GETFILESTATUS", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("GETFILESTATUS", path, response->status, response->body);
+  }
+  absl::StatusOr<FileStatus> status = webhdfs_internal::ParseFileStatus(response->body);
+  if (!status.ok()) return MalformedResponse("GETFILESTATUS", path, status.status());
+  return status;
+}
+
+absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path) {
+  absl::StatusOr<std::string> url =
+      webhdfs_internal::BuildUrl(namenode_http_, path, "OPEN", user_, {});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<std::string> location =
+      DataNodeLocation({HttpRequest::Method::kGet, *url, nullptr}, timeout_ms_, "OPEN", path);
+  if (!location.ok()) return location.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kGet, *location, nullptr}, timeout_ms_, "OPEN", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("OPEN", path, response->status, response->body);
+  }
+  return std::move(response->body);
+}
+
+absl::StatusOr<std::vector<FileStatus>> WebHdfsClient::ListStatus(const std::string& path) {
+  absl::StatusOr<std::string> url =
+      webhdfs_internal::BuildUrl(namenode_http_, path, "LISTSTATUS", user_, {});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kGet, *url, nullptr}, timeout_ms_, "LISTSTATUS", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("LISTSTATUS", path, response->status, response->body);
+  }
+  absl::StatusOr<std::vector<FileStatus>> entries =
+      webhdfs_internal::ParseListStatus(response->body);
+  if (!entries.ok()) return MalformedResponse("LISTSTATUS", path, entries.status());
+  return entries;
+}
+
+absl::Status WebHdfsClient::Delete(const std::string& path, bool recursive) {
+  absl::StatusOr<std::string> url = webhdfs_internal::BuildUrl(
+      namenode_http_, path, "DELETE", user_, {{"recursive", recursive ? "true" : "false"}});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kDelete, *url, nullptr}, timeout_ms_, "DELETE", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("DELETE", path, response->status, response->body);
+  }
+  absl::StatusOr<bool> deleted = webhdfs_internal::ParseBoolean(response->body);
+  if (!deleted.ok()) return MalformedResponse("DELETE", path, deleted.status());
+  if (!*deleted) {
+    return absl::NotFoundError(StrCat("WebHDFS DELETE ", path, ": no such file or directory"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tony::hadoop

@@ -1,0 +1,124 @@
+#pragma once
+// A WebHDFS REST client (HTTP to the NameNode's dfs.namenode.http-address, then to the DataNode
+// it redirects to) with SIMPLE authentication (user.name=), over libcurl. tony stages job files on
+// HDFS with it without a JVM.
+//
+// Paths are absolute HDFS paths ("/user/alice/.tony/app_1/job.zip"), not URIs; a relative path or
+// one with a "." or ".." component is kInvalidArgument.
+//
+// Errors name the operation, the path and the HTTP status, and carry the RemoteException's
+// `exception` and the first line of its `message` from WebHDFS's JSON error body. Codes:
+// FileNotFoundException kNotFound, FileAlreadyExistsException kAlreadyExists,
+// AccessControlException kPermissionDenied, SafeModeException/StandbyException/RetriableException
+// kUnavailable, a NameNode or DataNode that cannot be reached kUnavailable, a request that ran
+// past its time limit kDeadlineExceeded.
+//
+// Time limits: every NameNode request, and Open's DataNode read, is limited to timeout_ms in all
+// (connecting included). An upload to a DataNode may take timeout_ms plus one second per MiB of
+// data, and is aborted sooner if no byte moves for timeout_ms.
+//
+// Proxies: requests go directly to the cluster; http_proxy and similar variables are ignored.
+//
+// Threads: all methods are safe to call from any thread, concurrently; each call uses its own
+// connections and blocks the calling thread until it completes.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tony::hadoop {
+
+// One entry of GETFILESTATUS or LISTSTATUS. YARN's LocalResource for a file takes `length` as its
+// size and `modification_time_ms` as its timestamp; the NodeManager refuses to localize a file
+// whose HDFS length or modification time differs from them.
+struct FileStatus {
+  // The entry's name within the listed directory; empty for GETFILESTATUS and for LISTSTATUS of a
+  // file.
+  std::string path_suffix;
+  int64_t length = 0;
+  // Milliseconds since the Unix epoch.
+  int64_t modification_time_ms = 0;
+  bool is_directory = false;
+  // Permission bits, e.g. 0755 (sticky bit 01000 included).
+  int permission = 0;
+  std::string owner;
+};
+
+class WebHdfsClient {
+ public:
+  // namenode_http: "host:port" of dfs.namenode.http-address. user: sent as user.name (SIMPLE
+  // authentication); must not be empty.
+  WebHdfsClient(std::string namenode_http, std::string user, int timeout_ms = 30000);
+
+  // Creates the directory, and any missing parents, with exactly `permission` (WebHDFS applies no
+  // umask). An existing directory is success and keeps its permission.
+  [[nodiscard]] absl::Status Mkdirs(const std::string& path, int permission = 0755);
+
+  // Writes `data` as the whole file, creating missing parents. With overwrite false an existing
+  // file is kAlreadyExists.
+  [[nodiscard]] absl::Status Create(const std::string& path, std::string_view data,
+                                    bool overwrite = true);
+
+  // As Create, with the contents of the local file, streamed (never held in memory whole). A
+  // local file that cannot be opened is kNotFound or another error naming it.
+  [[nodiscard]] absl::Status CreateFromFile(const std::string& path, const std::string& local_file,
+                                            bool overwrite = true);
+
+  // kNotFound for a missing path.
+  [[nodiscard]] absl::StatusOr<FileStatus> GetFileStatus(const std::string& path);
+
+  // The whole file, held in memory: for small files. kNotFound for a missing path.
+  [[nodiscard]] absl::StatusOr<std::string> Open(const std::string& path);
+
+  // The entries of a directory in the NameNode's order (by name), or the file itself for a file.
+  // kNotFound for a missing path.
+  [[nodiscard]] absl::StatusOr<std::vector<FileStatus>> ListStatus(const std::string& path);
+
+  // Deletes a file or directory; a non-empty directory needs `recursive` (else
+  // kFailedPrecondition). A missing path is kNotFound, which cleanup code may ignore.
+  [[nodiscard]] absl::Status Delete(const std::string& path, bool recursive);
+
+  const std::string& namenode_http() const { return namenode_http_; }
+
+ private:
+  const std::string namenode_http_;
+  const std::string user_;
+  const int timeout_ms_;
+};
+
+// The pure parts of the client, exposed for tests.
+namespace webhdfs_internal {
+
+// Percent-encodes every byte except RFC 3986's unreserved characters (A-Z a-z 0-9 - . _ ~).
+std::string PercentEncode(std::string_view text);
+
+// "http://<namenode_http>/webhdfs/v1<path>?op=<op>&user.name=<user>[&key=value...]" with each
+// path component and each query value percent-encoded; repeated and trailing slashes dropped.
+// kInvalidArgument for a relative path or a "." or ".." component.
+absl::StatusOr<std::string> BuildUrl(
+    std::string_view namenode_http, std::string_view path, std::string_view op,
+    std::string_view user, const std::vector<std::pair<std::string, std::string>>& params);
+
+// {"FileStatus": {...}} from GETFILESTATUS.
+absl::StatusOr<FileStatus> ParseFileStatus(std::string_view body);
+
+// {"FileStatuses": {"FileStatus": [...]}} from LISTSTATUS.
+absl::StatusOr<std::vector<FileStatus>> ParseListStatus(std::string_view body);
+
+// {"boolean": true|false} from MKDIRS and DELETE.
+absl::StatusOr<bool> ParseBoolean(std::string_view body);
+
+// The error for an HTTP response that is not the expected one: "WebHDFS <op> <path>: HTTP
+// <status> <exception>: <first line of message>", coded from the exception (else from the HTTP
+// status). A body that is not a RemoteException is quoted, shortened, instead.
+absl::Status HttpErrorStatus(std::string_view op, std::string_view path, long http_status,
+                             std::string_view body);
+
+}  // namespace webhdfs_internal
+
+}  // namespace tony::hadoop
