@@ -26,3 +26,29 @@ function(tony_module name)
     set_tests_properties(${target}_test PROPERTIES LABELS unit TIMEOUT 120)
   endif()
 endfunction()
+
+# tony_fuzz_target(NAME SOURCES files... PKG modules... SEEDS dir): a libFuzzer binary built with
+# clang (whatever the main compiler is) from the given sources, linked with the pkg-config
+# modules, and a CTest test `NAME` (label `fuzz`) that runs it for a bounded 20 s from the seeds.
+function(tony_fuzz_target name)
+  cmake_parse_arguments(ARG "" "SEEDS" "SOURCES;PKG;DEPENDS" ${ARGN})
+  find_program(CLANGXX clang++)
+  if(NOT CLANGXX OR NOT TONY_BUILD_TESTS)
+    return()
+  endif()
+  pkg_check_modules(${name}_PKG REQUIRED ${ARG_PKG})
+  set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/${name})
+  add_custom_command(
+    OUTPUT ${fuzz_bin}
+    COMMAND ${CLANGXX} -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined
+            -I${PROJECT_SOURCE_DIR}/src -I${PROJECT_BINARY_DIR}/src ${ARG_SOURCES}
+            -o ${fuzz_bin} ${${name}_PKG_LDFLAGS}
+    DEPENDS ${ARG_SOURCES} ${ARG_DEPENDS}
+    COMMENT "Building the fuzz target ${name} with clang and libFuzzer")
+  add_custom_target(build_${name} ALL DEPENDS ${fuzz_bin})
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
+  add_test(NAME ${name}
+           COMMAND ${fuzz_bin} -max_total_time=20 -timeout=5 -rss_limit_mb=2048
+                   ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus ${ARG_SEEDS})
+  set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 120)
+endfunction()

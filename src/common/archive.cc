@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/scoped_fd.h"
 #include "common/strings.h"
 
 namespace tony {
@@ -43,27 +44,6 @@ std::string LibarchiveError(archive* a) {
   const char* message = archive_error_string(a);
   return message != nullptr ? message : "unknown libarchive error";
 }
-
-// Closes a descriptor on every path out of a function.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-  // Closes now, reporting the error (a write error may only show at close).
-  int Close() {
-    int result = close(fd_);
-    fd_ = -1;
-    return result;
-  }
-
- private:
-  int fd_;
-};
 
 // ---- Reading ----
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/scoped_fd.h"
 
 namespace tony {
 namespace {
@@ -36,27 +37,6 @@ absl::StatusOr<std::string> ReadFrom(int fd, off_t offset, off_t limit, const st
   }
   return content;
 }
-
-// Closes a descriptor on every path out of a function.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-  // Closes now, reporting the error (a write error may only show at close).
-  int Close() {
-    int result = close(fd_);
-    fd_ = -1;
-    return result;
-  }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
