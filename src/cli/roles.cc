@@ -14,10 +14,14 @@
 #include "cluster/local/local_cluster_client.h"
 #include "cluster/local/local_container_allocator.h"
 #include "cluster/staging.h"
+#include "cluster/yarn/yarn_cluster_client.h"
+#include "cluster/yarn/yarn_container_allocator.h"
 #include "common/strings.h"
 #include "config/key_catalog.h"
 #include "config/value_parsers.h"
 #include "executor/task_executor.h"
+#include "hadoop/credentials.h"
+#include "hadoop/hadoop_conf.h"
 #include "rpc/secret.h"
 #include "spdlog/spdlog.h"
 
@@ -39,6 +43,65 @@ absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path) {
   return conf;
 }
 
+constexpr char kSecretAlias[] = "tony.job.secret";
+
+// The credentials YARN gives a container ($HADOOP_TOKEN_FILE_LOCATION), if any.
+absl::StatusOr<hadoop::Credentials> ContainerCredentials() {
+  const char* path = std::getenv("HADOOP_TOKEN_FILE_LOCATION");
+  if (path == nullptr || *path == '\0') {
+    return absl::NotFoundError("HADOOP_TOKEN_FILE_LOCATION is not set");
+  }
+  return hadoop::Credentials::ReadFile(path);
+}
+
+// The Hadoop configuration the client uses: the environment's, then the job's keys.
+absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration& conf) {
+  std::vector<std::string> dirs = hadoop::HadoopConf::DirsFromEnvironment();
+  for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
+    if (std::string dir = conf.Get(key); !dir.empty()) dirs.push_back(dir);
+  }
+  if (dirs.empty()) {
+    return absl::InvalidArgumentError(
+        "--backend yarn needs the cluster's configuration: set HADOOP_CONF_DIR (or YARN_CONF_DIR, "
+        "or tony.application.yarn-conf-path) to the directory of yarn-site.xml");
+  }
+  return hadoop::HadoopConf::Load(dirs);
+}
+
+int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
+  absl::StatusOr<hadoop::HadoopConf> hadoop_conf = ClientHadoopConf(job.resolved.conf);
+  if (!hadoop_conf.ok()) {
+    std::cerr << "tony: error: " << hadoop_conf.status().message() << "\n";
+    return client::kExitBadInput;
+  }
+  cluster::YarnClusterOptions yarn_options;
+  yarn_options.tony_home = TonyHome();
+  yarn_options.executable = SelfExecutable();
+  yarn_options.user = hadoop::HadoopUser();
+  yarn_options.keep_staging =
+      config::ParseBool(job.resolved.conf.Get("tony.application.keep-staging")).value_or(false);
+  absl::StatusOr<std::unique_ptr<cluster::YarnClusterClient>> cluster =
+      cluster::YarnClusterClient::Connect(*hadoop_conf, yarn_options);
+  if (!cluster.ok()) {
+    std::cerr << "tony: error: " << cluster.status().message() << "\n";
+    return client::kExitJobFailed;
+  }
+  std::map<std::string, cluster::ResourceAsk> asks{
+      {"the AM", {job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus}}};
+  for (const auto& [name, type] : job.spec.job_types) {
+    asks[StrCat("job type ", name)] = {type.resources.memory_mb, type.resources.vcores,
+                                       type.resources.gpus};
+  }
+  if (absl::Status fits = (*cluster)->CheckFits(asks); !fits.ok()) {
+    std::cerr << "tony: error: " << fits.message() << "\n";
+    return fits.code() == absl::StatusCode::kResourceExhausted ? client::kExitBadInput
+                                                               : client::kExitJobFailed;
+  }
+  client::BlockInterruptSignals();
+  client::TonyClient tony(cluster->get(), std::cout, std::cerr);
+  return tony.Submit(job.resolved, job.spec, {options.request.working_dir, SelfExecutable()});
+}
+
 void SetUpRoleLogging(const std::string& role) {
   spdlog::set_pattern(StrCat("%Y-%m-%d %H:%M:%S.%e ", role, " %l: %v"));
   spdlog::flush_on(spdlog::level::info);
@@ -56,11 +119,7 @@ int RunSubmit(SubmitOptions& options) {
   CompleteFromEnvironment(&options);
   std::optional<ValidatedJob> job = ResolveAndValidate(options);
   if (!job) return client::kExitBadInput;
-  if (job->spec.backend != "local") {
-    std::cerr << "tony: error: tony.application.backend = " << job->spec.backend
-              << ": the YARN backend is not available in this build yet; use --backend local\n";
-    return client::kExitBadInput;
-  }
+  if (job->spec.backend == "yarn") return RunSubmitOnYarn(options, *job);
   absl::StatusOr<cluster::LocalCapacity> capacity =
       cluster::ResolveLocalCapacity(job->resolved.conf);
   if (!capacity.ok()) {
@@ -109,55 +168,98 @@ int RunAm() {
   sigaddset(&stop, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  const char* job_dir_env = std::getenv("TONY_JOB_DIR");
   const char* app_id_env = std::getenv("TONY_APP_ID");
-  if (job_dir_env == nullptr || app_id_env == nullptr) {
-    std::cerr << "tony am: TONY_JOB_DIR and TONY_APP_ID must be set; the AM is started by "
-                 "`tony submit`\n";
+  if (app_id_env == nullptr) {
+    std::cerr << "tony am: TONY_APP_ID must be set; the AM is started by `tony submit`\n";
     return 2;
   }
-  const std::string job_dir = job_dir_env;
+  const std::string app_id = app_id_env;
+  const bool on_yarn =
+      std::getenv("TONY_BACKEND") != nullptr && std::string(std::getenv("TONY_BACKEND")) == "yarn";
+  // Local: the job directory. YARN: the container's working directory, where the staged files
+  // were localized.
+  const char* job_dir_env = std::getenv("TONY_JOB_DIR");
+  const std::string job_dir = job_dir_env != nullptr ? job_dir_env : fs::current_path().string();
   const std::string conf_file = StrCat(job_dir, "/", cluster::kFinalConfFile);
   absl::StatusOr<config::Configuration> conf = LoadFinalConf(conf_file);
   absl::StatusOr<config::JobSpec> spec =
       conf.ok() ? config::BuildJobSpec(*conf) : absl::StatusOr<config::JobSpec>(conf.status());
-  const std::string secret_file = StrCat(job_dir, "/", cluster::kSecretFile);
-  absl::StatusOr<std::string> secret = rpc::ReadSecretFile(secret_file);
-  if (!spec.ok() || !secret.ok()) {
-    spdlog::error("cannot start: {}",
-                  ToStd((!spec.ok() ? spec.status() : secret.status()).message()));
+  if (!spec.ok()) {
+    spdlog::error("cannot start: {}", ToStd(spec.status().message()));
     return 2;
   }
-  absl::StatusOr<cluster::LocalCapacity> capacity = cluster::ResolveLocalCapacity(*conf);
-  if (!capacity.ok()) {
-    spdlog::error("{}", ToStd(capacity.status().message()));
-    return 2;
-  }
-  cluster::LocalAllocatorOptions allocator_options;
-  allocator_options.app_id = app_id_env;
-  allocator_options.job_dir = job_dir;
-  allocator_options.capacity = *capacity;
-  if (absl::StatusOr<int64_t> interval =
-          config::ParseInt(conf->Get("tony.local.memory-check-interval-ms"));
-      interval.ok() && *interval > 0) {
-    allocator_options.memory_check_interval_ms = *interval;
-  }
-  allocator_options.enforce_memory =
-      config::ParseBool(conf->Get("tony.local.enforce-memory")).value_or(true);
-  cluster::LocalContainerAllocator allocator(allocator_options);
 
   am::AmOptions options;
-  options.app_id = app_id_env;
-  options.staging_dir = job_dir;
-  options.conf_file = conf_file;
-  options.secret = *secret;
-  options.secret_file = secret_file;
-  options.executable = SelfExecutable();
-  options.host = "127.0.0.1";
-  options.has_src = fs::exists(StrCat(job_dir, "/", cluster::kSrcZip));
-  options.has_venv = fs::exists(StrCat(job_dir, "/", cluster::kVenvZip));
+  options.app_id = app_id;
   options.wait_client_ms = spec->wait_client_ms;
-  am::ApplicationMaster master(options, *spec, &allocator, SystemClock::Get());
+  std::unique_ptr<cluster::ContainerAllocator> allocator;
+  if (on_yarn) {
+    absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
+    if (!credentials.ok()) {
+      spdlog::error("cannot read the container's credentials: {}",
+                    ToStd(credentials.status().message()));
+      return 2;
+    }
+    const std::string* secret = credentials->FindSecret(kSecretAlias);
+    const hadoop::Token* am_rm_token =
+        credentials->FindTokenByKind(std::string(hadoop::kAmRmTokenKind));
+    absl::StatusOr<hadoop::HostPort> scheduler = hadoop::ParseHostPort(
+        std::getenv("TONY_YARN_SCHEDULER") ? std::getenv("TONY_YARN_SCHEDULER") : "");
+    if (secret == nullptr || am_rm_token == nullptr || !scheduler.ok()) {
+      spdlog::error("the AM container lacks the job secret, its AMRMToken or TONY_YARN_SCHEDULER");
+      return 2;
+    }
+    const std::string staging =
+        std::getenv("TONY_STAGING_DIR") ? std::getenv("TONY_STAGING_DIR") : "";
+    cluster::YarnAllocatorOptions yarn;
+    yarn.scheduler = *scheduler;
+    yarn.default_fs = std::getenv("TONY_DEFAULT_FS") ? std::getenv("TONY_DEFAULT_FS") : "";
+    yarn.webhdfs = std::getenv("TONY_WEBHDFS") ? std::getenv("TONY_WEBHDFS") : "";
+    yarn.user = hadoop::HadoopUser();
+    yarn.am_rm_token = *am_rm_token;
+    yarn.job_secret = *secret;
+    yarn.common_files = {{"tony", StrCat(staging, "/tony")},
+                         {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
+    allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
+    options.secret = *secret;
+    options.staging_dir = staging;
+    options.conf_file = cluster::kFinalConfFile;  // localized into every task's directory
+    options.executable = "./tony";
+    const char* nm_host = std::getenv("NM_HOST");
+    options.host = nm_host != nullptr ? nm_host : "localhost";
+    options.has_src = std::getenv("TONY_HAS_SRC") != nullptr && *std::getenv("TONY_HAS_SRC");
+    options.has_venv = std::getenv("TONY_HAS_VENV") != nullptr && *std::getenv("TONY_HAS_VENV");
+  } else {
+    const std::string secret_file = StrCat(job_dir, "/", cluster::kSecretFile);
+    absl::StatusOr<std::string> secret = rpc::ReadSecretFile(secret_file);
+    absl::StatusOr<cluster::LocalCapacity> capacity =
+        secret.ok() ? cluster::ResolveLocalCapacity(*conf)
+                    : absl::StatusOr<cluster::LocalCapacity>(secret.status());
+    if (!capacity.ok()) {
+      spdlog::error("cannot start: {}", ToStd(capacity.status().message()));
+      return 2;
+    }
+    cluster::LocalAllocatorOptions local;
+    local.app_id = app_id;
+    local.job_dir = job_dir;
+    local.capacity = *capacity;
+    if (absl::StatusOr<int64_t> interval =
+            config::ParseInt(conf->Get("tony.local.memory-check-interval-ms"));
+        interval.ok() && *interval > 0) {
+      local.memory_check_interval_ms = *interval;
+    }
+    local.enforce_memory = config::ParseBool(conf->Get("tony.local.enforce-memory")).value_or(true);
+    allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
+    options.secret = *secret;
+    options.secret_file = secret_file;
+    options.staging_dir = job_dir;
+    options.conf_file = conf_file;
+    options.executable = SelfExecutable();
+    options.host = "127.0.0.1";
+    options.has_src = fs::exists(StrCat(job_dir, "/", cluster::kSrcZip));
+    options.has_venv = fs::exists(StrCat(job_dir, "/", cluster::kVenvZip));
+  }
+  am::ApplicationMaster master(options, *spec, allocator.get(), SystemClock::Get());
   std::thread([&master, stop] {
     int sig = 0;
     while (sigwait(&stop, &sig) == 0) {
@@ -174,6 +276,16 @@ int RunExecutor() {
   if (!options.ok()) {
     spdlog::error("{}", ToStd(options.status().message()));
     return 2;
+  }
+  if (options->secret.empty()) {
+    // On YARN the secret travels in the container's credentials.
+    absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
+    const std::string* secret = credentials.ok() ? credentials->FindSecret(kSecretAlias) : nullptr;
+    if (secret == nullptr) {
+      spdlog::error("no job secret: neither TONY_SECRET_FILE nor the container's credentials");
+      return 2;
+    }
+    options->secret = *secret;
   }
   absl::StatusOr<config::Configuration> conf = LoadFinalConf(options->conf_file);
   absl::StatusOr<config::JobSpec> spec =

@@ -103,6 +103,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
   submission.argv = {context.executable, "am"};
   submission.env["TONY_JOB_DIR"] = job_dir;
   submission.resources = {spec.am.memory_mb, spec.am.vcores, spec.am.gpus};
+  submission.secret = *secret;
   if (absl::Status submitted = cluster_->Submit(submission); !submitted.ok()) {
     err_ << "tony: error: cannot start the AM of " << *app_id << ": " << submitted.message()
          << "\n";

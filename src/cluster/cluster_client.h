@@ -19,6 +19,9 @@ struct AmSubmission {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   ResourceAsk resources;
+  // The job's secret. The local backend leaves it in the job directory's 0600 file; YARN puts it
+  // into the AM container's credentials.
+  std::string secret;
 };
 
 enum class AppState { kSubmitted, kRunning, kFinished, kFailed, kKilled };

@@ -30,7 +30,7 @@ struct Container {
   std::string job_type;  // the request it answers
   std::string host;
   ResourceAsk resources;
-  std::string log_dir;                     // where the container's logs go (YARN: LOG_DIRS)
+  std::string log_dir;                     // local: the logs' directory; YARN: the NM's log page
   std::map<std::string, std::string> env;  // from the backend, e.g. CUDA_VISIBLE_DEVICES
 };
 

@@ -68,12 +68,18 @@ absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
   };
   options.app_id = get("TONY_APP_ID");
   options.am_address = get("TONY_AM_ADDRESS");
-  const std::string secret_file = get("TONY_SECRET_FILE");
   options.conf_file = get("TONY_CONF_FILE");
   options.task.type = get("TONY_TASK_TYPE");
   const std::string index = get("TONY_TASK_INDEX");
   options.container_id = get("TONY_CONTAINER_ID");
-  options.log_dir = get("TONY_LOG_DIR");
+  // YARN names the container's log directories in LOG_DIRS.
+  if (const char* dir = std::getenv("TONY_LOG_DIR"); dir != nullptr && dir[0] == '/') {
+    options.log_dir = dir;
+  } else if (const char* dirs = std::getenv("LOG_DIRS"); dirs != nullptr && *dirs != '\0') {
+    options.log_dir = std::string(Split(dirs, ',')[0]);
+  } else {
+    options.log_dir = get("TONY_LOG_DIR");
+  }
   if (!missing.empty()) {
     return absl::InvalidArgumentError(StrCat("environment variable ", missing,
                                              " is not set; tony executor runs inside a "
@@ -82,9 +88,14 @@ absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
   options.task.index = std::atoi(index.c_str());
   if (const char* attempt = std::getenv("TONY_TASK_ATTEMPT")) options.attempt = std::atoi(attempt);
   options.host = AdvertisedHost();
-  absl::StatusOr<std::string> secret = rpc::ReadSecretFile(secret_file);
-  if (!secret.ok()) return secret.status();
-  options.secret = *secret;
+  // The secret comes from TONY_SECRET_FILE (local backend) or is filled in by the caller from the
+  // container's credentials (YARN).
+  if (const char* secret_file = std::getenv("TONY_SECRET_FILE");
+      secret_file != nullptr && *secret_file != '\0') {
+    absl::StatusOr<std::string> secret = rpc::ReadSecretFile(secret_file);
+    if (!secret.ok()) return secret.status();
+    options.secret = *secret;
+  }
   return options;
 }
 

@@ -1,0 +1,209 @@
+#include "cluster/yarn/yarn_cluster_client.h"
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "cluster/staging.h"
+#include "common/clock.h"
+#include "common/strings.h"
+#include "hadoop/credentials.h"
+
+namespace tony::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
+    hadoop::HadoopConf conf, YarnClusterOptions options) {
+  absl::StatusOr<hadoop::HostPort> webhdfs = conf.NameNodeHttpAddress();
+  if (!webhdfs.ok()) return webhdfs.status();
+  absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn =
+      hadoop::YarnClient::Connect(conf, options.user);
+  if (!yarn.ok()) return yarn.status();
+  return std::unique_ptr<YarnClusterClient>(new YarnClusterClient(
+      std::move(conf), std::move(options), *std::move(yarn), webhdfs->ToString()));
+}
+
+YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
+                                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs)
+    : conf_(std::move(conf)),
+      options_(std::move(options)),
+      yarn_(std::move(yarn)),
+      hdfs_(std::move(webhdfs), options_.user) {}
+
+absl::Status YarnClusterClient::CheckFits(const std::map<std::string, ResourceAsk>& asks_by_type) {
+  if (!reserved_) {
+    absl::StatusOr<hadoop::NewApplication> app = yarn_->GetNewApplication();
+    if (!app.ok()) return app.status();
+    reserved_ = *app;
+  }
+  const hadoop::Resource& max = reserved_->maximum_capability;
+  for (const auto& [what, ask] : asks_by_type) {
+    if (ask.memory_mb > max.memory_mb || ask.vcores > max.vcores || ask.gpus > max.gpus) {
+      return absl::ResourceExhaustedError(StrCat(
+          what, " asks for ", ask.memory_mb, " MB, ", ask.vcores, " vcores and ", ask.gpus,
+          " GPUs, but the cluster's largest container has ", max.memory_mb, " MB, ", max.vcores,
+          " vcores and ",
+          max.gpus == INT64_MAX ? std::string("unlimited") : std::to_string(max.gpus), " GPUs"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> YarnClusterClient::NewApplicationId() {
+  if (!reserved_) {
+    absl::StatusOr<hadoop::NewApplication> app = yarn_->GetNewApplication();
+    if (!app.ok()) return app.status();
+    reserved_ = *app;
+  }
+  return reserved_->id.ToString();
+}
+
+std::string YarnClusterClient::JobDir(const std::string& app_id) const {
+  return StrCat(options_.tony_home, "/jobs/", app_id);
+}
+
+std::string YarnClusterClient::StagingDir(const std::string& app_id) const {
+  return StrCat("/user/", options_.user, "/.tony/", app_id);
+}
+
+absl::StatusOr<hadoop::LocalResource> YarnClusterClient::Upload(const std::string& local,
+                                                                const std::string& path) {
+  if (absl::Status s = hdfs_.CreateFromFile(path, local, /*overwrite=*/true); !s.ok()) return s;
+  // YARN checks the exact length and modification time when it localizes the file.
+  absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(path);
+  if (!status.ok()) return status.status();
+  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(conf_.DefaultFs());
+  if (!url.ok()) return url.status();
+  hadoop::LocalResource resource;
+  resource.url = *url;
+  resource.url.file = path;
+  resource.size = status->length;
+  resource.timestamp_ms = status->modification_time_ms;
+  return resource;
+}
+
+absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
+  absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(submission.app_id);
+  if (!id.ok()) return id.status();
+  const std::string staging = StagingDir(submission.app_id);
+  if (absl::Status s = hdfs_.Mkdirs(staging, 0700); !s.ok()) return s;
+  if (absl::Status s = hdfs_.Mkdirs(StrCat(staging, "/", kResourcesDir), 0700); !s.ok()) return s;
+
+  hadoop::ContainerLaunchContext am;
+  // Everything the client staged locally, except the secret, goes to HDFS.
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(submission.job_dir, ec)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string relative = fs::relative(entry.path(), submission.job_dir).string();
+    if (relative == kSecretFile || relative.starts_with("logs/")) continue;
+    absl::StatusOr<hadoop::LocalResource> uploaded =
+        Upload(entry.path().string(), StrCat(staging, "/", relative));
+    if (!uploaded.ok()) return uploaded.status();
+    if (relative == kFinalConfFile) am.local_resources[kFinalConfFile] = *uploaded;
+  }
+  absl::StatusOr<hadoop::LocalResource> binary =
+      Upload(options_.executable, StrCat(staging, "/tony"));
+  if (!binary.ok()) return binary.status();
+  am.local_resources["tony"] = *binary;
+
+  absl::StatusOr<hadoop::HostPort> scheduler = conf_.SchedulerAddress();
+  absl::StatusOr<hadoop::HostPort> webhdfs = conf_.NameNodeHttpAddress();
+  if (!scheduler.ok()) return scheduler.status();
+  if (!webhdfs.ok()) return webhdfs.status();
+  am.environment = submission.env;
+  am.environment["TONY_APP_ID"] = submission.app_id;
+  am.environment["TONY_BACKEND"] = "yarn";
+  am.environment["TONY_STAGING_DIR"] = staging;
+  am.environment["TONY_YARN_SCHEDULER"] = scheduler->ToString();
+  am.environment["TONY_DEFAULT_FS"] = conf_.DefaultFs();
+  am.environment["TONY_WEBHDFS"] = webhdfs->ToString();
+  am.environment["HADOOP_USER_NAME"] = options_.user;
+  am.environment["TONY_HAS_SRC"] = fs::exists(StrCat(submission.job_dir, "/", kSrcZip)) ? "1" : "";
+  am.environment["TONY_HAS_VENV"] =
+      fs::exists(StrCat(submission.job_dir, "/", kVenvZip)) ? "1" : "";
+  am.environment.erase("TONY_JOB_DIR");
+  am.commands = {"./tony am 1>><LOG_DIR>/am.log 2>&1"};
+  hadoop::Credentials credentials;
+  credentials.AddSecret("tony.job.secret", submission.secret);
+  am.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
+
+  hadoop::AppSubmission app;
+  app.id = *id;
+  app.name = submission.name;
+  app.queue = submission.queue;
+  app.am_resource.memory_mb = submission.resources.memory_mb;
+  app.am_resource.vcores = submission.resources.vcores;
+  app.am_resource.gpus = submission.resources.gpus;
+  app.am_container = std::move(am);
+  return yarn_->SubmitApplication(app);
+}
+
+absl::StatusOr<AppReport> YarnClusterClient::GetReport(const std::string& app_id) {
+  absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(app_id);
+  if (!id.ok()) return id.status();
+  absl::StatusOr<hadoop::ApplicationReport> yarn = yarn_->GetApplicationReport(*id);
+  if (!yarn.ok()) return yarn.status();
+  AppReport report;
+  report.tracking_url = yarn->tracking_url;
+  report.diagnostics = yarn->diagnostics;
+  using State = hadoop::YarnApplicationState;
+  switch (yarn->state) {
+    case State::kRunning:
+      report.state = AppState::kRunning;
+      if (yarn->rpc_port > 0 && yarn->host != "N/A") {
+        report.am_address = StrCat(yarn->host, ":", yarn->rpc_port);
+      }
+      break;
+    case State::kFinished:
+    case State::kFailed:
+    case State::kKilled: {
+      using Final = hadoop::FinalApplicationStatus;
+      report.final_state = yarn->final_status == Final::kSucceeded ? "SUCCEEDED"
+                           : yarn->final_status == Final::kKilled || yarn->state == State::kKilled
+                               ? "KILLED"
+                               : "FAILED";
+      report.state = report.final_state == "SUCCEEDED" ? AppState::kFinished
+                     : report.final_state == "KILLED"  ? AppState::kKilled
+                                                       : AppState::kFailed;
+      break;
+    }
+    default:
+      report.state = AppState::kSubmitted;
+  }
+  return report;
+}
+
+absl::Status YarnClusterClient::Kill(const std::string& app_id, bool force) {
+  absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(app_id);
+  if (!id.ok()) return id.status();
+  absl::StatusOr<hadoop::ApplicationReport> report = yarn_->GetApplicationReport(*id);
+  if (report.ok() && hadoop::IsFinal(report->state)) return absl::OkStatus();
+  absl::StatusOr<bool> killed = yarn_->ForceKillApplication(*id, "killed by tony's client");
+  return killed.ok() ? absl::OkStatus() : killed.status();
+}
+
+absl::Status YarnClusterClient::AwaitAmExit(const std::string& app_id, int64_t timeout_ms) {
+  absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(app_id);
+  if (!id.ok()) return id.status();
+  const Clock* clock = SystemClock::Get();
+  const int64_t deadline = clock->NowMs() + timeout_ms;
+  absl::Status result = absl::DeadlineExceededError(
+      StrCat("YARN had not finished ", app_id, " ", timeout_ms, " ms after the job ended"));
+  while (clock->NowMs() < deadline) {
+    absl::StatusOr<hadoop::ApplicationReport> report = yarn_->GetApplicationReport(*id);
+    if (report.ok() && hadoop::IsFinal(report->state)) {
+      result = absl::OkStatus();
+      break;
+    }
+    // The RM has no way to push the end of an application; ask again shortly.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!options_.keep_staging) (void)hdfs_.Delete(StagingDir(app_id), /*recursive=*/true);
+  return result;
+}
+
+}  // namespace tony::cluster

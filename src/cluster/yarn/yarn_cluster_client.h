@@ -1,0 +1,59 @@
+#pragma once
+// The client side of the YARN backend: a new application from the ResourceManager, the job's
+// files staged on HDFS under /user/<user>/.tony/<app_id>/ (the tony binary itself included, so
+// nodes need nothing installed), the AM submitted with the job's secret in its container
+// credentials (never in the environment or the command line), reports read from the RM, kill.
+//
+// Threads: one caller at a time.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cluster/cluster_client.h"
+#include "hadoop/hadoop_conf.h"
+#include "hadoop/webhdfs.h"
+#include "hadoop/yarn_client.h"
+
+namespace tony::cluster {
+
+struct YarnClusterOptions {
+  std::string tony_home;   // local job directories (client-side copy of what is staged)
+  std::string executable;  // the tony binary to ship
+  std::string user;
+  bool keep_staging = false;  // tony.application.keep-staging
+};
+
+class YarnClusterClient final : public ClusterClient {
+ public:
+  // Connects to the ResourceManager named by `conf`.
+  static absl::StatusOr<std::unique_ptr<YarnClusterClient>> Connect(hadoop::HadoopConf conf,
+                                                                    YarnClusterOptions options);
+
+  // Checks every job type against the cluster's largest container; the error gives the numbers.
+  // Reserves the application id that NewApplicationId() then returns.
+  absl::Status CheckFits(const std::map<std::string, ResourceAsk>& asks_by_type);
+
+  absl::StatusOr<std::string> NewApplicationId() override;
+  std::string JobDir(const std::string& app_id) const override;
+  absl::Status Submit(const AmSubmission& submission) override;
+  absl::StatusOr<AppReport> GetReport(const std::string& app_id) override;
+  absl::Status Kill(const std::string& app_id, bool force) override;
+  absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
+
+  // Where the job's files are on HDFS.
+  std::string StagingDir(const std::string& app_id) const;
+
+ private:
+  YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
+                    std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs);
+  absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path);
+
+  const hadoop::HadoopConf conf_;
+  const YarnClusterOptions options_;
+  std::unique_ptr<hadoop::YarnClient> yarn_;
+  hadoop::WebHdfsClient hdfs_;
+  std::optional<hadoop::NewApplication> reserved_;
+};
+
+}  // namespace tony::cluster

@@ -1,0 +1,334 @@
+#include "cluster/yarn/yarn_container_allocator.h"
+
+#include <chrono>
+
+#include "common/strings.h"
+#include "spdlog/spdlog.h"
+
+namespace tony::cluster {
+namespace {
+
+hadoop::Resource ToYarn(const ResourceAsk& ask) {
+  hadoop::Resource resource;
+  resource.memory_mb = ask.memory_mb;
+  resource.vcores = ask.vcores;
+  resource.gpus = ask.gpus;
+  return resource;
+}
+
+// The AM's own command line is a list joined by the NodeManager into one shell command.
+std::string ShellQuote(const std::string& word) {
+  if (!word.empty() &&
+      word.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,") ==
+          std::string::npos) {
+    return word;
+  }
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+ContainerExit ToContainerExit(const hadoop::ContainerStatus& status) {
+  ContainerExit exit;
+  exit.container_id = status.id.ToString();
+  exit.exit_code = status.exit_status;
+  exit.diagnostics = std::string(StripWhitespace(status.diagnostics));
+  switch (status.exit_status) {
+    case hadoop::kExitStatusKilledExceededPmem:
+    case hadoop::kExitStatusKilledExceededVmem:
+      exit.cause = ContainerExit::Cause::kOverMemory;
+      break;
+    case hadoop::kExitStatusKilledByAppMaster:
+    case hadoop::kExitStatusKilledAfterAppCompletion:
+      exit.cause = ContainerExit::Cause::kStoppedByAm;
+      break;
+    case hadoop::kExitStatusAborted:
+    case hadoop::kExitStatusPreempted:
+    case hadoop::kExitStatusDisksFailed:
+    case hadoop::kExitStatusKilledByResourceManager:
+      exit.cause = ContainerExit::Cause::kLost;
+      break;
+    default:
+      exit.cause = ContainerExit::Cause::kExited;
+  }
+  if (status.exit_status == hadoop::kExitStatusPreempted && exit.diagnostics.empty()) {
+    exit.diagnostics = "preempted by the scheduler";
+  }
+  return exit;
+}
+
+YarnContainerAllocator::YarnContainerAllocator(YarnAllocatorOptions options)
+    : options_(std::move(options)), hdfs_(options_.webhdfs, options_.user) {}
+
+YarnContainerAllocator::~YarnContainerAllocator() { Shutdown(); }
+
+absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_port,
+                                           Callbacks callbacks) {
+  callbacks_ = std::move(callbacks);
+  absl::StatusOr<std::unique_ptr<hadoop::AmRmClient>> client = hadoop::AmRmClient::Connect(
+      options_.scheduler, options_.am_rm_token,
+      hadoop::TokenIpcConnector(std::string(hadoop::kApplicationMasterProtocol)));
+  if (!client.ok()) return client.status();
+  am_rm_ = *std::move(client);
+  absl::StatusOr<hadoop::RegisterResult> registered = am_rm_->Register(am_host, am_port, "");
+  if (!registered.ok()) return registered.status();
+  maximum_ = registered->maximum_capability;
+  heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+  return absl::OkStatus();
+}
+
+absl::Status YarnContainerAllocator::CheckFits(const ContainerRequest& request) const {
+  const hadoop::Resource& max = maximum_;
+  const ResourceAsk& ask = request.resources;
+  if (ask.memory_mb > max.memory_mb || ask.vcores > max.vcores || ask.gpus > max.gpus) {
+    return absl::ResourceExhaustedError(
+        StrCat("a ", request.job_type, " container asks for ", ask.memory_mb, " MB, ", ask.vcores,
+               " vcores, ", ask.gpus, " GPUs; the cluster's largest is ", max.memory_mb, " MB, ",
+               max.vcores, " vcores, ", max.gpus, " GPUs"));
+  }
+  return absl::OkStatus();
+}
+
+void YarnContainerAllocator::Request(const ContainerRequest& request) {
+  {
+    std::lock_guard lock(mu_);
+    auto [it, inserted] = asks_.try_emplace(request.job_type);
+    TypeAsk& ask = it->second;
+    if (inserted) {
+      // One priority per job type: a grant's priority says which type it answers.
+      ask.priority = static_cast<int32_t>(asks_.size());
+      ask.resources = request.resources;
+      ask.node_label = request.node_label;
+    }
+    ask.outstanding += 1;
+    ask.changed = true;
+  }
+  wake_.notify_all();
+}
+
+std::vector<hadoop::ContainerRequest> YarnContainerAllocator::TakeChangedAsksLocked() {
+  std::vector<hadoop::ContainerRequest> changed;
+  for (auto& [type, ask] : asks_) {
+    if (!ask.changed) continue;
+    ask.changed = false;
+    hadoop::ContainerRequest request;
+    request.capability = ToYarn(ask.resources);
+    request.num_containers = ask.outstanding;  // absolute: the scheduler replaces its count
+    request.priority = ask.priority;
+    request.node_label_expression = ask.node_label;
+    changed.push_back(request);
+  }
+  return changed;
+}
+
+void YarnContainerAllocator::HeartbeatLoop() {
+  while (true) {
+    std::vector<hadoop::ContainerRequest> asks;
+    std::vector<hadoop::ContainerId> releases;
+    int64_t interval = options_.slow_heartbeat_ms;
+    {
+      std::unique_lock lock(mu_);
+      if (stopping_ || finished_) return;
+      asks = TakeChangedAsksLocked();
+      releases.swap(releases_);
+      for (const auto& [type, ask] : asks_) {
+        if (ask.outstanding > 0) interval = options_.fast_heartbeat_ms;
+      }
+    }
+    absl::StatusOr<hadoop::AllocateResult> result = am_rm_->Allocate(asks, releases, 0.5f);
+    if (!result.ok()) {
+      spdlog::warn("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
+      std::lock_guard lock(mu_);
+      for (const auto& ask : asks) {
+        for (auto& [type, entry] : asks_) {
+          if (entry.priority == ask.priority) entry.changed = true;  // send again
+        }
+      }
+      releases_.insert(releases_.end(), releases.begin(), releases.end());
+    } else {
+      nm_.UpdateNmTokens(result->nm_tokens);
+      std::vector<Container> granted;
+      {
+        std::lock_guard lock(mu_);
+        if (result->reregistered) {
+          for (auto& [type, ask] : asks_) ask.changed = true;
+        }
+        for (const hadoop::Container& yarn : result->allocated) {
+          std::string type;
+          for (auto& [name, ask] : asks_) {
+            if (ask.priority == yarn.priority && ask.outstanding > 0) type = name;
+          }
+          if (type.empty()) {
+            releases_.push_back(yarn.id);  // surplus
+            continue;
+          }
+          TypeAsk& ask = asks_.at(type);
+          ask.outstanding -= 1;
+          Container container;
+          container.id = yarn.id.ToString();
+          container.job_type = type;
+          container.host = yarn.node_host;
+          container.resources = ask.resources;
+          // Where people find the logs: the NodeManager's page for the container. The container
+          // itself learns its log directory from YARN (LOG_DIRS).
+          container.log_dir = StrCat("http://", yarn.node_http_address, "/node/containerlogs/",
+                                     container.id, "/", options_.user);
+          granted_[container.id] = yarn;
+          granted.push_back(container);
+        }
+      }
+      for (Container& container : granted) callbacks_.on_allocated(std::move(container));
+      for (const hadoop::ContainerStatus& status : result->completed) {
+        {
+          std::lock_guard lock(mu_);
+          launched_.erase(status.id.ToString());
+          granted_.erase(status.id.ToString());
+        }
+        callbacks_.on_completed(ToContainerExit(status));
+      }
+      if (result->command != hadoop::AmCommand::kNone) {
+        spdlog::error("the ResourceManager told the AM to stop (it no longer knows this attempt)");
+      }
+    }
+    std::unique_lock lock(mu_);
+    wake_.wait_for(lock, std::chrono::milliseconds(interval), [&] {
+      if (stopping_ || finished_ || !releases_.empty()) return true;
+      for (const auto& [type, ask] : asks_) {
+        if (ask.changed) return true;
+      }
+      return false;
+    });
+  }
+}
+
+absl::StatusOr<hadoop::LocalResource> YarnContainerAllocator::Localize(const std::string& path,
+                                                                       bool is_archive) {
+  absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(path);
+  if (!status.ok()) return status.status();
+  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(options_.default_fs);
+  if (!url.ok()) return url.status();
+  hadoop::LocalResource resource;
+  resource.url = *url;
+  resource.url.file = path;
+  resource.size = status->length;
+  resource.timestamp_ms = status->modification_time_ms;
+  resource.type =
+      is_archive ? hadoop::LocalResourceType::kArchive : hadoop::LocalResourceType::kFile;
+  resource.visibility = hadoop::LocalResourceVisibility::kApplication;
+  return resource;
+}
+
+absl::Status YarnContainerAllocator::Launch(const Container& container, const LaunchSpec& spec) {
+  hadoop::Container yarn;
+  {
+    std::lock_guard lock(mu_);
+    auto it = granted_.find(container.id);
+    if (it == granted_.end()) {
+      return absl::FailedPreconditionError(StrCat(container.id, " is not a granted container"));
+    }
+    yarn = it->second;
+  }
+  hadoop::ContainerLaunchContext launch;
+  for (const auto& [name, path] : options_.common_files) {
+    absl::StatusOr<hadoop::LocalResource> resource = Localize(path, false);
+    if (!resource.ok()) return resource.status();
+    launch.local_resources[name] = *resource;
+  }
+  int unpacked = 0;
+  for (const LocalResource& file : spec.resources) {
+    absl::StatusOr<hadoop::LocalResource> resource = Localize(file.source, file.is_archive);
+    if (!resource.ok()) return resource.status();
+    // YARN unpacks an archive into a directory of its name; the source zip (name "") is reached
+    // through a link the executor's command line unpacks it from.
+    std::string name = file.name.empty() ? StrCat("tony-unpack-", unpacked++) : file.name;
+    launch.local_resources[name] = *resource;
+  }
+  std::string command;
+  for (int i = 0; i < unpacked; ++i) {
+    // Archives meant for the working directory itself: copy their contents in.
+    command += StrCat("cp -a tony-unpack-", i, "/. . && ");
+  }
+  for (const std::string& word : spec.argv) command += ShellQuote(word) + " ";
+  command += "1>><LOG_DIR>/executor.log 2>&1";
+  launch.commands = {command};
+  launch.environment = spec.env;
+  hadoop::Credentials credentials;
+  credentials.AddSecret("tony.job.secret", options_.job_secret);
+  launch.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
+  if (absl::Status started = nm_.StartContainer(yarn, launch); !started.ok()) return started;
+  std::lock_guard lock(mu_);
+  launched_.insert(container.id);
+  return absl::OkStatus();
+}
+
+void YarnContainerAllocator::Stop(const std::string& container_id, int64_t grace_ms) {
+  hadoop::Container yarn;
+  {
+    std::lock_guard lock(mu_);
+    auto it = granted_.find(container_id);
+    if (it == granted_.end()) return;
+    yarn = it->second;
+    if (!launched_.count(container_id)) {
+      releases_.push_back(yarn.id);
+      granted_.erase(it);
+      wake_.notify_all();
+      return;
+    }
+  }
+  // The NodeManager sends SIGTERM, then SIGKILL after its own
+  // yarn.nodemanager.sleep-delay-before-sigkill.ms; the executor's grace applies inside that.
+  if (absl::Status stopped = nm_.StopContainer(yarn); !stopped.ok()) {
+    spdlog::warn("stopping {}: {}", container_id, ToStd(stopped.message()));
+  }
+}
+
+void YarnContainerAllocator::Release(const std::string& container_id) {
+  std::lock_guard lock(mu_);
+  auto it = granted_.find(container_id);
+  if (it == granted_.end() || launched_.count(container_id)) return;
+  releases_.push_back(it->second.id);
+  granted_.erase(it);
+  wake_.notify_all();
+}
+
+void YarnContainerAllocator::Finish(const std::string& final_state, const std::string& diagnostics,
+                                    const std::string& status_json) {
+  {
+    std::lock_guard lock(mu_);
+    finished_ = true;
+  }
+  wake_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
+  const hadoop::FinalApplicationStatus status =
+      final_state == "SUCCEEDED" ? hadoop::FinalApplicationStatus::kSucceeded
+      : final_state == "KILLED"  ? hadoop::FinalApplicationStatus::kKilled
+                                 : hadoop::FinalApplicationStatus::kFailed;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    absl::StatusOr<bool> done = am_rm_->Finish(status, diagnostics, "");
+    if (!done.ok()) {
+      spdlog::error("unregistering from {}: {}", am_rm_->peer(), ToStd(done.status().message()));
+      return;
+    }
+    if (*done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the RM is saving the state
+  }
+}
+
+int YarnContainerAllocator::RunningContainers() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(launched_.size());
+}
+
+void YarnContainerAllocator::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
+}
+
+}  // namespace tony::cluster

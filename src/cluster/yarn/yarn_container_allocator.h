@@ -1,0 +1,92 @@
+#pragma once
+// The YARN backend's side of the AM: registers with the ResourceManager's scheduler, asks for
+// containers (one priority per job type, so that grants map back to types; counts are absolute),
+// starts executors on the NodeManagers with their NMTokens, localizing the staged files from HDFS
+// with the exact sizes and modification times YARN checks, and reports completed containers with
+// YARN's exit statuses (over memory, preempted, lost node, killed by the AM).
+//
+// Threads: public methods from any thread; callbacks on the allocator's own heartbeat thread.
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/container_allocator.h"
+#include "hadoop/am_rm_client.h"
+#include "hadoop/nm_client.h"
+#include "hadoop/webhdfs.h"
+
+namespace tony::cluster {
+
+struct YarnAllocatorOptions {
+  hadoop::HostPort scheduler;  // yarn.resourcemanager.scheduler.address
+  std::string default_fs;      // fs.defaultFS, for the URLs of localized files
+  std::string webhdfs;         // dfs.namenode.http-address
+  std::string user;            // the HDFS user
+  hadoop::Token am_rm_token;   // from the AM container's credentials
+  std::string job_secret;      // handed to executors in their container credentials
+  // Files every task container gets besides the job's own: name -> HDFS path (the tony binary,
+  // tony-final.xml).
+  std::map<std::string, std::string> common_files;
+  int64_t fast_heartbeat_ms = 100;   // while containers are outstanding
+  int64_t slow_heartbeat_ms = 1000;  // once every ask was granted
+};
+
+class YarnContainerAllocator final : public ContainerAllocator {
+ public:
+  explicit YarnContainerAllocator(YarnAllocatorOptions options);
+  ~YarnContainerAllocator() override;
+
+  absl::Status Start(const std::string& am_host, int am_port, Callbacks callbacks) override;
+  absl::Status CheckFits(const ContainerRequest& request) const override;
+  void Request(const ContainerRequest& request) override;
+  absl::Status Launch(const Container& container, const LaunchSpec& spec) override;
+  void Stop(const std::string& container_id, int64_t grace_ms) override;
+  void Release(const std::string& container_id) override;
+  void Finish(const std::string& final_state, const std::string& diagnostics,
+              const std::string& status_json) override;
+  int RunningContainers() const override;
+  void Shutdown() override;
+
+ private:
+  struct TypeAsk {
+    int32_t priority = 0;
+    ResourceAsk resources;
+    std::string node_label;
+    int32_t outstanding = 0;  // containers still wanted
+    bool changed = false;     // to be sent with the next heartbeat
+  };
+
+  void HeartbeatLoop();
+  // REQUIRES: mu_ held.
+  std::vector<hadoop::ContainerRequest> TakeChangedAsksLocked();
+  absl::StatusOr<hadoop::LocalResource> Localize(const std::string& hdfs_path, bool is_archive);
+
+  const YarnAllocatorOptions options_;
+  Callbacks callbacks_;
+  std::unique_ptr<hadoop::AmRmClient> am_rm_;  // used on the heartbeat thread after Start
+  hadoop::NmClient nm_;
+  hadoop::WebHdfsClient hdfs_;
+  hadoop::Resource maximum_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::map<std::string, TypeAsk> asks_;               // by job type; guarded by mu_
+  std::map<std::string, hadoop::Container> granted_;  // by container id; guarded by mu_
+  std::set<std::string> launched_;                    // guarded by mu_
+  std::vector<hadoop::ContainerId> releases_;         // guarded by mu_
+  bool stopping_ = false;                             // guarded by mu_
+  bool finished_ = false;                             // guarded by mu_
+  std::thread heartbeat_;
+};
+
+// tony's view of a YARN container exit status: the shell code for a process exit, YARN's own
+// negative codes otherwise, with the cause.
+ContainerExit ToContainerExit(const hadoop::ContainerStatus& status);
+
+}  // namespace tony::cluster
