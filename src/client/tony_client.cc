@@ -99,6 +99,9 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
   submission.app_id = *app_id;
   submission.name = spec.name;
   submission.queue = spec.queue;
+  submission.application_type = spec.application_type;
+  submission.tags = spec.tags;
+  submission.node_label = spec.node_label;
   submission.job_dir = job_dir;
   submission.argv = {context.executable, "am"};
   submission.env["TONY_JOB_DIR"] = job_dir;
@@ -169,6 +172,9 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
       if (report.ok() && IsFinal(*report)) return StatusFromReport(app_id, *report, last);
       if (report.ok() && !report->am_address.empty()) {
         am_address = report->am_address;
+        if (!report->tracking_url.empty() && report->tracking_url != "N/A") {
+          out_ << "tony: tracking URL " << report->tracking_url << "\n" << std::flush;
+        }
         stub = rpc::TonyAm::NewStub(
             grpc::CreateChannel(am_address, grpc::InsecureChannelCredentials()));
         continue;

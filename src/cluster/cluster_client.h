@@ -15,7 +15,11 @@ struct AmSubmission {
   std::string app_id;
   std::string name;
   std::string queue;
-  std::string job_dir;  // local staging directory of the job
+  std::string application_type = "TONY";
+  std::vector<std::string> tags;
+  std::string node_label;  // the AM container's
+  int max_attempts = 1;    // of the AM
+  std::string job_dir;     // local staging directory of the job
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   ResourceAsk resources;

@@ -135,6 +135,10 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   app.id = *id;
   app.name = submission.name;
   app.queue = submission.queue;
+  app.type = submission.application_type;
+  app.tags = submission.tags;
+  app.node_label_expression = submission.node_label;
+  app.max_app_attempts = submission.max_attempts;
   app.am_resource.memory_mb = submission.resources.memory_mb;
   app.am_resource.vcores = submission.resources.vcores;
   app.am_resource.gpus = submission.resources.gpus;
