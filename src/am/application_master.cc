@@ -170,6 +170,7 @@ void ApplicationMaster::Launch(const TaskRef& task) {
   launch.argv = {options_.executable, "executor"};
   launch.env = job_.spec().container_envs;
   for (const auto& [key, value] : container.env) launch.env[key] = value;
+  for (const auto& [key, value] : type->docker_env) launch.env[key] = value;
   launch.env["TONY_APP_ID"] = options_.app_id;
   launch.env["TONY_AM_ADDRESS"] = StrCat(options_.host, ":", port_);
   launch.env["TONY_SECRET_FILE"] = options_.secret_file;

@@ -176,11 +176,11 @@ TEST(KeyCatalogTest, LintWarnsAboutMisspellingsUnsupportedAndUnknownKeys) {
           "tony.application.framework?"));
   EXPECT_TRUE(has("did you mean tony.worker.memory?"));
   EXPECT_TRUE(has("tony.task.executor.jvm.opts (--conf) is not supported by tony"));
-  EXPECT_TRUE(has("tony.docker.worker.image (--conf) is not supported"));
+  EXPECT_FALSE(has("tony.docker.worker.image"));
   EXPECT_FALSE(has("tony.application.group.A"));
   EXPECT_FALSE(has("tony.application.dependency."));
   EXPECT_FALSE(has("fs.defaultFS"));
-  EXPECT_EQ(warnings.size(), 4u);
+  EXPECT_EQ(warnings.size(), 3u);
 }
 
 }  // namespace

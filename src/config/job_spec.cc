@@ -277,6 +277,29 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     spec.job_types.emplace(type, std::move(job_type));
   }
 
+  bool docker = false;
+  TONY_ASSIGN_OR_RETURN(docker, reader.Bool("tony.docker.enabled"));
+  if (docker) {
+    if (spec.backend != "yarn") {
+      return reader.Error("tony.docker.enabled",
+                          "Docker containers need the YARN backend (--backend yarn)");
+    }
+    for (auto& [name, type] : spec.job_types) {
+      std::string image = reader.String(StrCat("tony.docker.", name, ".image"));
+      if (image.empty()) image = reader.String("tony.docker.containers.image");
+      if (image.empty()) {
+        return reader.Error("tony.docker.enabled",
+                            StrCat("no image for job type ", name, ": set tony.docker.", name,
+                                   ".image or tony.docker.containers.image"));
+      }
+      type.docker_env["YARN_CONTAINER_RUNTIME_TYPE"] = "docker";
+      type.docker_env["YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"] = image;
+      if (std::string mounts = reader.String("tony.docker.containers.mount"); !mounts.empty()) {
+        type.docker_env["YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"] = mounts;
+      }
+    }
+  }
+
   if (spec.job_types.empty()) {
     // Single-node mode: the command runs as one task, with the worker type's resources.
     spec.single_node = true;

@@ -40,6 +40,9 @@ struct JobTypeSpec {
   bool stop_on_failure = false;
   int max_restarts = 0;
   int64_t restart_backoff_ms = 1000;
+  // With tony.docker.enabled: YARN's container runtime variables for this type's containers
+  // (YARN_CONTAINER_RUNTIME_TYPE, ..._DOCKER_IMAGE, ..._DOCKER_MOUNTS); empty otherwise.
+  std::map<std::string, std::string> docker_env;
 };
 
 struct TaskRef {

@@ -273,5 +273,35 @@ TEST_F(JobSpecTest, StagesComeInPairs) {
   EXPECT_NE(Error().find("set both tony.application.prepare-stage and"), std::string::npos);
 }
 
+TEST_F(JobSpecTest, DockerBecomesYarnsContainerRuntimeVariables) {
+  Set("tony.worker.instances", "1");
+  Set("tony.ps.instances", "1");
+  Set("tony.application.backend", "yarn");
+  Set("tony.docker.enabled", "true");
+  Set("tony.docker.containers.image", "tony/base:1");
+  Set("tony.docker.worker.image", "tony/gpu:2");
+  Set("tony.docker.containers.mount", "/data:/data:ro");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const auto& worker = spec->job_types.at("worker").docker_env;
+  EXPECT_EQ(worker.at("YARN_CONTAINER_RUNTIME_TYPE"), "docker");
+  EXPECT_EQ(worker.at("YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"), "tony/gpu:2");
+  EXPECT_EQ(worker.at("YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"), "/data:/data:ro");
+  EXPECT_EQ(spec->job_types.at("ps").docker_env.at("YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"),
+            "tony/base:1");
+}
+
+TEST_F(JobSpecTest, DockerNeedsYarnAndAnImage) {
+  Set("tony.worker.instances", "1");
+  Set("tony.docker.enabled", "true");
+  EXPECT_EQ(Error(),
+            "tony.docker.enabled = \"true\" (--conf): Docker containers need the YARN backend "
+            "(--backend yarn)");
+  Set("tony.application.backend", "yarn");
+  EXPECT_EQ(Error(),
+            "tony.docker.enabled = \"true\" (--conf): no image for job type worker: set "
+            "tony.docker.worker.image or tony.docker.containers.image");
+}
+
 }  // namespace
 }  // namespace tony::config

@@ -15,14 +15,13 @@ struct UnsupportedFamily {
   std::string_view prefix;
   std::string_view reason;
 };
-constexpr std::array<UnsupportedFamily, 1> kUnsupportedFamilies = {{
-    {"tony.docker.", "the Docker runtime is not implemented yet"},
-}};
+constexpr std::array<UnsupportedFamily, 0> kUnsupportedFamilies = {};
 
 // Key families tony implements whose names hold user-chosen parts.
 bool IsKnownFamily(std::string_view key) {
   static const std::regex kFamilies(
       R"(tony\.application\.group\.[A-Za-z0-9_-]+|)"
+      R"(tony\.docker\.[a-z][a-z0-9_-]*\.image|)"
       R"(tony\.application\.dependency\.[a-z][a-z0-9_-]*\.timeout\.after\.[A-Za-z0-9_-]+)"
       R"((\.ignored)?)");
   return std::regex_match(key.begin(), key.end(), kFamilies);

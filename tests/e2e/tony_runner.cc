@@ -103,6 +103,8 @@ TonyResult TonyRunner::Run(const std::vector<std::string>& args, int timeout_ms,
   return Wait(pid, timeout_ms);
 }
 
+std::string TonyRunner::CurrentOutput() const { return Slurp(out_path_); }
+
 bool TonyRunner::WaitForOutput(const std::string& text, int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < deadline) {

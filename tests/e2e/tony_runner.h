@@ -36,6 +36,8 @@ class TonyRunner {
   pid_t Start(const std::vector<std::string>& args,
               const std::map<std::string, std::string>& env = {});
   TonyResult Wait(pid_t pid, int timeout_ms);
+  // What the running (or last) tony printed to stdout so far.
+  std::string CurrentOutput() const;
   // Waits until tony's stdout contains `text` (a bounded wait on the file with a deadline).
   bool WaitForOutput(const std::string& text, int timeout_ms);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -195,6 +196,102 @@ TEST_F(YarnE2eTest, InterruptKillsTheApplication) {
     if (containers != 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(containers, 0) << "containers of the killed application are still running";
+}
+
+// The pids of the job's processes on this machine whose command line starts with `prefix` and
+// whose environment has every pair of `env` (YARN containers carry TONY_APP_ID).
+std::vector<pid_t> JobProcesses(const std::string& app_id, const std::string& prefix,
+                                const std::map<std::string, std::string>& env) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream environ_file(entry.path() / "environ");
+    std::string environ((std::istreambuf_iterator<char>(environ_file)), {});
+    std::ifstream cmdline_file(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(cmdline_file)), {});
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    auto has = [&](const std::string& pair) {
+      return environ.find(std::string(1, '\0') + pair + '\0') != std::string::npos ||
+             environ.starts_with(pair + '\0');
+    };
+    bool match = cmdline.starts_with(prefix) && has("TONY_APP_ID=" + app_id);
+    for (const auto& [key, value] : env) match = match && has(key + "=" + value);
+    if (match) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+// Waits for the application id in tony's output, then for one matching process.
+pid_t WaitForJobProcess(TonyRunner& runner, const std::string& prefix,
+                        const std::map<std::string, std::string>& env, std::string* app_id) {
+  if (!runner.WaitForOutput("running", 120000)) return -1;
+  const std::string text = runner.CurrentOutput();
+  std::smatch match;
+  if (!std::regex_search(text, match, std::regex(R"(submitted (application_\d+_\d+))"))) return -1;
+  *app_id = match[1].str();
+  for (int i = 0; i < 600; ++i) {
+    std::vector<pid_t> pids = JobProcesses(*app_id, prefix, env);
+    if (!pids.empty()) return pids[0];
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return -1;
+}
+
+TEST_F(YarnE2eTest, KillMinusNineOfAWorkersUserProcessFailsTheApplication) {
+  pid_t tony = runner_.Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+                                     "tony.application.fail-on-worker-failure-enabled=true"},
+                                    "/usr/bin/python3 sleep_forever.py"),
+                             Env());
+  std::string app_id;
+  pid_t user = WaitForJobProcess(runner_, "/usr/bin/python3 sleep_forever.py",
+                                 {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}, &app_id);
+  ASSERT_GT(user, 0);
+  kill(user, SIGKILL);
+  TonyResult r = runner_.Wait(tony, 120000);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("task worker:1 failed (killed by signal 9)"), std::string::npos) << r.out;
+  EXPECT_EQ(RmReport(app_id).final_status, hadoop::FinalApplicationStatus::kFailed);
+  EXPECT_TRUE(JobProcesses(app_id, "", {}).empty()) << "a process of the job survived";
+}
+
+TEST_F(YarnE2eTest, KillMinusNineOfTheAmFailsTheApplicationAndLeavesNoTask) {
+  pid_t tony = runner_.Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
+                                    "/usr/bin/python3 sleep_forever.py"),
+                             Env());
+  std::string app_id;
+  ASSERT_GT(WaitForJobProcess(runner_, "/usr/bin/python3 sleep_forever.py",
+                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}, &app_id),
+            0);
+  std::vector<pid_t> am = JobProcesses(app_id, "./tony am", {});
+  ASSERT_EQ(am.size(), 1u);
+  kill(am[0], SIGKILL);
+  TonyResult r = runner_.Wait(tony, 120000);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  hadoop::ApplicationReport report = RmReport(app_id);
+  EXPECT_EQ(report.final_status, hadoop::FinalApplicationStatus::kFailed) << report.diagnostics;
+  // YARN ends the application's containers when its only AM attempt is gone.
+  std::vector<pid_t> left;
+  for (int i = 0; i < 300; ++i) {
+    left = JobProcesses(app_id, "", {});
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " processes of the job survived the AM";
+}
+
+TEST_F(YarnE2eTest, WorkerThatFailsOnceGetsANewContainerAndTheJobSucceeds) {
+  TonyResult r = Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+                             "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0"},
+                            "if [ $TASK_INDEX = 1 ] && [ $ATTEMPT_NUMBER = 0 ]; then exit 3; fi; "
+                            "echo attempt $ATTEMPT_NUMBER of $JOB_NAME:$TASK_INDEX"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("worker:1 attempt 0 failed with exit code 3 and was restarted"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(ContainerStdout(r.app_id).find("attempt 1 of worker:1"), std::string::npos);
+  EXPECT_EQ(RmReport(r.app_id).final_status, hadoop::FinalApplicationStatus::kSucceeded);
 }
 
 }  // namespace
