@@ -294,5 +294,19 @@ TEST_F(YarnE2eTest, WorkerThatFailsOnceGetsANewContainerAndTheJobSucceeds) {
   EXPECT_EQ(RmReport(r.app_id).final_status, hadoop::FinalApplicationStatus::kSucceeded);
 }
 
+TEST_F(YarnE2eTest, GangThatTheClusterCannotGrantFailsAtTheAllocationTimeout) {
+  // Each container fits the 8 GB NodeManager, but the three together do not: the gang can never
+  // be complete, and the allocation timeout must end the job, naming what is missing.
+  TonyResult r = Run(Submit({"tony.worker.instances=3", "tony.worker.memory=3g",
+                             "tony.container.allocation.timeout=3000"},
+                            "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("not every task registered within 3000 ms "
+                       "(tony.container.allocation.timeout); missing: worker:2 (no container)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(RmReport(r.app_id).final_status, hadoop::FinalApplicationStatus::kFailed);
+}
+
 }  // namespace
 }  // namespace tony::testing
