@@ -67,19 +67,6 @@ std::string Describe(const TonyResult& r) {
   return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
 }
 
-TEST_F(FaultE2eTest, KillMinusNineOfAWorkersUserProcess) {
-  pid_t tony = StartForever(
-      {"tony.worker.instances=2", "tony.application.fail-on-worker-failure-enabled=true"});
-  pid_t user = UserProcess("worker", 1);
-  ASSERT_GT(user, 0);
-  kill(user, SIGKILL);
-  TonyResult r = runner_.Wait(tony, 60000);
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("task worker:1 failed (killed by signal 9)"), std::string::npos) << r.out;
-  EXPECT_TRUE(TaskRow(r.out, "worker:1", "FAILED", "137")) << r.out;
-  EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED", "143")) << r.out;
-}
-
 TEST_F(FaultE2eTest, KillMinusNineOfAWorkersExecutor) {
   pid_t tony = StartForever(
       {"tony.worker.instances=2", "tony.application.fail-on-worker-failure-enabled=true"});
@@ -112,20 +99,6 @@ TEST_F(FaultE2eTest, KillMinusNineOfTheChiefFailsTheJob) {
   TonyResult r = runner_.Wait(tony, 60000);
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("chief chief:0 failed (killed by signal 9)"), std::string::npos) << r.out;
-}
-
-TEST_F(FaultE2eTest, KillMinusNineOfTheAmFailsTheJobAndLeavesNothing) {
-  pid_t tony = StartForever({"tony.worker.instances=2"});
-  ASSERT_GT(UserProcess("worker", 0), 0);
-  ASSERT_GT(UserProcess("worker", 1), 0);
-  std::vector<pid_t> am = runner_.FindJobProcesses("\\S*tony am", {});
-  ASSERT_EQ(am.size(), 1u);
-  kill(am[0], SIGKILL);
-  TonyResult r = runner_.Wait(tony, 60000);
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("the AM killed by signal 9 (SIGKILL) before it recorded a final status"),
-            std::string::npos)
-      << r.out;
 }
 
 TEST_F(FaultE2eTest, StoppedExecutorIsFoundByItsMissingHeartbeats) {

@@ -80,41 +80,6 @@ std::string AllTaskStdout(const TonyResult& r) {
   return out;
 }
 
-TEST_F(LocalE2eTest, PyTorchDigitsTrainsWithTwoWorkers) {
-  TonyResult r =
-      runner_.Run({"submit", "--src_dir", TonyRunner::SourcePath("examples/pytorch-digits"),
-                   "--executes", "train.py", "--python_binary_path", kPython, "--conf_file",
-                   TonyRunner::SourcePath("examples/pytorch-digits/tony.xml"), "--conf",
-                   "tony.local.vcores=4"});
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  EXPECT_NE(r.out.find("SUCCEEDED"), std::string::npos);
-  const std::string task_out = AllTaskStdout(r);
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(task_out, match, std::regex(R"(test accuracy: ([0-9.]+))")))
-      << task_out;
-  EXPECT_GT(std::stod(match[1].str()), 0.9);
-  EXPECT_NE(task_out.find("rank 1 of world size 2"), std::string::npos) << task_out;
-  ASSERT_TRUE(std::regex_search(task_out, match, std::regex(R"(saved model to (\S+))")));
-  EXPECT_TRUE(fs::exists(match[1].str()));
-}
-
-TEST_F(LocalE2eTest, TensorFlowClusterSpecAndTfConfigAgree) {
-  // ps is tracked here so that its own check always completes: an untracked ps may be stopped
-  // before it ran (PsRunningForeverIsStoppedWhenWorkersFinish covers stopping it).
-  TonyResult r = runner_.Run(
-      Submit(std::string(kPython) + " check_tf_env.py --untracked=",
-             {"tony.application.framework=tensorflow", "tony.chief.instances=1",
-              "tony.worker.instances=2", "tony.ps.instances=1", "tony.evaluator.instances=1",
-              "tony.application.untracked.jobtypes=", "tony.chief.memory=256m",
-              "tony.worker.memory=256m", "tony.ps.memory=256m", "tony.evaluator.memory=256m"}));
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  const std::string task_out = AllTaskStdout(r);
-  for (const char* task : {"chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"}) {
-    EXPECT_NE(task_out.find(std::string("ok ") + task), std::string::npos) << task << task_out;
-  }
-  EXPECT_TRUE(TaskRow(r.out, "ps:0", "SUCCEEDED")) << r.out;
-}
-
 TEST_F(LocalE2eTest, FailedWorkerWithSuccessfulChiefSucceedsAndIsNamed) {
   TonyResult r = runner_.Run(Submit(std::string(kPython) + " exit_with.py 3 --only worker:1",
                                     {"tony.worker.instances=3", "tony.worker.memory=256m"}));
@@ -123,41 +88,6 @@ TEST_F(LocalE2eTest, FailedWorkerWithSuccessfulChiefSucceedsAndIsNamed) {
   EXPECT_NE(r.out.find("failed tasks: worker:1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("worker:1 failed with exit code 3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("failing on purpose with exit code 3"), std::string::npos) << r.out;
-}
-
-TEST_F(LocalE2eTest, FailOnWorkerFailureFailsTheJob) {
-  TonyResult r =
-      runner_.Run(Submit(std::string(kPython) + " exit_with.py 3 --only worker:1 --after 0",
-                         {"tony.worker.instances=3", "tony.worker.memory=256m",
-                          "tony.application.fail-on-worker-failure-enabled=true"}));
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("FAILED after"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("task worker:1 failed (exit code 3)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("failing on purpose with exit code 3"), std::string::npos) << r.out;
-}
-
-TEST_F(LocalE2eTest, FailingChiefFailsTheJobAtOnce) {
-  // The workers would run forever; the chief's failure must end the job regardless.
-  TonyResult r = runner_.Run(SubmitShell("if [ \"$JOB_NAME\" = chief ]; then exit 7; else exec "
-                                         "/usr/bin/python3 sleep_forever.py; fi",
-                                         {"tony.chief.instances=1", "tony.worker.instances=2",
-                                          "tony.chief.memory=256m", "tony.worker.memory=256m"}),
-                             60000);
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("chief chief:0 failed (exit code 7)"), std::string::npos) << r.out;
-  EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED")) << r.out;
-}
-
-TEST_F(LocalE2eTest, PsRunningForeverIsStoppedWhenWorkersFinish) {
-  TonyResult r = runner_.Run(
-      SubmitShell(
-          "if [ \"$JOB_NAME\" = ps ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo done",
-          {"tony.worker.instances=2", "tony.ps.instances=1", "tony.worker.memory=256m",
-           "tony.ps.memory=256m"}),
-      60000);
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  EXPECT_TRUE(TaskRow(r.out, "ps:0", "STOPPED")) << r.out;
-  EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
 }
 
 TEST_F(LocalE2eTest, StandaloneAndSingleNodeJobs) {
@@ -170,19 +100,6 @@ TEST_F(LocalE2eTest, StandaloneAndSingleNodeJobs) {
   TonyResult single = runner_.Run(Submit("echo single node task $TASK_NUM", {}));
   ASSERT_EQ(single.exit_code, 0) << Describe(single);
   EXPECT_NE(AllTaskStdout(single).find("single node task 1"), std::string::npos);
-}
-
-TEST_F(LocalE2eTest, InterruptKillsTheJobAndLeavesNothing) {
-  pid_t pid = runner_.Start(Submit(std::string(kPython) + " sleep_forever.py",
-                                   {"tony.worker.instances=2", "tony.ps.instances=1",
-                                    "tony.worker.memory=256m", "tony.ps.memory=256m"}));
-  ASSERT_GT(pid, 0);
-  ASSERT_TRUE(runner_.WaitForOutput("2 running", 60000));
-  kill(pid, SIGINT);
-  TonyResult r = runner_.Wait(pid, 60000);
-  EXPECT_FALSE(r.timed_out);
-  EXPECT_EQ(r.exit_code, 130) << Describe(r);
-  EXPECT_NE(r.out.find("KILLED"), std::string::npos) << r.out;
 }
 
 TEST_F(LocalE2eTest, TaskOverItsMemoryIsKilledWithADiagnostic) {
@@ -278,24 +195,6 @@ int CountLogDirs(const TonyResult& r) {
   for (const auto& entry : fs::directory_iterator(r.job_dir + "/logs", ec))
     n += entry.is_directory();
   return n;
-}
-
-TEST_F(LocalE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
-  TonyResult r = runner_.Run(
-      SubmitShell(
-          "echo attempt $ATTEMPT_NUMBER; if [ $TASK_INDEX = 0 ] && [ $ATTEMPT_NUMBER = 0 ]; "
-          "then echo first attempt fails >&2; exit 3; fi",
-          {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
-           "tony.worker.restart-backoff-ms=100"}),
-      60000);
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  EXPECT_NE(r.out.find("worker:0 attempt 0 failed with exit code 3 and was restarted"),
-            std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("first attempt fails"), std::string::npos) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(worker:0 +SUCCEEDED +\S+ +0 +2 )"))) << r.out;
-  EXPECT_NE(AllTaskStdout(r).find("attempt 1"), std::string::npos);
-  EXPECT_EQ(CountLogDirs(r), 3) << "the logs of every attempt are kept";
 }
 
 TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
