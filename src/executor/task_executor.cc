@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,6 +47,25 @@ rpc::TaskRef ToProto(const config::TaskRef& task) {
 
 std::string GrpcError(const grpc::Status& status) {
   return StrCat(status.error_message(), " (gRPC code ", static_cast<int>(status.error_code()), ")");
+}
+
+// Every process below this executor (the user's tree, orphans included, since the executor is
+// their subreaper), never the executor itself.
+void KillDescendants(int sig) {
+  const pid_t self = getpid();
+  for (int pass = 0; pass < 10; ++pass) {
+    std::vector<ProcessInfo> table = ListProcesses();
+    std::vector<pid_t> below;
+    for (pid_t pid : ProcessTree(self, table)) {
+      if (pid == self) continue;
+      // ProcessTree also takes the executor's group and session when it leads them (the local
+      // backend's containers): those are this container's processes too.
+      below.push_back(pid);
+    }
+    if (below.empty()) return;
+    for (pid_t pid : below) kill(pid, sig);
+    if (sig != SIGKILL) return;
+  }
 }
 
 }  // namespace
@@ -192,6 +212,8 @@ void TaskExecutor::Report(int exit_code, const std::string& diagnostics) {
 }
 
 int TaskExecutor::Run() {
+  // Orphans of the user's tree become the executor's children, so that it can always stop them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::thread(&TaskExecutor::SignalThread, this).detach();
   const std::string task = options_.task.ToString();
   spdlog::info("executor for {} in {} (attempt {}), AM at {}", task, options_.container_id,
@@ -256,7 +278,9 @@ int TaskExecutor::Run() {
   spawn.unset_env = runtime::ScrubbedVariables();
   spawn.stdout_path = StrCat(options_.log_dir, "/stdout");
   spawn.stderr_path = StrCat(options_.log_dir, "/stderr");
-  spawn.new_process_group = true;
+  // The user's processes share the container's process group: a resource manager that kills the
+  // container's group (YARN's NodeManager) reaches them even when the executor is gone, while
+  // the executor stops them by walking its own descendants (it is their subreaper).
   spawn.parent_death_signal = SIGKILL;
   port->Release();
   const int64_t start_ms = SystemClock::Get()->NowMs();
@@ -286,7 +310,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
     if (kill_at != 0) return;
     stop_reason = reason;
     spdlog::info("stopping the user process: {}", reason);
-    kill(-pid, SIGTERM);
+    SignalTree(pid, SIGTERM);
     kill_at = clock->NowMs() + spec_.stop_grace_ms;
   };
 
@@ -301,7 +325,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
     if (kill_at != 0 && now >= kill_at) {
       spdlog::warn("the user process outlived the {} ms grace period; killing its tree",
                    spec_.stop_grace_ms);
-      SignalTree(pid, SIGKILL);
+      KillDescendants(SIGKILL);
       kill_at = now + 1000;  // and again, should something survive
     }
     if (now >= next_heartbeat) {
@@ -324,7 +348,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       } else if (++failed_heartbeats >= spec_.max_missed_heartbeats) {
         spdlog::error("lost the AM: {} heartbeats failed, the last with {}", failed_heartbeats,
                       GrpcError(status));
-        SignalTree(pid, SIGKILL);
+        KillDescendants(SIGKILL);
         (void)WaitForExit(pid);
         if (pidfd >= 0) close(pidfd);
         return 1;
@@ -347,7 +371,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
     if (*exited) {
       // Still a zombie, so its pid cannot have been reused: whatever the user process left in
       // its group goes with it, and only then is it reaped.
-      SignalTree(pid, SIGKILL);
+      KillDescendants(SIGKILL);
       absl::StatusOr<ExitStatus> status = WaitForExit(pid);
       if (status.ok()) exit = *status;
       if (!status.ok()) break;

@@ -323,6 +323,57 @@ TEST_P(BackendE2eTest, KillMinusNineOfTheAmFailsTheJobAndLeavesNothing) {
   // TearDown checks that no task survived the AM.
 }
 
+TEST_P(BackendE2eTest, StoppedExecutorIsFoundByItsMissingHeartbeats) {
+  pid_t tony = Start(Submit(
+      {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.task.heartbeat-interval-ms=100",
+       "tony.task.max-missed-heartbeats=5", "tony.application.fail-on-worker-failure-enabled=true"},
+      "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
+            0);
+  std::vector<pid_t> executor;
+  for (const pid_t pid :
+       JobProcesses("", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}})) {
+    const std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
+    if (cmdline.find(std::string("tony") + '\0' + "executor") != std::string::npos) {
+      executor.push_back(pid);
+    }
+  }
+  ASSERT_EQ(executor.size(), 1u);
+  kill(executor[0], SIGSTOP);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("task worker:1 failed (lost heartbeat): no heartbeat for"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
+TEST_P(BackendE2eTest, EvaluatorThatOutlivesTrainingIsStoppedByTheDependencyTimeout) {
+  const std::string command =
+      "if [ $JOB_NAME = evaluator ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo trained";
+  const std::vector<std::string> conf = {
+      "tony.worker.instances=2",
+      "tony.evaluator.instances=1",
+      "tony.worker.memory=256m",
+      "tony.evaluator.memory=256m",
+      "tony.application.group.training=worker",
+      "tony.application.dependency.evaluator.timeout.after.training=1"};
+  TonyResult failed = Run(Submit(conf, command));
+  ASSERT_EQ(failed.exit_code, 1) << Describe(failed);
+  EXPECT_NE(failed.out.find("evaluator:0 still ran 1 s after group training (worker) finished"),
+            std::string::npos)
+      << failed.out;
+  EXPECT_EQ(RecordedFinalStatus(failed), "FAILED");
+
+  std::vector<std::string> ignored = conf;
+  ignored.push_back("tony.application.dependency.evaluator.timeout.after.training.ignored=true");
+  TonyResult succeeded = Run(Submit(ignored, command));
+  ASSERT_EQ(succeeded.exit_code, 0) << Describe(succeeded);
+  EXPECT_TRUE(TaskRow(succeeded.out, "evaluator:0", "STOPPED")) << succeeded.out;
+  EXPECT_EQ(RecordedFinalStatus(succeeded), "SUCCEEDED");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

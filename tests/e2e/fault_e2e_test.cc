@@ -101,21 +101,6 @@ TEST_F(FaultE2eTest, KillMinusNineOfTheChiefFailsTheJob) {
   EXPECT_NE(r.out.find("chief chief:0 failed (killed by signal 9)"), std::string::npos) << r.out;
 }
 
-TEST_F(FaultE2eTest, StoppedExecutorIsFoundByItsMissingHeartbeats) {
-  pid_t tony = StartForever({"tony.worker.instances=2", "tony.task.heartbeat-interval-ms=100",
-                             "tony.task.max-missed-heartbeats=5",
-                             "tony.application.fail-on-worker-failure-enabled=true"});
-  ASSERT_GT(UserProcess("worker", 1), 0);
-  pid_t executor = Executor("worker", 1);
-  ASSERT_GT(executor, 0);
-  kill(executor, SIGSTOP);
-  TonyResult r = runner_.Wait(tony, 60000);
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("task worker:1 failed (lost heartbeat): no heartbeat for"),
-            std::string::npos)
-      << r.out;
-}
-
 TEST_F(FaultE2eTest, UserProcessThatIgnoresSigtermIsKilledAfterTheGracePeriod) {
   std::vector<std::string> args = {
       "submit",

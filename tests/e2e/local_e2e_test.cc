@@ -211,29 +211,6 @@ TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
   EXPECT_EQ(CountLogDirs(r), 3);
 }
 
-TEST_F(LocalE2eTest, EvaluatorThatOutlivesTrainingIsStoppedByTheDependencyTimeout) {
-  const std::string command =
-      "if [ $JOB_NAME = evaluator ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo trained";
-  const std::vector<std::string> conf = {
-      "tony.worker.instances=2",
-      "tony.evaluator.instances=1",
-      "tony.worker.memory=256m",
-      "tony.evaluator.memory=256m",
-      "tony.application.group.training=worker",
-      "tony.application.dependency.evaluator.timeout.after.training=1"};
-  TonyResult failed = runner_.Run(SubmitShell(command, conf), 60000);
-  ASSERT_EQ(failed.exit_code, 1) << Describe(failed);
-  EXPECT_NE(failed.out.find("evaluator:0 still ran 1 s after group training (worker) finished"),
-            std::string::npos)
-      << failed.out;
-
-  std::vector<std::string> ignored = conf;
-  ignored.push_back("tony.application.dependency.evaluator.timeout.after.training.ignored=true");
-  TonyResult succeeded = runner_.Run(SubmitShell(command, ignored), 60000);
-  ASSERT_EQ(succeeded.exit_code, 0) << Describe(succeeded);
-  EXPECT_TRUE(TaskRow(succeeded.out, "evaluator:0", "STOPPED")) << succeeded.out;
-}
-
 TEST_F(LocalE2eTest, TrainingStageRunsAfterThePrepareStage) {
   const std::string marker = runner_.work_dir() + "/prepared";
   TonyResult r = runner_.Run(
