@@ -2,8 +2,12 @@
 // real YARN mini cluster (when TONY_TEST_HADOOP_CONF_DIR names one). Real processes, real PyTorch;
 // after every case no process of the job may be left.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,6 +31,27 @@ std::string ReadAll(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// Task ports from a summary table ("host:port" cells) that something still holds: each must be
+// bindable again once the job is over.
+std::vector<int> PortsStillBound(const std::string& summary) {
+  std::vector<int> bound;
+  const std::regex address(R"((?:127\.0\.0\.1|localhost):(\d+) )");
+  for (auto it = std::sregex_iterator(summary.begin(), summary.end(), address);
+       it != std::sregex_iterator(); ++it) {
+    const int port = std::stoi((*it)[1].str());
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));  // TIME_WAIT is no holder
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) bound.push_back(port);
+    close(fd);
+  }
+  return bound;
+}
+
 class BackendE2eTest : public ::testing::TestWithParam<std::string> {
  protected:
   bool yarn() const { return GetParam() == "yarn"; }
@@ -40,6 +65,8 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
   void TearDown() override {
     if (yarn() && conf_dir_.empty()) return;
     EXPECT_TRUE(runner_.LeftoverProcesses().empty()) << "processes of the job outlived it";
+    const std::vector<int> bound = PortsStillBound(runner_.CurrentOutput());
+    EXPECT_TRUE(bound.empty()) << "a task port is still bound after the job: " << bound[0];
     if (!app_id_.empty()) {
       std::vector<pid_t> left;
       for (int i = 0; i < 300; ++i) {
@@ -372,6 +399,33 @@ TEST_P(BackendE2eTest, EvaluatorThatOutlivesTrainingIsStoppedByTheDependencyTime
   ASSERT_EQ(succeeded.exit_code, 0) << Describe(succeeded);
   EXPECT_TRUE(TaskRow(succeeded.out, "evaluator:0", "STOPPED")) << succeeded.out;
   EXPECT_EQ(RecordedFinalStatus(succeeded), "SUCCEEDED");
+}
+
+TEST_P(BackendE2eTest, StoppedTaskGetsItsGracePeriodToCleanUp) {
+  // The handler needs a second, longer than YARN's own SIGTERM-to-SIGKILL delay (250 ms).
+  pid_t tony = Start(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.task.stop-grace-ms=5000"},
+             "trap 'sleep 1; echo cleaned up; exit 0' TERM; echo ready; "
+             "while true; do sleep 0.1; done"));
+  ASSERT_GT(tony, 0);
+  ASSERT_TRUE(runner_.WaitForOutput("1 running", 120000));
+  std::smatch match;
+  const std::string out = runner_.CurrentOutput();
+  ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(submitted (application_\d+_\d+))")));
+  TonyResult pending;
+  pending.app_id = match[1].str();
+  pending.job_dir = runner_.home() + "/jobs/" + pending.app_id;
+  bool ready = false;
+  for (int i = 0; i < 600 && !ready; ++i) {
+    ready = TaskStdout(pending).find("ready") != std::string::npos;
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(ready) << "the task never set its handler";
+  kill(tony, SIGINT);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 130) << Describe(r);
+  EXPECT_NE(TaskStdout(r).find("cleaned up"), std::string::npos) << "the grace period was cut";
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED")) << r.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BackendE2eTest, ::testing::Values("local", "yarn"),

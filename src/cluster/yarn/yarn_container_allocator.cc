@@ -2,11 +2,14 @@
 
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::cluster {
 namespace {
+
+int64_t SteadyNowMs() { return SystemClock::Get()->NowMs(); }
 
 hadoop::Resource ToYarn(const ResourceAsk& ask) {
   hadoop::Resource resource;
@@ -137,7 +140,9 @@ void YarnContainerAllocator::HeartbeatLoop() {
       for (const auto& [type, ask] : asks_) {
         if (ask.outstanding > 0) interval = options_.fast_heartbeat_ms;
       }
+      if (!stop_at_.empty()) interval = options_.fast_heartbeat_ms;
     }
+    StopOverdueContainers();
     absl::StatusOr<hadoop::AllocateResult> result = am_rm_->Allocate(asks, releases, 0.5f);
     if (!result.ok()) {
       spdlog::warn("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
@@ -265,23 +270,44 @@ absl::Status YarnContainerAllocator::Launch(const Container& container, const La
 }
 
 void YarnContainerAllocator::Stop(const std::string& container_id, int64_t grace_ms) {
-  hadoop::Container yarn;
+  std::lock_guard lock(mu_);
+  auto it = granted_.find(container_id);
+  if (it == granted_.end()) return;
+  if (!launched_.count(container_id)) {
+    releases_.push_back(it->second.id);
+    granted_.erase(it);
+    wake_.notify_all();
+    return;
+  }
+  // The NodeManager's own stop is SIGTERM, then SIGKILL after only
+  // yarn.nodemanager.sleep-delay-before-sigkill.ms. The AM tells the executor to stop in its
+  // heartbeat reply, and the executor gives the user process its grace; the NodeManager is asked
+  // only a few seconds past that, for an executor that did not stop.
+  stop_at_.emplace(container_id, SteadyNowMs() + grace_ms + 3000);
+  wake_.notify_all();
+}
+
+void YarnContainerAllocator::StopOverdueContainers() {
+  std::vector<hadoop::Container> overdue;
   {
     std::lock_guard lock(mu_);
-    auto it = granted_.find(container_id);
-    if (it == granted_.end()) return;
-    yarn = it->second;
-    if (!launched_.count(container_id)) {
-      releases_.push_back(yarn.id);
-      granted_.erase(it);
-      wake_.notify_all();
-      return;
+    const int64_t now = SteadyNowMs();
+    for (auto it = stop_at_.begin(); it != stop_at_.end();) {
+      auto granted = granted_.find(it->first);
+      if (granted == granted_.end()) {
+        it = stop_at_.erase(it);  // it ended by itself
+      } else if (now >= it->second) {
+        overdue.push_back(granted->second);
+        it = stop_at_.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
-  // The NodeManager sends SIGTERM, then SIGKILL after its own
-  // yarn.nodemanager.sleep-delay-before-sigkill.ms; the executor's grace applies inside that.
-  if (absl::Status stopped = nm_.StopContainer(yarn); !stopped.ok()) {
-    spdlog::warn("stopping {}: {}", container_id, ToStd(stopped.message()));
+  for (const hadoop::Container& container : overdue) {
+    if (absl::Status stopped = nm_.StopContainer(container); !stopped.ok()) {
+      spdlog::warn("stopping {}: {}", container.id.ToString(), ToStd(stopped.message()));
+    }
   }
 }
 

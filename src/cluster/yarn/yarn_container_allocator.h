@@ -63,6 +63,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   };
 
   void HeartbeatLoop();
+  void StopOverdueContainers();
   // REQUIRES: mu_ held.
   std::vector<hadoop::ContainerRequest> TakeChangedAsksLocked();
   absl::StatusOr<hadoop::LocalResource> Localize(const std::string& hdfs_path, bool is_archive);
@@ -80,8 +81,11 @@ class YarnContainerAllocator final : public ContainerAllocator {
   std::map<std::string, hadoop::Container> granted_;  // by container id; guarded by mu_
   std::set<std::string> launched_;                    // guarded by mu_
   std::vector<hadoop::ContainerId> releases_;         // guarded by mu_
-  bool stopping_ = false;                             // guarded by mu_
-  bool finished_ = false;                             // guarded by mu_
+  // Containers to stop through their NodeManager once the deadline (steady ms) passes: the
+  // executor, told to stop in its heartbeat reply, gets the grace period first. Guarded by mu_.
+  std::map<std::string, int64_t> stop_at_;
+  bool stopping_ = false;  // guarded by mu_
+  bool finished_ = false;  // guarded by mu_
   std::thread heartbeat_;
 };
 
