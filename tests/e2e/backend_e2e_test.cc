@@ -428,6 +428,74 @@ TEST_P(BackendE2eTest, StoppedTaskGetsItsGracePeriodToCleanUp) {
   EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED")) << r.out;
 }
 
+TEST_P(BackendE2eTest, KillMinusNineOfAWorkersExecutorFailsTheJob) {
+  pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+                             "tony.application.fail-on-worker-failure-enabled=true"},
+                            "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
+            0);
+  std::vector<pid_t> executor;
+  for (const pid_t pid :
+       JobProcesses("", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}})) {
+    const std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
+    if (cmdline.find(std::string("tony") + '\0' + "executor") != std::string::npos) {
+      executor.push_back(pid);
+    }
+  }
+  ASSERT_EQ(executor.size(), 1u);
+  kill(executor[0], SIGKILL);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("task worker:1 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
+TEST_P(BackendE2eTest, KillMinusNineOfThePsOrTheChiefFailsTheJob) {
+  for (const std::string victim : {"ps", "chief"}) {
+    pid_t tony = Start(Submit({"tony.chief.instances=1", "tony.ps.instances=1",
+                               "tony.chief.memory=256m", "tony.ps.memory=256m"},
+                              "/usr/bin/python3 sleep_forever.py"));
+    pid_t pid = WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                                  {{"JOB_NAME", victim}, {"TASK_INDEX", "0"}});
+    ASSERT_GT(pid, 0) << victim;
+    kill(pid, SIGKILL);
+    TonyResult r = Wait(tony);
+    ASSERT_EQ(r.exit_code, 1) << Describe(r);
+    EXPECT_NE(r.out.find(victim == "ps" ? "ps is in tony.application.stop-on-failure-jobtypes"
+                                        : "chief chief:0 failed (killed by signal 9)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+  }
+}
+
+TEST_P(BackendE2eTest, UserProcessThatIgnoresSigtermIsKilledAfterTheGracePeriod) {
+  pid_t tony = Start(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.task.stop-grace-ms=500"},
+             "trap '' TERM; echo ignoring; while true; do sleep 1; done"));
+  ASSERT_GT(tony, 0);
+  // Only once the shell runs its loop does it ignore SIGTERM.
+  ASSERT_TRUE(runner_.WaitForOutput("1 running", 120000));
+  std::smatch match;
+  const std::string out = runner_.CurrentOutput();
+  ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(submitted (application_\d+_\d+))")));
+  TonyResult pending;
+  pending.app_id = match[1].str();
+  pending.job_dir = runner_.home() + "/jobs/" + pending.app_id;
+  bool ignoring = false;
+  for (int i = 0; i < 600 && !ignoring; ++i) {
+    ignoring = TaskStdout(pending).find("ignoring") != std::string::npos;
+    if (!ignoring) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(ignoring);
+  kill(tony, SIGINT);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 130) << Describe(r);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"((^|\n)worker:0 +STOPPED +\S+ +137 )")))
+      << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

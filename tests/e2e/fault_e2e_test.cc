@@ -67,60 +67,6 @@ std::string Describe(const TonyResult& r) {
   return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
 }
 
-TEST_F(FaultE2eTest, KillMinusNineOfAWorkersExecutor) {
-  pid_t tony = StartForever(
-      {"tony.worker.instances=2", "tony.application.fail-on-worker-failure-enabled=true"});
-  ASSERT_GT(UserProcess("worker", 1), 0);
-  pid_t executor = Executor("worker", 1);
-  ASSERT_GT(executor, 0);
-  kill(executor, SIGKILL);
-  TonyResult r = runner_.Wait(tony, 60000);
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("task worker:1 failed (killed by signal 9)"), std::string::npos) << r.out;
-}
-
-TEST_F(FaultE2eTest, KillMinusNineOfThePsFailsTheJob) {
-  pid_t tony = StartForever({"tony.worker.instances=1", "tony.ps.instances=1"});
-  pid_t ps = UserProcess("ps", 0);
-  ASSERT_GT(ps, 0);
-  ASSERT_GT(UserProcess("worker", 0), 0);
-  kill(ps, SIGKILL);
-  TonyResult r = runner_.Wait(tony, 60000);
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("ps is in tony.application.stop-on-failure-jobtypes"), std::string::npos)
-      << r.out;
-}
-
-TEST_F(FaultE2eTest, KillMinusNineOfTheChiefFailsTheJob) {
-  pid_t tony = StartForever({"tony.chief.instances=1", "tony.worker.instances=1"});
-  pid_t chief = UserProcess("chief", 0);
-  ASSERT_GT(chief, 0);
-  kill(chief, SIGKILL);
-  TonyResult r = runner_.Wait(tony, 60000);
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("chief chief:0 failed (killed by signal 9)"), std::string::npos) << r.out;
-}
-
-TEST_F(FaultE2eTest, UserProcessThatIgnoresSigtermIsKilledAfterTheGracePeriod) {
-  std::vector<std::string> args = {
-      "submit",
-      "--conf",
-      "tony.worker.instances=1",
-      "--conf",
-      "tony.worker.memory=256m",
-      "--conf",
-      "tony.task.stop-grace-ms=500",
-      "--conf",
-      "tony.containers.command=trap '' TERM; echo ignoring; while true; do sleep 1; done"};
-  pid_t tony = runner_.Start(args);
-  // Only once the shell runs its loop does it ignore SIGTERM.
-  ASSERT_TRUE(runner_.WaitForTaskOutput("ignoring", 30000));
-  kill(tony, SIGINT);
-  TonyResult r = runner_.Wait(tony, 60000);
-  ASSERT_EQ(r.exit_code, 130) << Describe(r);
-  EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED", "137")) << r.out;
-}
-
 TEST_F(FaultE2eTest, ExecutionTimeoutStopsTheTask) {
   pid_t tony =
       StartForever({"tony.worker.instances=1", "tony.task.executor.execution-timeout-ms=300"});
