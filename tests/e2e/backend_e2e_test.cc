@@ -194,6 +194,25 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return -1;
   }
 
+  // Waits (bounded) until the running job's application id is known and some task printed
+  // `text` to its stdout.
+  bool WaitForTaskOutput(const std::string& text) {
+    if (!runner_.WaitForOutput("running", 120000)) return false;
+    std::smatch match;
+    const std::string out = runner_.CurrentOutput();
+    if (!std::regex_search(out, match, std::regex(R"(submitted (application_\d+_\d+))"))) {
+      return false;
+    }
+    TonyResult pending;
+    pending.app_id = match[1].str();
+    pending.job_dir = runner_.home() + "/jobs/" + pending.app_id;
+    for (int i = 0; i < 600; ++i) {
+      if (TaskStdout(pending).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
   static bool TaskRow(const std::string& out, const std::string& task, const std::string& state) {
     return std::regex_search(out, std::regex("(^|\\n)" + task + " +" + state + " "));
   }
@@ -408,19 +427,7 @@ TEST_P(BackendE2eTest, StoppedTaskGetsItsGracePeriodToCleanUp) {
              "trap 'sleep 1; echo cleaned up; exit 0' TERM; echo ready; "
              "while true; do sleep 0.1; done"));
   ASSERT_GT(tony, 0);
-  ASSERT_TRUE(runner_.WaitForOutput("1 running", 120000));
-  std::smatch match;
-  const std::string out = runner_.CurrentOutput();
-  ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(submitted (application_\d+_\d+))")));
-  TonyResult pending;
-  pending.app_id = match[1].str();
-  pending.job_dir = runner_.home() + "/jobs/" + pending.app_id;
-  bool ready = false;
-  for (int i = 0; i < 600 && !ready; ++i) {
-    ready = TaskStdout(pending).find("ready") != std::string::npos;
-    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(ready) << "the task never set its handler";
+  ASSERT_TRUE(WaitForTaskOutput("ready")) << "the task never printed ready";
   kill(tony, SIGINT);
   TonyResult r = Wait(tony);
   ASSERT_EQ(r.exit_code, 130) << Describe(r);
@@ -476,19 +483,7 @@ TEST_P(BackendE2eTest, UserProcessThatIgnoresSigtermIsKilledAfterTheGracePeriod)
              "trap '' TERM; echo ignoring; while true; do sleep 1; done"));
   ASSERT_GT(tony, 0);
   // Only once the shell runs its loop does it ignore SIGTERM.
-  ASSERT_TRUE(runner_.WaitForOutput("1 running", 120000));
-  std::smatch match;
-  const std::string out = runner_.CurrentOutput();
-  ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(submitted (application_\d+_\d+))")));
-  TonyResult pending;
-  pending.app_id = match[1].str();
-  pending.job_dir = runner_.home() + "/jobs/" + pending.app_id;
-  bool ignoring = false;
-  for (int i = 0; i < 600 && !ignoring; ++i) {
-    ignoring = TaskStdout(pending).find("ignoring") != std::string::npos;
-    if (!ignoring) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(ignoring);
+  ASSERT_TRUE(WaitForTaskOutput("ignoring")) << "the task never printed ignoring";
   kill(tony, SIGINT);
   TonyResult r = Wait(tony);
   ASSERT_EQ(r.exit_code, 130) << Describe(r);
