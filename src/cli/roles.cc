@@ -92,7 +92,17 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
     asks[StrCat("job type ", name)] = {type.resources.memory_mb, type.resources.vcores,
                                        type.resources.gpus};
   }
-  if (absl::Status fits = (*cluster)->CheckFits(asks); !fits.ok()) {
+  absl::Status fits = (*cluster)->CheckFits(asks);
+  if (fits.ok() && job.spec.mode == config::DistributedMode::kGang) {
+    cluster::ResourceAsk total{job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus};
+    for (const auto& [name, type] : job.spec.job_types) {
+      total.memory_mb += type.instances * type.resources.memory_mb;
+      total.vcores += type.instances * type.resources.vcores;
+      total.gpus += type.instances * type.resources.gpus;
+    }
+    fits = (*cluster)->CheckGangFits(total, job.spec.TotalTasks() + 1);
+  }
+  if (!fits.ok()) {
     std::cerr << "tony: error: " << fits.message() << "\n";
     return fits.code() == absl::StatusCode::kResourceExhausted ? client::kExitBadInput
                                                                : client::kExitJobFailed;

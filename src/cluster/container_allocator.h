@@ -87,6 +87,9 @@ class ContainerAllocator {
   // Records the final status with the resource manager (YARN: unregister).
   virtual void Finish(const std::string& final_state, const std::string& diagnostics,
                       const std::string& status_json) = 0;
+  // The container's process has ended (its executor reported); its completion will follow soon.
+  // A backend that polls for completions may poll faster until it has it.
+  virtual void ExpectCompletion(const std::string& container_id) {}
   // How many launched containers have not completed yet.
   virtual int RunningContainers() const = 0;
   // Stops everything and the callback thread; no callback runs after it returns.

@@ -110,16 +110,37 @@ TEST_F(YarnE2eTest, RequestLargerThanTheClusterIsBadInputAndNothingIsSubmitted) 
   EXPECT_NE(r.err.find("8192 MB"), std::string::npos) << r.err;
 }
 
-TEST_F(YarnE2eTest, GangThatTheClusterCannotGrantFailsAtTheAllocationTimeout) {
-  // Each container fits the 8 GB NodeManager, but the three together do not: the gang can never
-  // be complete, and the allocation timeout must end the job, naming what is missing.
-  TonyResult r = Run(Submit({"tony.worker.instances=3", "tony.worker.memory=3g",
+TEST_F(YarnE2eTest, GangLargerThanTheWholeClusterIsBadInput) {
+  // Each container fits the 8 GB NodeManager, but the three (and the AM) never fit together.
+  TonyResult r = Run(Submit({"tony.worker.instances=3", "tony.worker.memory=3g"}, "true"));
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_TRUE(r.app_id.empty()) << r.out;
+  EXPECT_NE(r.err.find("need 9472 MB, 4 vcores and 0 GPUs at once, but the cluster's running "
+                       "NodeManagers have 8192 MB"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(YarnE2eTest, GangTheBusyClusterCannotGrantFailsAtTheAllocationTimeout) {
+  // A first job holds 6 GB of the 8 GB; the second job's gang (2 x 3 GB) fits the cluster but
+  // cannot be granted while the first runs, and the allocation timeout must end it, naming what
+  // is missing.
+  TonyRunner blocker_runner;
+  pid_t blocker = blocker_runner.Start(Submit({"tony.worker.instances=2", "tony.worker.memory=3g"},
+                                              "/usr/bin/python3 sleep_forever.py"),
+                                       Env());
+  ASSERT_TRUE(blocker_runner.WaitForOutput("2 running", 120000));
+  TonyResult r = Run(Submit({"tony.worker.instances=2", "tony.worker.memory=3g",
                              "tony.container.allocation.timeout=3000"},
                             "/usr/bin/python3 sleep_forever.py"));
+  kill(blocker, SIGINT);
+  TonyResult blocked = blocker_runner.Wait(blocker, 120000);
+  EXPECT_EQ(blocked.exit_code, 130) << Describe(blocked);
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("not every task registered within 3000 ms "
-                       "(tony.container.allocation.timeout); missing: worker:2 (no container)"),
-            std::string::npos)
+  EXPECT_TRUE(std::regex_search(
+      r.out,
+      std::regex(
+          R"(not every task registered within 3000 ms \(tony\.container\.allocation\.timeout\); missing: worker:[01] \(no container\))")))
       << r.out;
   EXPECT_EQ(RmReport(r.app_id).final_status, hadoop::FinalApplicationStatus::kFailed);
 }

@@ -53,6 +53,26 @@ absl::Status YarnClusterClient::CheckFits(const std::map<std::string, ResourceAs
   return absl::OkStatus();
 }
 
+absl::Status YarnClusterClient::CheckGangFits(const ResourceAsk& total, int containers) {
+  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
+      yarn_->GetClusterNodes({hadoop::NodeState::kRunning});
+  if (!nodes.ok()) return nodes.status();
+  int64_t memory = 0, vcores = 0, gpus = 0;
+  for (const hadoop::NodeReport& node : *nodes) {
+    memory += node.capability.memory_mb;
+    vcores += node.capability.vcores;
+    gpus += node.capability.gpus;
+  }
+  if (total.memory_mb > memory || total.vcores > vcores || total.gpus > gpus) {
+    return absl::ResourceExhaustedError(
+        StrCat("the job's ", containers, " containers (GANG mode, the AM included) need ",
+               total.memory_mb, " MB, ", total.vcores, " vcores and ", total.gpus,
+               " GPUs at once, but the cluster's running NodeManagers have ", memory, " MB, ",
+               vcores, " vcores and ", gpus, " GPUs in all"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> YarnClusterClient::NewApplicationId() {
   if (!reserved_) {
     absl::StatusOr<hadoop::NewApplication> app = yarn_->GetNewApplication();

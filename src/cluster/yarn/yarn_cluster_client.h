@@ -33,6 +33,9 @@ class YarnClusterClient final : public ClusterClient {
   // Checks every job type against the cluster's largest container; the error gives the numbers.
   // Reserves the application id that NewApplicationId() then returns.
   absl::Status CheckFits(const std::map<std::string, ResourceAsk>& asks_by_type);
+  // GANG mode: every container of the job at once. An error when even the whole cluster (its
+  // RUNNING NodeManagers, other applications aside) could never hold them together.
+  absl::Status CheckGangFits(const ResourceAsk& total, int containers);
 
   absl::StatusOr<std::string> NewApplicationId() override;
   std::string JobDir(const std::string& app_id) const override;

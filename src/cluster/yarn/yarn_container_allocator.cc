@@ -140,7 +140,9 @@ void YarnContainerAllocator::HeartbeatLoop() {
       for (const auto& [type, ask] : asks_) {
         if (ask.outstanding > 0) interval = options_.fast_heartbeat_ms;
       }
-      if (!stop_at_.empty()) interval = options_.fast_heartbeat_ms;
+      hurry_ = false;
+      std::erase_if(expected_, [&](const std::string& id) { return !granted_.count(id); });
+      if (!stop_at_.empty() || !expected_.empty()) interval = options_.fast_heartbeat_ms;
     }
     StopOverdueContainers();
     absl::StatusOr<hadoop::AllocateResult> result = am_rm_->Allocate(asks, releases, 0.5f);
@@ -200,7 +202,7 @@ void YarnContainerAllocator::HeartbeatLoop() {
     }
     std::unique_lock lock(mu_);
     wake_.wait_for(lock, std::chrono::milliseconds(interval), [&] {
-      if (stopping_ || finished_ || !releases_.empty()) return true;
+      if (stopping_ || finished_ || !releases_.empty() || hurry_) return true;
       for (const auto& [type, ask] : asks_) {
         if (ask.changed) return true;
       }
@@ -309,6 +311,17 @@ void YarnContainerAllocator::StopOverdueContainers() {
       spdlog::warn("stopping {}: {}", container.id.ToString(), ToStd(stopped.message()));
     }
   }
+}
+
+void YarnContainerAllocator::ExpectCompletion(const std::string& container_id) {
+  {
+    std::lock_guard lock(mu_);
+    if (granted_.count(container_id)) {
+      expected_.insert(container_id);
+      hurry_ = true;  // end the current (possibly slow) wait now
+    }
+  }
+  wake_.notify_all();
 }
 
 void YarnContainerAllocator::Release(const std::string& container_id) {

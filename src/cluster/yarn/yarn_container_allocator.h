@@ -48,6 +48,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   absl::Status Launch(const Container& container, const LaunchSpec& spec) override;
   void Stop(const std::string& container_id, int64_t grace_ms) override;
   void Release(const std::string& container_id) override;
+  void ExpectCompletion(const std::string& container_id) override;
   void Finish(const std::string& final_state, const std::string& diagnostics,
               const std::string& status_json) override;
   int RunningContainers() const override;
@@ -84,8 +85,11 @@ class YarnContainerAllocator final : public ContainerAllocator {
   // Containers to stop through their NodeManager once the deadline (steady ms) passes: the
   // executor, told to stop in its heartbeat reply, gets the grace period first. Guarded by mu_.
   std::map<std::string, int64_t> stop_at_;
-  bool stopping_ = false;  // guarded by mu_
-  bool finished_ = false;  // guarded by mu_
+  // Containers whose process ended; their completion is awaited at the fast interval.
+  std::set<std::string> expected_;  // guarded by mu_
+  bool hurry_ = false;              // guarded by mu_; a heartbeat is wanted now
+  bool stopping_ = false;           // guarded by mu_
+  bool finished_ = false;           // guarded by mu_
   std::thread heartbeat_;
 };
 
