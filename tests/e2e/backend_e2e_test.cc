@@ -491,6 +491,15 @@ TEST_P(BackendE2eTest, UserProcessThatIgnoresSigtermIsKilledAfterTheGracePeriod)
       << r.out;
 }
 
+TEST_P(BackendE2eTest, CommandThatCannotStartFailsTheTaskWithTheReason) {
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
+                            "./no-such-entry-point --flag"));
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("worker:0 failed with exit code 127"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no-such-entry-point: not found"), std::string::npos) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

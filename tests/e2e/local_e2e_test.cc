@@ -112,15 +112,6 @@ TEST_F(LocalE2eTest, TaskOverItsMemoryIsKilledWithADiagnostic) {
   EXPECT_NE(r.out.find("of 128.0 MB physical memory used"), std::string::npos) << r.out;
 }
 
-TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {
-  const std::string script = runner_.work_dir() + "/not-executable.sh";
-  std::ofstream(script) << "#!/bin/sh\necho hi\n";
-  TonyResult r = runner_.Run({"submit", "--executes", script, "--conf", "tony.worker.instances=1",
-                              "--conf", "tony.worker.memory=256m"});
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("Permission denied"), std::string::npos) << r.out;
-}
-
 TEST_F(LocalE2eTest, TaskEnvironmentFollowsTonyAndTorchConventions) {
   TonyResult r =
       runner_.Run(Submit(std::string(kPython) + " print_env.py",
@@ -225,6 +216,15 @@ TEST_F(LocalE2eTest, TrainingStageRunsAfterThePrepareStage) {
   EXPECT_NE(out.find("found prepared data"), std::string::npos) << out;
   EXPECT_TRUE(TaskRow(r.out, "prep:0", "SUCCEEDED")) << r.out;
   EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
+}
+
+TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {
+  const std::string script = runner_.work_dir() + "/not-executable.sh";
+  std::ofstream(script) << "#!/bin/sh\necho hi\n";
+  TonyResult r = runner_.Run({"submit", "--executes", script, "--conf", "tony.worker.instances=1",
+                              "--conf", "tony.worker.memory=256m"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("Permission denied"), std::string::npos) << r.out;
 }
 
 }  // namespace
