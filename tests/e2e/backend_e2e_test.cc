@@ -119,9 +119,6 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
           entry.path().string().find(r.app_id) != std::string::npos) {
         out += ReadAll(entry.path());
       }
-      if (!yarn() && entry.path().filename() == "stdout") {
-        // The local job directory holds only this job's logs; app id is in its path already.
-      }
     }
     return out;
   }
@@ -178,6 +175,20 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     }
     return found;
   }
+  // This job's `tony <role>` processes (the AM, or executors) whose environment has every pair
+  // of `env`.
+  std::vector<pid_t> TonyRoleProcesses(const std::string& role,
+                                       const std::map<std::string, std::string>& env) const {
+    std::vector<pid_t> found;
+    for (const pid_t pid : JobProcesses("", env)) {
+      const std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
+      if (cmdline.find(std::string("tony") + '\0' + role + '\0') != std::string::npos) {
+        found.push_back(pid);
+      }
+    }
+    return found;
+  }
+
   // Waits (bounded) until tony printed its application id and one such process runs.
   pid_t WaitForJobProcess(const std::string& prefix,
                           const std::map<std::string, std::string>& env) {
@@ -350,11 +361,7 @@ TEST_P(BackendE2eTest, KillMinusNineOfTheAmFailsTheJobAndLeavesNothing) {
   ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
                               {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
             0);
-  std::vector<pid_t> am;
-  for (const pid_t pid : JobProcesses("", {})) {
-    const std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
-    if (cmdline.find(std::string("tony") + '\0' + "am") != std::string::npos) am.push_back(pid);
-  }
+  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
   ASSERT_EQ(am.size(), 1u);
   kill(am[0], SIGKILL);
   TonyResult r = Wait(tony);
@@ -377,14 +384,8 @@ TEST_P(BackendE2eTest, StoppedExecutorIsFoundByItsMissingHeartbeats) {
   ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
                               {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
             0);
-  std::vector<pid_t> executor;
-  for (const pid_t pid :
-       JobProcesses("", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}})) {
-    const std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
-    if (cmdline.find(std::string("tony") + '\0' + "executor") != std::string::npos) {
-      executor.push_back(pid);
-    }
-  }
+  const std::vector<pid_t> executor =
+      TonyRoleProcesses("executor", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}});
   ASSERT_EQ(executor.size(), 1u);
   kill(executor[0], SIGSTOP);
   TonyResult r = Wait(tony);
@@ -442,14 +443,8 @@ TEST_P(BackendE2eTest, KillMinusNineOfAWorkersExecutorFailsTheJob) {
   ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
                               {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
             0);
-  std::vector<pid_t> executor;
-  for (const pid_t pid :
-       JobProcesses("", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}})) {
-    const std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
-    if (cmdline.find(std::string("tony") + '\0' + "executor") != std::string::npos) {
-      executor.push_back(pid);
-    }
-  }
+  const std::vector<pid_t> executor =
+      TonyRoleProcesses("executor", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}});
   ASSERT_EQ(executor.size(), 1u);
   kill(executor[0], SIGKILL);
   TonyResult r = Wait(tony);

@@ -1,0 +1,79 @@
+// JobStateMachine's rules for prepare/training stages and group dependency timeouts
+// (tony.application.prepare-stage, training-stage, group.<G>, dependency.<t>.timeout.after.<G>).
+
+#include <algorithm>
+
+#include "am/job_state.h"
+#include "common/strings.h"
+
+namespace tony::am {
+
+void JobStateMachine::MaybeStartTraining(Actions& actions) {
+  bool waiting = false;
+  for (const TaskRecord& task : tasks_) waiting = waiting || task.awaiting_stage;
+  if (!waiting) return;
+  const auto& prepare = spec_.prepare_stage;
+  for (const TaskRecord& task : tasks_) {
+    if (std::find(prepare.begin(), prepare.end(), task.ref.type) == prepare.end()) continue;
+    if (task.state == TaskState::kFailed) {
+      Decide(JobState::kFailed,
+             StrCat("prepare-stage task ", task.ref.ToString(),
+                    " failed, so the training stage "
+                    "cannot start"),
+             actions);
+      return;
+    }
+    if (task.state != TaskState::kSucceeded) return;
+  }
+  // A new gang: the training tasks get the cluster spec once all of them registered.
+  gang_released_ = false;
+  for (TaskRecord& task : tasks_) {
+    if (!task.awaiting_stage) continue;
+    task.awaiting_stage = false;
+    task.state = TaskState::kRequested;
+    actions.push_back(RequestContainer{task.ref.type});
+  }
+  Changed();
+}
+
+void JobStateMachine::CheckDependencyTimeouts(int64_t now, Actions& actions) {
+  for (const config::GroupDependency& dependency : spec_.dependencies) {
+    const std::vector<std::string>& group = spec_.groups.at(dependency.group);
+    auto done_at = group_done_at_ms_.find(dependency.group);
+    if (done_at == group_done_at_ms_.end()) {
+      bool done = true;
+      for (const TaskRecord& task : tasks_) {
+        if (std::find(group.begin(), group.end(), task.ref.type) != group.end()) {
+          done = done && IsTerminal(task.state);
+        }
+      }
+      if (done) group_done_at_ms_[dependency.group] = now;
+      continue;
+    }
+    if (now - done_at->second < dependency.timeout_ms) continue;
+    std::vector<std::string> late;
+    for (const TaskRecord& task : tasks_) {
+      if (task.ref.type == dependency.type && !IsTerminal(task.state) && !task.stop_requested) {
+        late.push_back(task.ref.ToString());
+      }
+    }
+    if (late.empty()) continue;
+    const std::string what = StrCat(Join(late, ", "), " still ran ", dependency.timeout_ms / 1000,
+                                    " s after group ", dependency.group, " (", Join(group, ", "),
+                                    ") finished (tony.application.dependency.", dependency.type,
+                                    ".timeout.after.", dependency.group, ")");
+    if (!dependency.ignored) {
+      Decide(JobState::kFailed, what, actions);
+      return;
+    }
+    for (TaskRecord& task : tasks_) {
+      if (task.ref.type == dependency.type && !IsTerminal(task.state)) {
+        events_.push_back({"DEPENDENCY_TIMEOUT", task.ref, task.attempt, clock_->WallMs(),
+                           StrCat("stopped: ", what)});
+        StopTask(task, actions);
+      }
+    }
+  }
+}
+
+}  // namespace tony::am
