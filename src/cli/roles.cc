@@ -230,6 +230,14 @@ int RunAm() {
     yarn.job_secret = *secret;
     yarn.common_files = {{"tony", StrCat(staging, "/tony")},
                          {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
+    if (const char* hints = std::getenv(std::string(cluster::kNodeHintsEnv).c_str())) {
+      absl::StatusOr<std::vector<cluster::NodeHint>> parsed = cluster::ParseNodeHints(hints);
+      if (parsed.ok()) {
+        yarn.node_hints = *std::move(parsed);
+      } else {
+        spdlog::warn("asking for containers anywhere: {}", ToStd(parsed.status().message()));
+      }
+    }
     allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
     options.secret = *secret;
     options.staging_dir = staging;

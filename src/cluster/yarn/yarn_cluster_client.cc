@@ -73,6 +73,19 @@ absl::Status YarnClusterClient::CheckGangFits(const ResourceAsk& total, int cont
   return absl::OkStatus();
 }
 
+std::vector<NodeHint> YarnClusterClient::NodeHints() {
+  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
+      yarn_->GetClusterNodes({hadoop::NodeState::kRunning});
+  // Without them the AM asks for containers anywhere, which works, only more slowly.
+  if (!nodes.ok() || nodes->size() > static_cast<size_t>(kMaxNodeHints)) return {};
+  std::vector<NodeHint> hints;
+  for (const hadoop::NodeReport& node : *nodes) {
+    if (node.host.empty()) continue;
+    hints.push_back({node.host, node.rack.empty() ? "/default-rack" : node.rack});
+  }
+  return hints;
+}
+
 absl::StatusOr<std::string> YarnClusterClient::NewApplicationId() {
   if (!reserved_) {
     absl::StatusOr<hadoop::NewApplication> app = yarn_->GetNewApplication();
@@ -146,6 +159,9 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   am.environment["TONY_HAS_VENV"] =
       fs::exists(StrCat(submission.job_dir, "/", kVenvZip)) ? "1" : "";
   am.environment.erase("TONY_JOB_DIR");
+  if (std::vector<NodeHint> hints = NodeHints(); !hints.empty()) {
+    am.environment[std::string(kNodeHintsEnv)] = FormatNodeHints(hints);
+  }
   am.commands = {"./tony am 1>><LOG_DIR>/am.log 2>&1"};
   hadoop::Credentials credentials;
   credentials.AddSecret("tony.job.secret", submission.secret);

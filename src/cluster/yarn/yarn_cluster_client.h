@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cluster/cluster_client.h"
+#include "cluster/yarn/yarn_asks.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
@@ -51,6 +52,9 @@ class YarnClusterClient final : public ClusterClient {
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs);
   absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path);
+  // The RUNNING NodeManagers for node-local asks (yarn_asks.h); empty when there are too many or
+  // the RM does not answer.
+  std::vector<NodeHint> NodeHints();
 
   const hadoop::HadoopConf conf_;
   const YarnClusterOptions options_;

@@ -117,12 +117,12 @@ std::vector<hadoop::ContainerRequest> YarnContainerAllocator::TakeChangedAsksLoc
   for (auto& [type, ask] : asks_) {
     if (!ask.changed) continue;
     ask.changed = false;
-    hadoop::ContainerRequest request;
-    request.capability = ToYarn(ask.resources);
-    request.num_containers = ask.outstanding;  // absolute: the scheduler replaces its count
-    request.priority = ask.priority;
-    request.node_label_expression = ask.node_label;
-    changed.push_back(request);
+    // Absolute counts: the scheduler replaces its own.
+    for (hadoop::ContainerRequest& row :
+         AsksForType(ToYarn(ask.resources), ask.priority, ask.outstanding, ask.node_label,
+                     options_.node_hints)) {
+      changed.push_back(std::move(row));
+    }
   }
   return changed;
 }

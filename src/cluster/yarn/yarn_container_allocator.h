@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cluster/container_allocator.h"
+#include "cluster/yarn/yarn_asks.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/nm_client.h"
 #include "hadoop/webhdfs.h"
@@ -33,6 +34,8 @@ struct YarnAllocatorOptions {
   // Files every task container gets besides the job's own: name -> HDFS path (the tony binary,
   // tony-final.xml).
   std::map<std::string, std::string> common_files;
+  // The cluster's NodeManagers, named in every ask so that grants are node-local (yarn_asks.h).
+  std::vector<NodeHint> node_hints;
   int64_t fast_heartbeat_ms = 100;   // while containers are outstanding
   int64_t slow_heartbeat_ms = 1000;  // once every ask was granted
 };
