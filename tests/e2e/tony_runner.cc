@@ -33,7 +33,9 @@ std::string After(const std::string& text, const std::string& marker) {
 
 }  // namespace
 
-TonyRunner::TonyRunner() {
+TonyRunner::TonyRunner() : TonyRunner(TONY_BINARY) {}
+
+TonyRunner::TonyRunner(std::string binary) : binary_(std::move(binary)) {
   std::string pattern = (fs::temp_directory_path() / "tony-e2e-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) std::abort();
   root_ = pattern;
@@ -68,7 +70,7 @@ pid_t TonyRunner::Start(const std::vector<std::string>& args,
   fs::remove(out_path_, ec);
   fs::remove(err_path_, ec);
   SpawnOptions spawn;
-  spawn.argv = {TONY_BINARY};
+  spawn.argv = {binary_};
   spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
   spawn.set_env = env;
   spawn.set_env["TONY_HOME"] = home_;

@@ -22,7 +22,9 @@ struct TonyResult {
 
 class TonyRunner {
  public:
+  // Runs the build's own binary (TONY_BINARY), or `binary`.
   TonyRunner();
+  explicit TonyRunner(std::string binary);
   ~TonyRunner();
 
   const std::string& home() const { return home_; }
@@ -58,6 +60,7 @@ class TonyRunner {
   static std::string SourcePath(const std::string& relative);
 
  private:
+  std::string binary_;
   std::string root_;
   std::string home_;
   std::string work_dir_;

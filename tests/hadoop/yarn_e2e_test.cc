@@ -1,6 +1,7 @@
 // Cases only the YARN backend has, against the real mini cluster (the cases shared with the local
 // backend are in tests/e2e/backend_e2e_test.cc): GPUs from the cluster's count, a request larger
-// than the cluster, a gang the cluster cannot grant.
+// than the cluster, a gang the cluster cannot grant, node-local asks, and the self-contained binary
+// of scripts/build-static running every role.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "e2e/tony_runner.h"
@@ -143,6 +145,88 @@ TEST_F(YarnE2eTest, GangTheBusyClusterCannotGrantFailsAtTheAllocationTimeout) {
           R"(not every task registered within 3000 ms \(tony\.container\.allocation\.timeout\); missing: worker:[01] \(no container\))")))
       << r.out;
   EXPECT_EQ(RmReport(r.app_id).final_status, hadoop::FinalApplicationStatus::kFailed);
+}
+
+TEST_F(YarnE2eTest, TaskContainersAreGrantedNodeLocal) {
+  // The client names the cluster's NodeManagers in the AM's asks, so CapacityScheduler grants
+  // the tasks node-local, several per NodeManager heartbeat, instead of one off-switch container
+  // per heartbeat. Its own log says which kind each grant was.
+  TonyResult r = Run(Submit({"tony.worker.instances=3", "tony.worker.memory=128m"}, "true"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string attempt =
+      "appattempt_" + r.app_id.substr(std::string("application_").size()) + "_000001 ";
+  std::ifstream log(conf_dir_ + "/minicluster.log");
+  std::map<std::string, int> types;
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("assignedContainer application attempt=" + attempt) == std::string::npos) {
+      continue;
+    }
+    std::smatch type;
+    if (std::regex_search(line, type, std::regex(" type=([A-Z_]+)"))) ++types[type[1]];
+  }
+  // The AM's own container is the RM's ask, anywhere; the three tasks are the AM's.
+  EXPECT_EQ(types["NODE_LOCAL"], 3) << r.app_id;
+  EXPECT_EQ(types["OFF_SWITCH"], 1) << r.app_id;
+  EXPECT_EQ(types["RACK_LOCAL"], 0) << r.app_id;
+}
+
+// The shared libraries an ELF file needs (readelf's NEEDED entries).
+std::vector<std::string> NeededLibraries(const std::string& binary) {
+  std::vector<std::string> needed;
+  FILE* pipe = popen(("readelf -d '" + binary + "'").c_str(), "r");
+  if (pipe == nullptr) return needed;
+  char line[4096];
+  const std::regex entry(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
+  while (fgets(line, sizeof line, pipe) != nullptr) {
+    std::cmatch match;
+    if (std::regex_search(line, match, entry)) needed.push_back(match[1]);
+  }
+  pclose(pipe);
+  return needed;
+}
+
+TEST_F(YarnE2eTest, SelfContainedBinaryNeedsOnlyGlibcBesidesItsListAndRunsEveryRole) {
+  const std::string dir = TONY_STATIC_BUILD_DIR;
+  const std::string binary = dir + "/tony";
+  if (!fs::exists(binary)) {
+    if (std::getenv("TONY_REQUIRE_STATIC") != nullptr) {
+      FAIL() << binary << " is missing: scripts/build-static builds it";
+    }
+    GTEST_SKIP() << binary << " is not built (scripts/build-static)";
+  }
+  // Shared: glibc, and only what build-static/dynamic-libraries.txt lists (libraries Debian
+  // ships no usable archive of).
+  std::set<std::string> allowed = {"libc.so.6",       "libm.so.6",  "ld-linux-x86-64.so.2",
+                                   "libpthread.so.0", "libdl.so.2", "librt.so.1"};
+  std::ifstream listed(dir + "/dynamic-libraries.txt");
+  ASSERT_TRUE(listed.good()) << dir << "/dynamic-libraries.txt";
+  std::vector<std::string> prefixes;
+  for (std::string name; std::getline(listed, name);) prefixes.push_back("lib" + name + ".so.");
+  const std::vector<std::string> needed = NeededLibraries(binary);
+  ASSERT_FALSE(needed.empty()) << "readelf found no NEEDED entries in " << binary;
+  for (const std::string& lib : needed) {
+    const bool listed_prefix = std::any_of(prefixes.begin(), prefixes.end(),
+                                           [&](const auto& p) { return lib.starts_with(p); });
+    EXPECT_TRUE(allowed.count(lib) || listed_prefix) << binary << " needs " << lib;
+    for (const char* own :
+         {"libstdc++", "libgcc_s", "libgrpc", "libprotobuf", "libabsl", "libcurl", "libarchive",
+          "libgsasl", "libpugixml", "libspdlog", "libfmt", "libssl", "libcrypto"}) {
+      EXPECT_FALSE(lib.starts_with(own)) << binary << " links " << lib << " dynamically";
+    }
+  }
+
+  // Client, AM and executors: the client stages itself, so every task must see this very file.
+  TonyRunner runner(binary);
+  TonyResult r =
+      runner.Run(Submit({"tony.worker.instances=2", "tony.worker.memory=128m"},
+                        "cmp ./tony " + binary + " && echo same binary in task $TASK_INDEX"),
+                 180000, Env());
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string out = ContainerStdout(r.app_id);
+  EXPECT_NE(out.find("same binary in task 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("same binary in task 1"), std::string::npos) << out;
+  EXPECT_EQ(RmReport(r.app_id).final_status, hadoop::FinalApplicationStatus::kSucceeded);
+  EXPECT_TRUE(runner.LeftoverProcesses().empty()) << "processes of the job outlived it";
 }
 
 }  // namespace
