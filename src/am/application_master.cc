@@ -90,6 +90,9 @@ int ApplicationMaster::Run() {
   callbacks.on_completed = [this](cluster::ContainerExit exit) {
     loop_.Post("container completed", [this, e = std::move(exit)] { OnContainerCompleted(e); });
   };
+  callbacks.on_ended_by_cluster = [this](std::string reason) {
+    loop_.Post("ended by the cluster", [this, r = std::move(reason)] { Execute(job_.Fail(r)); });
+  };
   if (absl::Status started = allocator_->Start(options_.host, port_, std::move(callbacks));
       !started.ok()) {
     spdlog::error("[{}] cannot start the container allocator: {}", options_.app_id,

@@ -67,6 +67,9 @@ class ContainerAllocator {
     // Called on the allocator's own thread; receivers post into their own loop.
     std::function<void(Container)> on_allocated;
     std::function<void(ContainerExit)> on_completed;
+    // The resource manager ended this AM's attempt (YARN's AM_SHUTDOWN): the job must end now.
+    // Called at most once. May be left empty.
+    std::function<void(std::string reason)> on_ended_by_cluster;
   };
   virtual ~ContainerAllocator() = default;
 

@@ -391,7 +391,12 @@ absl::StatusOr<AllocateResult> AmRmClient::Allocate(const std::vector<ContainerR
   proto::AllocateResponse response;
   bool reregistered = false;
   absl::Status status = CallRm("allocate", request, &response);
-  if (IsRemoteError(status, kNotRegisteredException)) {
+  // Both ways an RM says it lost this AM's registration (after a work-preserving restart): the
+  // exception (YARN 2.6 and later) and the AM_RESYNC command (earlier RMs). Either way: register
+  // again, then send the same heartbeat from response id 0.
+  const bool resync =
+      status.ok() && response.has_am_command() && response.am_command() == proto::AM_COMMAND_RESYNC;
+  if (resync || IsRemoteError(status, kNotRegisteredException)) {
     if (absl::Status s = Reregister(); !s.ok()) return s;
     reregistered = true;
     request.set_response_id(response_id_);

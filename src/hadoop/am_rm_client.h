@@ -12,8 +12,9 @@
 // Protocol state kept here: the heartbeat's response_id (0 after registering, then the id of the
 // last response, wrapping at INT32_MAX). Recovered here without the caller: an RM that lost the
 // registration (ApplicationMasterNotRegisteredException, after a work-preserving RM restart) is
-// re-registered with the same host, port and URL, and the call resent; an RM that expects another
-// response_id (InvalidApplicationMasterRequestException "expect responseId to be N") gets N.
+// re-registered with the same host, port and URL, and the call resent (likewise after the AM_RESYNC
+// command, which older RMs send instead); an RM that expects another response_id
+// (InvalidApplicationMasterRequestException "expect responseId to be N") gets N.
 //
 // Errors: the RM's Java exceptions as a Status from RemoteErrorStatus (GetRemoteError gives the
 // class); InvalidResourceRequestException (an ask above the maximum capability, a bad label) has
@@ -120,10 +121,11 @@ struct ContainerRequest {
 
 enum class AmCommand {
   kNone,
-  // Both mean that the RM does not know this attempt any more; Hadoop's clients stop. (YARN 2.6+
-  // signals a lost registration with ApplicationMasterNotRegisteredException instead, which
-  // AmRmClient handles itself.)
+  // The RM lost the registration. AmRmClient registers again and repeats the heartbeat itself (as
+  // for ApplicationMasterNotRegisteredException); a result still carries kResync only when the
+  // repeated heartbeat was answered with it again.
   kResync,
+  // The RM ended this attempt: the AM must stop its containers and exit; unregistering fails.
   kShutdown,
 };
 

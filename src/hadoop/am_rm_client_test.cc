@@ -15,6 +15,7 @@
 
 #include "common/strings.h"
 #include "gtest/gtest.h"
+#include "hadoop/fake_rpc_server.h"
 #include "hadoop/nm_client.h"
 #include "hadoop/rpc_codec.h"
 
@@ -23,87 +24,6 @@ namespace {
 
 constexpr int64_t kTs = 1700000000000;
 const ApplicationAttemptId kAttempt{{kTs, 7}, 1};
-
-// A server answering each method from a script: every call takes the next handler, and the last
-// one stays for later calls. Records the calls and the tokens each connection was opened with.
-class FakeServer {
- public:
-  using Handler = std::function<absl::StatusOr<std::string>(const std::string& request)>;
-
-  struct Call {
-    std::string method;
-    std::string request;  // serialized
-    int connection = 0;   // index into connects
-  };
-
-  void On(const std::string& method, Handler handler) {
-    handlers_[method].push_back(std::move(handler));
-  }
-  template <typename Response>
-  void Answer(const std::string& method, const Response& response) {
-    On(method, [bytes = response.SerializeAsString()](const std::string&) { return bytes; });
-  }
-  void Fail(const std::string& method, const std::string& java_class, const std::string& message) {
-    On(method, [=](const std::string&) -> absl::StatusOr<std::string> {
-      return RemoteErrorStatus(RemoteError{java_class, message}, StrCat("fake.", method));
-    });
-  }
-
-  RpcConnector Connector() {
-    return [this](const HostPort& server,
-                  const Token& token) -> absl::StatusOr<std::unique_ptr<RpcConnection>> {
-      connects.emplace_back(server, token);
-      return std::make_unique<Connection>(this, static_cast<int>(connects.size()) - 1);
-    };
-  }
-
-  // The request of the i-th call of `method`, parsed.
-  template <typename Request>
-  Request RequestOf(const std::string& method, size_t i = 0) const {
-    for (const Call& call : calls) {
-      if (call.method != method) continue;
-      if (i-- == 0) {
-        Request request;
-        EXPECT_TRUE(request.ParseFromString(call.request));
-        return request;
-      }
-    }
-    ADD_FAILURE() << "no such call of " << method;
-    return {};
-  }
-
-  std::vector<std::pair<HostPort, Token>> connects;
-  std::vector<Call> calls;
-
- private:
-  class Connection final : public RpcConnection {
-   public:
-    Connection(FakeServer* server, int index) : server_(server), index_(index) {}
-    absl::Status Call(std::string_view method, const google::protobuf::MessageLite& request,
-                      google::protobuf::MessageLite* response) override {
-      return server_->Handle(std::string(method), request, response, index_);
-    }
-
-   private:
-    FakeServer* server_;
-    int index_;
-  };
-
-  absl::Status Handle(const std::string& method, const google::protobuf::MessageLite& request,
-                      google::protobuf::MessageLite* response, int connection) {
-    calls.push_back({method, request.SerializeAsString(), connection});
-    std::deque<Handler>& queue = handlers_[method];
-    if (queue.empty()) return absl::UnimplementedError(StrCat("fake: no handler for ", method));
-    Handler handler = queue.front();
-    if (queue.size() > 1) queue.pop_front();
-    absl::StatusOr<std::string> bytes = handler(calls.back().request);
-    if (!bytes.ok()) return bytes.status();
-    if (!response->ParseFromString(*bytes)) return absl::DataLossError("fake: bad response");
-    return absl::OkStatus();
-  }
-
-  std::map<std::string, std::deque<Handler>> handlers_;
-};
 
 Token AmRmToken(const std::string& password) {
   return {.identifier = "amrm-id",
@@ -364,6 +284,47 @@ TEST_F(AmRmClientTest, RegistersAgainWhenTheRmLostTheRegistration) {
   EXPECT_EQ(retry.response_id(), 0);
   EXPECT_EQ(retry.ask_size(), 1);
   EXPECT_EQ(client_->response_id(), 1);
+}
+
+TEST_F(AmRmClientTest, RegistersAgainAndRepeatsTheHeartbeatOnAmResync) {
+  RegisterOk();
+  rm_.Answer("allocate", AllocateAnswer(1));
+  proto::AllocateResponse resync = AllocateAnswer(2);
+  resync.set_am_command(proto::AM_COMMAND_RESYNC);
+  rm_.Answer("allocate", resync);
+  rm_.Answer("allocate", AllocateAnswer(1));
+  ASSERT_TRUE(client_->Allocate({}, {}, 0).ok());
+
+  std::vector<ContainerRequest> asks = {{.capability = {128, 1, 0}, .num_containers = 3}};
+  std::vector<ContainerId> releases = {{kAttempt, 5}};
+  absl::StatusOr<AllocateResult> result = client_->Allocate(asks, releases, 0);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->reregistered);
+  EXPECT_EQ(result->command, AmCommand::kNone);
+  EXPECT_EQ(
+      rm_.RequestOf<proto::RegisterApplicationMasterRequest>("registerApplicationMaster", 1).host(),
+      "am-host");
+  auto retry = rm_.RequestOf<proto::AllocateRequest>("allocate", 2);
+  EXPECT_EQ(retry.response_id(), 0);
+  ASSERT_EQ(retry.ask_size(), 1);
+  EXPECT_EQ(retry.ask(0).num_containers(), 3);
+  EXPECT_EQ(retry.release_size(), 1);
+  EXPECT_EQ(client_->response_id(), 1);
+}
+
+TEST_F(AmRmClientTest, AmShutdownReachesTheCaller) {
+  RegisterOk();
+  proto::AllocateResponse shutdown = AllocateAnswer(1);
+  shutdown.set_am_command(proto::AM_COMMAND_SHUTDOWN);
+  rm_.Answer("allocate", shutdown);
+  absl::StatusOr<AllocateResult> result = client_->Allocate({}, {}, 0);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->command, AmCommand::kShutdown);
+  EXPECT_FALSE(result->reregistered);
+  // No second registration: the attempt is over.
+  size_t registrations = 0;
+  for (const auto& call : rm_.calls) registrations += call.method == "registerApplicationMaster";
+  EXPECT_EQ(registrations, 1u);
 }
 
 TEST_F(AmRmClientTest, UsesTheResponseIdTheRmSaysItExpects) {

@@ -73,7 +73,9 @@ absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_po
   callbacks_ = std::move(callbacks);
   absl::StatusOr<std::unique_ptr<hadoop::AmRmClient>> client = hadoop::AmRmClient::Connect(
       options_.scheduler, options_.am_rm_token,
-      hadoop::TokenIpcConnector(std::string(hadoop::kApplicationMasterProtocol)));
+      options_.scheduler_connector
+          ? options_.scheduler_connector
+          : hadoop::TokenIpcConnector(std::string(hadoop::kApplicationMasterProtocol)));
   if (!client.ok()) return client.status();
   am_rm_ = *std::move(client);
   absl::StatusOr<hadoop::RegisterResult> registered = am_rm_->Register(am_host, am_port, "");
@@ -196,8 +198,23 @@ void YarnContainerAllocator::HeartbeatLoop() {
         }
         callbacks_.on_completed(ToContainerExit(status));
       }
-      if (result->command != hadoop::AmCommand::kNone) {
-        spdlog::error("the ResourceManager told the AM to stop (it no longer knows this attempt)");
+      if (result->command == hadoop::AmCommand::kResync) {
+        // AmRmClient registered again and repeated the heartbeat, which got AM_RESYNC again.
+        spdlog::warn("the ResourceManager still asks the AM to register again; next heartbeat");
+      } else if (result->command == hadoop::AmCommand::kShutdown) {
+        bool first = false;
+        {
+          std::lock_guard lock(mu_);
+          first = !ended_by_rm_;
+          ended_by_rm_ = true;
+        }
+        if (first) {
+          spdlog::error("the ResourceManager ended this attempt (AM_SHUTDOWN)");
+          if (callbacks_.on_ended_by_cluster) {
+            callbacks_.on_ended_by_cluster(
+                "the ResourceManager ended this application attempt (AM_SHUTDOWN)");
+          }
+        }
       }
     }
     std::unique_lock lock(mu_);
@@ -341,6 +358,10 @@ void YarnContainerAllocator::Finish(const std::string& final_state, const std::s
   }
   wake_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();
+  {
+    std::lock_guard lock(mu_);
+    if (ended_by_rm_) return;  // the RM no longer knows the attempt: nothing to unregister
+  }
   const hadoop::FinalApplicationStatus status =
       final_state == "SUCCEEDED" ? hadoop::FinalApplicationStatus::kSucceeded
       : final_state == "KILLED"  ? hadoop::FinalApplicationStatus::kKilled

@@ -36,6 +36,9 @@ struct YarnAllocatorOptions {
   std::map<std::string, std::string> common_files;
   // The cluster's NodeManagers, named in every ask so that grants are node-local (yarn_asks.h).
   std::vector<NodeHint> node_hints;
+  // How to reach the scheduler; empty: Hadoop RPC authenticated with am_rm_token (tests inject a
+  // fake).
+  hadoop::RpcConnector scheduler_connector;
   int64_t fast_heartbeat_ms = 100;   // while containers are outstanding
   int64_t slow_heartbeat_ms = 1000;  // once every ask was granted
 };
@@ -91,6 +94,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   // Containers whose process ended; their completion is awaited at the fast interval.
   std::set<std::string> expected_;  // guarded by mu_
   bool hurry_ = false;              // guarded by mu_; a heartbeat is wanted now
+  bool ended_by_rm_ = false;        // guarded by mu_; AM_SHUTDOWN came
   bool stopping_ = false;           // guarded by mu_
   bool finished_ = false;           // guarded by mu_
   std::thread heartbeat_;
