@@ -99,6 +99,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
   submission.app_id = *app_id;
   submission.name = spec.name;
   submission.queue = spec.queue;
+  submission.priority = spec.priority;
   submission.application_type = spec.application_type;
   submission.tags = spec.tags;
   submission.node_label = spec.node_label;

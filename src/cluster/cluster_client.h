@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct AmSubmission {
   std::string app_id;
   std::string name;
   std::string queue;
+  std::optional<int32_t> priority;  // unset: the queue's default
   std::string application_type = "TONY";
   std::vector<std::string> tags;
   std::string node_label;  // the AM container's

@@ -195,6 +195,12 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   spec.name = reader.String("tony.application.name");
   spec.application_type = reader.String("tony.application.type");
   spec.queue = reader.String("tony.yarn.queue");
+  if (!StripWhitespace(reader.String("tony.yarn.priority")).empty()) {
+    int64_t priority = 0;
+    TONY_ASSIGN_OR_RETURN(priority, reader.Int("tony.yarn.priority", 0));
+    if (priority > INT32_MAX) return reader.Error("tony.yarn.priority", "too large");
+    spec.priority = static_cast<int32_t>(priority);
+  }
   spec.tags = SplitList(reader.String("tony.application.tags"));
   spec.node_label = reader.String("tony.application.node-label");
 

@@ -66,6 +66,7 @@ struct JobSpec {
   std::string name;
   std::string application_type;
   std::string queue;
+  std::optional<int32_t> priority;  // tony.yarn.priority; unset: the queue's default
   std::vector<std::string> tags;
   std::string node_label;
   std::string framework;  // one of runtime's supported frameworks

@@ -92,6 +92,19 @@ TEST_F(JobSpecTest, ApplicationSettings) {
   EXPECT_EQ(spec->tags, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(spec->am.memory_mb, 1024);
   EXPECT_EQ(spec->backend, "local");
+  EXPECT_FALSE(spec->priority.has_value());  // the queue's default
+}
+
+TEST_F(JobSpecTest, YarnPriority) {
+  Set("tony.worker.instances", "1");
+  Set("tony.yarn.priority", "7");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->priority, 7);
+  Set("tony.yarn.priority", "-1");
+  EXPECT_EQ(Error(), "tony.yarn.priority = \"-1\" (--conf): expected a non-negative integer");
+  Set("tony.yarn.priority", "high");
+  EXPECT_NE(Error().find("tony.yarn.priority = \"high\" (--conf): "), std::string::npos);
 }
 
 TEST_F(JobSpecTest, ChiefRule) {

@@ -345,7 +345,9 @@ proto::SubmitApplicationRequest MakeSubmitApplicationRequest(const AppSubmission
   *context->mutable_application_id() = ApplicationIdToProto(submission.id);
   context->set_application_name(submission.name);
   context->set_queue(submission.queue);
-  context->mutable_priority()->set_priority(submission.priority);
+  if (submission.priority.has_value()) {
+    context->mutable_priority()->set_priority(*submission.priority);
+  }
   context->set_unmanaged_am(false);
   context->set_max_app_attempts(submission.max_app_attempts);
   *context->mutable_resource() = ResourceToProto(submission.am_resource);
@@ -395,6 +397,7 @@ ApplicationReport ApplicationReportFromProto(const proto::ApplicationReport& rep
   out.tracking_url = report.tracking_url();
   out.original_tracking_url = report.original_tracking_url();
   out.progress = report.progress();
+  out.priority = report.priority().priority();
   out.start_time_ms = report.start_time();
   out.finish_time_ms = report.finish_time();
   return out;

@@ -139,7 +139,7 @@ struct AppSubmission {
   std::string queue = "default";
   std::string type = "TONY";
   std::vector<std::string> tags;
-  int32_t priority = 0;
+  std::optional<int32_t> priority;    // unset: the queue's default priority
   int32_t max_app_attempts = 1;       // <= 0: the cluster's yarn.resourcemanager.am.max-attempts
   std::string node_label_expression;  // empty: none
   // The AM container's size. gpus > 0 on a cluster without the yarn.io/gpu type is dropped by
@@ -172,6 +172,7 @@ struct ApplicationReport {
   std::string tracking_url;
   std::string original_tracking_url;
   float progress = 0;
+  int32_t priority = 0;  // as the RM decided it (capped by its maximum)
   int64_t start_time_ms = 0;
   int64_t finish_time_ms = 0;  // 0 while not final
 };

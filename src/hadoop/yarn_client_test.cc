@@ -105,6 +105,12 @@ AppSubmission SampleSubmission() {
   return s;
 }
 
+TEST(SubmitApplicationRequestTest, NoPriorityLeavesTheQueuesDefault) {
+  AppSubmission submission = SampleSubmission();
+  submission.priority.reset();
+  EXPECT_FALSE(MakeSubmitApplicationRequest(submission).context().has_priority());
+}
+
 TEST(SubmitApplicationRequestTest, RoundTripsThroughTheWire) {
   AppSubmission submission = SampleSubmission();
   std::string bytes = MakeSubmitApplicationRequest(submission).SerializeAsString();

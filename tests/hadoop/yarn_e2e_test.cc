@@ -147,6 +147,21 @@ TEST_F(YarnE2eTest, GangTheBusyClusterCannotGrantFailsAtTheAllocationTimeout) {
   EXPECT_EQ(RmReport(r.app_id).final_status, hadoop::FinalApplicationStatus::kFailed);
 }
 
+TEST_F(YarnE2eTest, TheRmShowsTheSubmissionsNamePriorityTagsAndType) {
+  TonyResult r = Run(Submit(
+      {"tony.worker.instances=1", "tony.worker.memory=128m", "tony.application.name=nightly-train",
+       "tony.yarn.priority=4", "tony.application.tags=team:ml,nightly"},
+      "true"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  hadoop::ApplicationReport report = RmReport(r.app_id);
+  EXPECT_EQ(report.name, "nightly-train");
+  EXPECT_EQ(report.priority, 4);
+  EXPECT_EQ(report.application_type, "TONY");
+  EXPECT_TRUE(report.queue == "default" || report.queue == "root.default") << report.queue;
+  std::set<std::string> tags(report.tags.begin(), report.tags.end());
+  EXPECT_EQ(tags, (std::set<std::string>{"team:ml", "nightly"}));
+}
+
 TEST_F(YarnE2eTest, TaskContainersAreGrantedNodeLocal) {
   // The client names the cluster's NodeManagers in the AM's asks, so CapacityScheduler grants
   // the tasks node-local, several per NodeManager heartbeat, instead of one off-switch container

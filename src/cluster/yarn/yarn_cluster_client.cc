@@ -175,6 +175,7 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   app.tags = submission.tags;
   app.node_label_expression = submission.node_label;
   app.max_app_attempts = submission.max_attempts;
+  app.priority = submission.priority;
   app.am_resource.memory_mb = submission.resources.memory_mb;
   app.am_resource.vcores = submission.resources.vcores;
   app.am_resource.gpus = submission.resources.gpus;

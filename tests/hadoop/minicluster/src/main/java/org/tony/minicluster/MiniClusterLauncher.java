@@ -268,6 +268,8 @@ public final class MiniClusterLauncher {
     conf.set("yarn.scheduler.capacity.root.default.maximum-capacity", "100");
     conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
     conf.set("yarn.scheduler.capacity.root.default.maximum-am-resource-percent", "1.0");
+    // Application priorities up to 10 (the default maximum, 0, would cap every priority to 0).
+    conf.setInt("yarn.cluster.max-application-priority", 10);
     conf.set("yarn.scheduler.capacity.resource-calculator",
         "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
 
