@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "config/key_catalog.h"
 #include "config/value_parsers.h"
 #include "executor/task_executor.h"
+#include "hadoop/am_rm_client.h"
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
 #include "rpc/secret.h"
@@ -199,6 +201,20 @@ int RunAm() {
     return 2;
   }
 
+  // Which attempt this AM is (tony.am.retry-count): YARN's is in the AM's container id, the
+  // local backend's in TONY_AM_ATTEMPT.
+  int am_attempt = 1;
+  if (const char* container = std::getenv("CONTAINER_ID"); on_yarn && container != nullptr) {
+    if (absl::StatusOr<hadoop::ContainerId> id = hadoop::ContainerId::Parse(container); id.ok()) {
+      am_attempt = id->attempt.attempt_id;
+    }
+  } else if (const char* attempt = std::getenv("TONY_AM_ATTEMPT"); attempt != nullptr) {
+    am_attempt = std::max(1, std::atoi(attempt));
+  }
+  if (am_attempt > 1 || spec->am_retry_count > 0) {
+    spdlog::info("[{}] AM attempt {} of at most {}", app_id, am_attempt, spec->am_retry_count + 1);
+  }
+
   am::AmOptions options;
   options.app_id = app_id;
   options.wait_client_ms = spec->wait_client_ms;
@@ -267,6 +283,7 @@ int RunAm() {
       local.memory_check_interval_ms = *interval;
     }
     local.enforce_memory = config::ParseBool(conf->Get("tony.local.enforce-memory")).value_or(true);
+    local.am_attempt = am_attempt;
     allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
     options.secret = *secret;
     options.secret_file = secret_file;

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ostream>
 #include <thread>
@@ -100,6 +101,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
   submission.name = spec.name;
   submission.queue = spec.queue;
   submission.priority = spec.priority;
+  submission.max_attempts = spec.am_retry_count + 1;
   submission.application_type = spec.application_type;
   submission.tags = spec.tags;
   submission.node_label = spec.node_label;
@@ -139,6 +141,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
   const int64_t started = clock->NowMs();
   std::unique_ptr<rpc::TonyAm::Stub> stub;
   std::string am_address;
+  int attempt = 0;  // the AM attempt `stub` talks to
   bool kill_sent = false;
   int64_t kill_deadline = 0;
   std::string progress;
@@ -173,9 +176,14 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
       if (report.ok() && IsFinal(*report)) return StatusFromReport(app_id, *report, last);
       if (report.ok() && !report->am_address.empty()) {
         am_address = report->am_address;
-        if (!report->tracking_url.empty() && report->tracking_url != "N/A") {
+        if (attempt > 0 && report->attempt > attempt) {
+          out_ << "tony: AM attempt " << report->attempt << " runs the job again (at " << am_address
+               << ")\n"
+               << std::flush;
+        } else if (!report->tracking_url.empty() && report->tracking_url != "N/A") {
           out_ << "tony: tracking URL " << report->tracking_url << "\n" << std::flush;
         }
+        attempt = std::max(report->attempt, 1);
         stub = rpc::TonyAm::NewStub(
             grpc::CreateChannel(am_address, grpc::InsecureChannelCredentials()));
         continue;
@@ -233,6 +241,18 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
     // The AM did not answer: it has ended, or it is gone.
     absl::StatusOr<cluster::AppReport> report = cluster_->GetReport(app_id);
     if (report.ok() && IsFinal(*report)) return StatusFromReport(app_id, *report, last);
+    if (report.ok() && report->am_address != am_address) {
+      // That AM is gone and the cluster started another attempt (tony.am.retry-count): follow
+      // the new one once it listens. Its job starts over, and so do its status versions.
+      out_ << "tony: the AM at " << am_address << " ended without a final status (attempt "
+           << attempt << ")\n"
+           << std::flush;
+      stub.reset();
+      am_address.clear();
+      last.set_version(0);
+      progress.clear();
+      continue;
+    }
     if (rpc_status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
       last.set_state(rpc::JOB_FAILED);
       last.set_complete(true);

@@ -39,6 +39,7 @@ struct AppReport {
   std::string diagnostics;
   std::string status_json;  // the AM's last word on the tasks, if it wrote one
   std::string tracking_url;
+  int attempt = 0;  // the AM's attempt number, from 1; 0 while unknown
 };
 
 class ClusterClient {

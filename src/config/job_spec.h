@@ -84,6 +84,7 @@ struct JobSpec {
   bool fail_on_worker_failure = false;
   int64_t application_timeout_ms = 0;    // 0: none
   int64_t am_startup_timeout_ms = 0;     // 0: none
+  int am_retry_count = 0;                // tony.am.retry-count: AM attempts after the first
   int64_t wait_client_ms = 15000;        // tony.am.wait-client-signal-stop-timeout-sec
   int64_t allocation_timeout_ms = -1;    // -1: none
   int64_t registration_timeout_ms = -1;  // -1: none

@@ -95,6 +95,19 @@ TEST_F(JobSpecTest, ApplicationSettings) {
   EXPECT_FALSE(spec->priority.has_value());  // the queue's default
 }
 
+TEST_F(JobSpecTest, AmRetryCount) {
+  Set("tony.worker.instances", "1");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->am_retry_count, 0);
+  Set("tony.am.retry-count", "2");
+  spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->am_retry_count, 2);
+  Set("tony.am.retry-count", "-1");
+  EXPECT_EQ(Error(), "tony.am.retry-count = \"-1\" (--conf): expected a non-negative integer");
+}
+
 TEST_F(JobSpecTest, YarnPriority) {
   Set("tony.worker.instances", "1");
   Set("tony.yarn.priority", "7");

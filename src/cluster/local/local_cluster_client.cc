@@ -54,12 +54,20 @@ absl::StatusOr<std::string> LocalClusterClient::NewApplicationId() {
 }
 
 absl::Status LocalClusterClient::Submit(const AmSubmission& submission) {
+  Submitted& submitted = submitted_[submission.app_id];
+  submitted = {submission, 1};
+  return SpawnAm(submitted);
+}
+
+absl::Status LocalClusterClient::SpawnAm(const Submitted& submitted) {
+  const AmSubmission& submission = submitted.submission;
   SpawnOptions spawn;
   spawn.argv = submission.argv;
   spawn.set_env = submission.env;
   spawn.set_env["TONY_APP_ID"] = submission.app_id;
   // Inherited by every executor and user process: how the client finds what is left of the job.
   spawn.set_env["TONY_JOB_DIR"] = submission.job_dir;
+  spawn.set_env["TONY_AM_ATTEMPT"] = std::to_string(submitted.attempt);
   spawn.working_dir = submission.job_dir;
   spawn.stdout_path = StrCat(submission.job_dir, "/am.log");
   spawn.stderr_path = spawn.stdout_path;
@@ -121,6 +129,9 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
     report.state = report.final_state == "SUCCEEDED" ? AppState::kFinished
                    : report.final_state == "KILLED"  ? AppState::kKilled
                                                      : AppState::kFailed;
+  } else if (am_gone && RetryAm(app_id)) {
+    report.state = AppState::kSubmitted;
+    report.am_address.clear();
   } else if (am_gone) {
     report.state = AppState::kFailed;
     report.final_state = "FAILED";
@@ -131,7 +142,28 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
       report.diagnostics += StrCat(":\n  ", Join(*tail, "\n  "));
     }
   }
+  if (auto it = submitted_.find(app_id); it != submitted_.end()) {
+    report.attempt = it->second.attempt;
+  }
   return report;
+}
+
+bool LocalClusterClient::RetryAm(const std::string& app_id) {
+  auto it = submitted_.find(app_id);
+  if (it == submitted_.end() || it->second.attempt >= it->second.submission.max_attempts) {
+    return false;
+  }
+  // Nothing of the failed attempt may run beside the next one (YARN kills its containers too).
+  KillLeftovers(it->second.submission.job_dir);
+  std::error_code ec;
+  fs::remove(it->second.submission.job_dir + "/am.address", ec);
+  exits_.erase(app_id);
+  it->second.attempt += 1;
+  if (absl::Status spawned = SpawnAm(it->second); !spawned.ok()) {
+    it->second.attempt = it->second.submission.max_attempts;  // no further tries
+    return false;
+  }
+  return true;
 }
 
 absl::Status LocalClusterClient::Kill(const std::string& app_id, bool force) {

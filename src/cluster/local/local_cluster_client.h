@@ -1,7 +1,9 @@
 #pragma once
 // The client side of the local backend: application ids from a counter under $TONY_HOME, the
 // AM started as a session of its own in the job's directory, reports read from the files the AM
-// writes there (am.address, final-status.json), and kill by signal.
+// writes there (am.address, final-status.json), and kill by signal. An AM that ends without a
+// final status is started again while attempts remain (AmSubmission::max_attempts, as YARN does),
+// after every process of the failed attempt is killed; it runs with TONY_AM_ATTEMPT=<n>.
 //
 // Threads: one caller at a time.
 
@@ -32,12 +34,22 @@ class LocalClusterClient final : public ClusterClient {
   static int KillLeftovers(const std::string& job_dir);
 
  private:
+  struct Submitted {
+    AmSubmission submission;
+    int attempt = 1;  // of the AM now running (or last run)
+  };
+
   pid_t AmPid(const std::string& app_id) const;
+  // Starts attempt `submitted.attempt` of the AM.
+  absl::Status SpawnAm(const Submitted& submitted);
+  // After the AM of `app_id` ended without a final status: starts its next attempt, if any.
+  bool RetryAm(const std::string& app_id);
 
   const std::string tony_home_;
   const Clock* const clock_;
-  std::map<std::string, pid_t> children_;     // AMs this client started, by app id
-  std::map<std::string, std::string> exits_;  // how those AMs exited, once reaped
+  std::map<std::string, pid_t> children_;       // AMs this client started, by app id
+  std::map<std::string, std::string> exits_;    // how those AMs exited, once reaped
+  std::map<std::string, Submitted> submitted_;  // by app id, for AM retries
 };
 
 }  // namespace tony::cluster

@@ -24,12 +24,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "application_<ts>_<seq>" -> "container_<ts>_<seq>_01_<n>", as YARN names them.
-std::string ContainerId(const std::string& app_id, int n) {
+// "application_<ts>_<seq>" -> "container_<ts>_<seq>_<attempt:02>_<n:06>", as YARN names them.
+std::string ContainerId(const std::string& app_id, int attempt, int n) {
   std::string suffix = app_id.starts_with("application_") ? app_id.substr(12) : app_id;
   std::string number = std::to_string(n);
   if (number.size() < 6) number.insert(0, 6 - number.size(), '0');
-  return StrCat("container_", suffix, "_01_", number);
+  std::string am_attempt = std::to_string(attempt);
+  if (am_attempt.size() < 2) am_attempt.insert(0, 2 - am_attempt.size(), '0');
+  return StrCat("container_", suffix, "_", am_attempt, "_", number);
 }
 
 std::string FormatMb(int64_t bytes) {
@@ -105,7 +107,7 @@ std::vector<Container> LocalContainerAllocator::GrantLocked() {
       break;
     }
     LocalContainer local;
-    local.container.id = ContainerId(options_.app_id, next_container_++);
+    local.container.id = ContainerId(options_.app_id, options_.am_attempt, next_container_++);
     local.container.job_type = request.job_type;
     local.container.host = options_.host;
     local.container.resources = ask;

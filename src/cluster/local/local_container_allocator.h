@@ -30,6 +30,7 @@ struct LocalAllocatorOptions {
   int64_t memory_check_interval_ms = 500;
   bool enforce_memory = true;
   std::string host = "127.0.0.1";
+  int am_attempt = 1;  // in container ids, so that a retried AM's logs go to new directories
 };
 
 class LocalContainerAllocator final : public ContainerAllocator {

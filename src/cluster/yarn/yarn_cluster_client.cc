@@ -190,6 +190,7 @@ absl::StatusOr<AppReport> YarnClusterClient::GetReport(const std::string& app_id
   if (!yarn.ok()) return yarn.status();
   AppReport report;
   report.tracking_url = yarn->tracking_url;
+  if (yarn->current_attempt.has_value()) report.attempt = yarn->current_attempt->attempt_id;
   report.diagnostics = yarn->diagnostics;
   using State = hadoop::YarnApplicationState;
   switch (yarn->state) {

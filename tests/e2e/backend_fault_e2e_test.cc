@@ -1,0 +1,197 @@
+// Faults on both backends (backend_fixture.h): kill -9 of user processes, executors and the AM
+// (with and without an AM retry), stopped executors, dependency timeouts, grace periods, commands
+// that cannot start. After each, nothing of the job may be left.
+
+#include "e2e/backend_fixture.h"
+
+namespace tony::testing {
+namespace {
+
+TEST_P(BackendE2eTest, KillMinusNineOfAWorkersUserProcessFailsTheJob) {
+  pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+                             "tony.application.fail-on-worker-failure-enabled=true"},
+                            "/usr/bin/python3 sleep_forever.py"));
+  pid_t user = WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                                 {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}});
+  ASSERT_GT(user, 0);
+  kill(user, SIGKILL);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("task worker:1 failed (killed by signal 9)"), std::string::npos) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED")) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
+TEST_P(BackendE2eTest, KillMinusNineOfTheAmFailsTheJobAndLeavesNothing) {
+  pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
+                            "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
+            0);
+  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
+  ASSERT_EQ(am.size(), 1u);
+  kill(am[0], SIGKILL);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  if (yarn()) {
+    EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+  } else {
+    EXPECT_NE(r.out.find("the AM killed by signal 9 (SIGKILL) before it recorded a final status"),
+              std::string::npos)
+        << r.out;
+  }
+  // TearDown checks that no task survived the AM.
+}
+
+TEST_P(BackendE2eTest, KilledAmWithARetryLeftRunsTheJobAgain) {
+  // The first attempt's worker leaves a marker and hangs; the second attempt's finds it and ends.
+  const std::string marker = runner_.work_dir() + "/first-attempt-ran";
+  pid_t tony =
+      Start(Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.am.retry-count=1"},
+                   "/usr/bin/python3 hang_first_time.py " + marker));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 hang_first_time.py", {{"JOB_NAME", "worker"}}), 0);
+  bool marked = false;
+  for (int i = 0; i < 600 && !marked; ++i) {
+    marked = fs::exists(marker);
+    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(marked) << marker;
+  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
+  ASSERT_EQ(am.size(), 1u);
+  kill(am[0], SIGKILL);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("ended without a final status (attempt 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("AM attempt 2 runs the job again"), std::string::npos) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+  EXPECT_NE(TaskStdout(r).find("found the first run's marker"), std::string::npos);
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+  // TearDown checks that nothing of either attempt is left.
+}
+
+TEST_P(BackendE2eTest, StoppedExecutorIsFoundByItsMissingHeartbeats) {
+  pid_t tony = Start(Submit(
+      {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.task.heartbeat-interval-ms=100",
+       "tony.task.max-missed-heartbeats=5", "tony.application.fail-on-worker-failure-enabled=true"},
+      "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
+            0);
+  const std::vector<pid_t> executor =
+      TonyRoleProcesses("executor", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}});
+  ASSERT_EQ(executor.size(), 1u);
+  kill(executor[0], SIGSTOP);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("task worker:1 failed (lost heartbeat): no heartbeat for"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
+TEST_P(BackendE2eTest, EvaluatorThatOutlivesTrainingIsStoppedByTheDependencyTimeout) {
+  const std::string command =
+      "if [ $JOB_NAME = evaluator ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo trained";
+  const std::vector<std::string> conf = {
+      "tony.worker.instances=2",
+      "tony.evaluator.instances=1",
+      "tony.worker.memory=256m",
+      "tony.evaluator.memory=256m",
+      "tony.application.group.training=worker",
+      "tony.application.dependency.evaluator.timeout.after.training=1"};
+  TonyResult failed = Run(Submit(conf, command));
+  ASSERT_EQ(failed.exit_code, 1) << Describe(failed);
+  EXPECT_NE(failed.out.find("evaluator:0 still ran 1 s after group training (worker) finished"),
+            std::string::npos)
+      << failed.out;
+  EXPECT_EQ(RecordedFinalStatus(failed), "FAILED");
+
+  std::vector<std::string> ignored = conf;
+  ignored.push_back("tony.application.dependency.evaluator.timeout.after.training.ignored=true");
+  TonyResult succeeded = Run(Submit(ignored, command));
+  ASSERT_EQ(succeeded.exit_code, 0) << Describe(succeeded);
+  EXPECT_TRUE(TaskRow(succeeded.out, "evaluator:0", "STOPPED")) << succeeded.out;
+  EXPECT_EQ(RecordedFinalStatus(succeeded), "SUCCEEDED");
+}
+
+TEST_P(BackendE2eTest, StoppedTaskGetsItsGracePeriodToCleanUp) {
+  // The handler needs a second, longer than YARN's own SIGTERM-to-SIGKILL delay (250 ms).
+  pid_t tony = Start(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.task.stop-grace-ms=5000"},
+             "trap 'sleep 1; echo cleaned up; exit 0' TERM; echo ready; "
+             "while true; do sleep 0.1; done"));
+  ASSERT_GT(tony, 0);
+  ASSERT_TRUE(WaitForTaskOutput("ready")) << "the task never printed ready";
+  kill(tony, SIGINT);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 130) << Describe(r);
+  EXPECT_NE(TaskStdout(r).find("cleaned up"), std::string::npos) << "the grace period was cut";
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "STOPPED")) << r.out;
+}
+
+TEST_P(BackendE2eTest, KillMinusNineOfAWorkersExecutorFailsTheJob) {
+  pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+                             "tony.application.fail-on-worker-failure-enabled=true"},
+                            "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
+            0);
+  const std::vector<pid_t> executor =
+      TonyRoleProcesses("executor", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}});
+  ASSERT_EQ(executor.size(), 1u);
+  kill(executor[0], SIGKILL);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("task worker:1 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
+TEST_P(BackendE2eTest, KillMinusNineOfThePsOrTheChiefFailsTheJob) {
+  for (const std::string victim : {"ps", "chief"}) {
+    pid_t tony = Start(Submit({"tony.chief.instances=1", "tony.ps.instances=1",
+                               "tony.chief.memory=256m", "tony.ps.memory=256m"},
+                              "/usr/bin/python3 sleep_forever.py"));
+    pid_t pid = WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                                  {{"JOB_NAME", victim}, {"TASK_INDEX", "0"}});
+    ASSERT_GT(pid, 0) << victim;
+    kill(pid, SIGKILL);
+    TonyResult r = Wait(tony);
+    ASSERT_EQ(r.exit_code, 1) << Describe(r);
+    EXPECT_NE(r.out.find(victim == "ps" ? "ps is in tony.application.stop-on-failure-jobtypes"
+                                        : "chief chief:0 failed (killed by signal 9)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+  }
+}
+
+TEST_P(BackendE2eTest, UserProcessThatIgnoresSigtermIsKilledAfterTheGracePeriod) {
+  pid_t tony = Start(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.task.stop-grace-ms=500"},
+             "trap '' TERM; echo ignoring; while true; do sleep 1; done"));
+  ASSERT_GT(tony, 0);
+  // Only once the shell runs its loop does it ignore SIGTERM.
+  ASSERT_TRUE(WaitForTaskOutput("ignoring")) << "the task never printed ignoring";
+  kill(tony, SIGINT);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 130) << Describe(r);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"((^|\n)worker:0 +STOPPED +\S+ +137 )")))
+      << r.out;
+}
+
+TEST_P(BackendE2eTest, CommandThatCannotStartFailsTheTaskWithTheReason) {
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
+                            "./no-such-entry-point --flag"));
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("worker:0 failed with exit code 127"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no-such-entry-point: not found"), std::string::npos) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BackendE2eTest, ::testing::Values("local", "yarn"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace tony::testing

@@ -1,0 +1,240 @@
+#pragma once
+// The fixture of the end-to-end cases that differ only in the backend: each body runs on the local
+// backend and on the real YARN mini cluster (when TONY_TEST_HADOOP_CONF_DIR names one). After
+// every case no process of the job may be left and no task port may still be bound.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "e2e/tony_runner.h"
+#include "hadoop/hadoop_conf.h"
+#include "hadoop/yarn_client.h"
+#include "nlohmann/json.hpp"
+
+namespace tony::testing {
+
+namespace fs = std::filesystem;
+
+inline std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Task ports from a summary table ("host:port" cells) that something still holds: each must be
+// bindable again once the job is over.
+inline std::vector<int> PortsStillBound(const std::string& summary) {
+  std::vector<int> bound;
+  const std::regex address(R"((?:127\.0\.0\.1|localhost):(\d+) )");
+  for (auto it = std::sregex_iterator(summary.begin(), summary.end(), address);
+       it != std::sregex_iterator(); ++it) {
+    const int port = std::stoi((*it)[1].str());
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));  // TIME_WAIT is no holder
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) bound.push_back(port);
+    close(fd);
+  }
+  return bound;
+}
+
+class BackendE2eTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  bool yarn() const { return GetParam() == "yarn"; }
+
+  void SetUp() override {
+    if (!yarn()) return;
+    const char* dir = std::getenv("TONY_TEST_HADOOP_CONF_DIR");
+    if (dir == nullptr) GTEST_SKIP() << "TONY_TEST_HADOOP_CONF_DIR is not set (no mini cluster)";
+    conf_dir_ = dir;
+  }
+  void TearDown() override {
+    if (yarn() && conf_dir_.empty()) return;
+    EXPECT_TRUE(runner_.LeftoverProcesses().empty()) << "processes of the job outlived it";
+    const std::vector<int> bound = PortsStillBound(runner_.CurrentOutput());
+    EXPECT_TRUE(bound.empty()) << "a task port is still bound after the job: " << bound[0];
+    if (!app_id_.empty()) {
+      std::vector<pid_t> left;
+      for (int i = 0; i < 300; ++i) {
+        left = JobProcesses("", {});
+        if (left.empty()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app_id_ << " are left";
+    }
+  }
+
+  // `tony submit` for this backend, with the test scripts as the source directory.
+  std::vector<std::string> Submit(const std::vector<std::string>& conf,
+                                  const std::string& command) const {
+    std::vector<std::string> args = {"submit", "--src_dir",
+                                     TonyRunner::SourcePath("tests/e2e/scripts"), "--conf",
+                                     "tony.task.stop-grace-ms=1000"};
+    if (yarn()) {
+      args.insert(args.end(), {"--backend", "yarn", "--conf", "tony.am.memory=256m"});
+    } else {
+      args.insert(args.end(), {"--conf", "tony.local.vcores=16"});
+    }
+    args.insert(args.end(), {"--conf", "tony.containers.command=" + command});
+    for (const std::string& c : conf) args.insert(args.end(), {"--conf", c});
+    return args;
+  }
+  std::map<std::string, std::string> Env() const {
+    if (!yarn()) return {};
+    return {{"HADOOP_CONF_DIR", conf_dir_}};
+  }
+  TonyResult Run(const std::vector<std::string>& args) {
+    TonyResult r = runner_.Run(args, 180000, Env());
+    app_id_ = r.app_id;
+    return r;
+  }
+  pid_t Start(const std::vector<std::string>& args) { return runner_.Start(args, Env()); }
+  TonyResult Wait(pid_t tony) {
+    TonyResult r = runner_.Wait(tony, 180000);
+    app_id_ = r.app_id;
+    return r;
+  }
+
+  // Every task's stdout: the job directory's logs (local) or the NodeManager's (YARN).
+  std::string TaskStdout(const TonyResult& r) const {
+    std::string out;
+    std::error_code ec;
+    const fs::path root = yarn() ? fs::path(conf_dir_) / "data" : fs::path(r.job_dir) / "logs";
+    for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
+      if (entry.path().filename() == "stdout" &&
+          entry.path().string().find(r.app_id) != std::string::npos) {
+        out += ReadAll(entry.path());
+      }
+    }
+    return out;
+  }
+
+  // The final status as the backend recorded it: the AM's final-status.json (local) or the
+  // ResourceManager's report (YARN).
+  std::string RecordedFinalStatus(const TonyResult& r) const {
+    if (!yarn()) {
+      nlohmann::json record =
+          nlohmann::json::parse(ReadAll(fs::path(r.job_dir) / "final-status.json"), nullptr, false);
+      return record.is_object() ? record.value("final_state", "") : "";
+    }
+    absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir_});
+    absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> client =
+        conf.ok() ? hadoop::YarnClient::Connect(*conf, "")
+                  : absl::StatusOr<std::unique_ptr<hadoop::YarnClient>>(conf.status());
+    absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(r.app_id);
+    if (!client.ok() || !id.ok()) return "";
+    absl::StatusOr<hadoop::ApplicationReport> report = (*client)->GetApplicationReport(*id);
+    if (!report.ok()) return "";
+    switch (report->final_status) {
+      case hadoop::FinalApplicationStatus::kSucceeded:
+        return "SUCCEEDED";
+      case hadoop::FinalApplicationStatus::kFailed:
+        return "FAILED";
+      case hadoop::FinalApplicationStatus::kKilled:
+        return "KILLED";
+      default:
+        return "UNDEFINED";
+    }
+  }
+
+  // This job's processes (TONY_APP_ID, and this runner's TONY_HOME on the local backend) whose
+  // command line starts with `prefix` and whose environment has every pair of `env`.
+  std::vector<pid_t> JobProcesses(const std::string& prefix,
+                                  const std::map<std::string, std::string>& env) const {
+    std::map<std::string, std::string> wanted = env;
+    wanted["TONY_APP_ID"] = app_id_;
+    if (!yarn()) wanted["TONY_HOME"] = runner_.home();
+    std::vector<pid_t> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string environ = std::string(1, '\0') + ReadAll(entry.path() / "environ");
+      std::string cmdline = ReadAll(entry.path() / "cmdline");
+      std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+      bool match = cmdline.starts_with(prefix) && !cmdline.empty();
+      for (const auto& [key, value] : wanted) {
+        match = match &&
+                environ.find(std::string(1, '\0') + key + "=" + value + '\0') != std::string::npos;
+      }
+      if (match) found.push_back(std::stoi(name));
+    }
+    return found;
+  }
+  // This job's `tony <role>` processes (the AM, or executors) whose environment has every pair
+  // of `env`.
+  std::vector<pid_t> TonyRoleProcesses(const std::string& role,
+                                       const std::map<std::string, std::string>& env) const {
+    std::vector<pid_t> found;
+    for (const pid_t pid : JobProcesses("", env)) {
+      const std::string cmdline = ReadAll("/proc/" + std::to_string(pid) + "/cmdline");
+      if (cmdline.find(std::string("tony") + '\0' + role + '\0') != std::string::npos) {
+        found.push_back(pid);
+      }
+    }
+    return found;
+  }
+
+  // Waits (bounded) until tony printed its application id and one such process runs.
+  pid_t WaitForJobProcess(const std::string& prefix,
+                          const std::map<std::string, std::string>& env) {
+    if (!runner_.WaitForOutput("running", 120000)) return -1;
+    std::smatch match;
+    const std::string out = runner_.CurrentOutput();
+    if (!std::regex_search(out, match, std::regex(R"(submitted (application_\d+_\d+))"))) return -1;
+    app_id_ = match[1].str();
+    for (int i = 0; i < 600; ++i) {
+      std::vector<pid_t> pids = JobProcesses(prefix, env);
+      if (!pids.empty()) return pids[0];
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return -1;
+  }
+
+  // Waits (bounded) until the running job's application id is known and some task printed
+  // `text` to its stdout.
+  bool WaitForTaskOutput(const std::string& text) {
+    if (!runner_.WaitForOutput("running", 120000)) return false;
+    std::smatch match;
+    const std::string out = runner_.CurrentOutput();
+    if (!std::regex_search(out, match, std::regex(R"(submitted (application_\d+_\d+))"))) {
+      return false;
+    }
+    TonyResult pending;
+    pending.app_id = match[1].str();
+    pending.job_dir = runner_.home() + "/jobs/" + pending.app_id;
+    for (int i = 0; i < 600; ++i) {
+      if (TaskStdout(pending).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  static bool TaskRow(const std::string& out, const std::string& task, const std::string& state) {
+    return std::regex_search(out, std::regex("(^|\\n)" + task + " +" + state + " "));
+  }
+  static std::string Describe(const TonyResult& r) {
+    return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" +
+           r.err;
+  }
+
+  std::string conf_dir_;
+  std::string app_id_;
+  TonyRunner runner_;
+};
+
+}  // namespace tony::testing
