@@ -81,6 +81,14 @@ int ApplicationMaster::Run() {
     return 1;
   }
   spdlog::info("[{}] AM listening on {}:{}", options_.app_id, options_.host, port_);
+  std::string tracking_url;
+  if (absl::StatusOr<int> http = status_page_.Start(); http.ok()) {
+    tracking_url = StrCat("http://", options_.host, ":", *http, "/");
+    UpdateStatusPage();
+    spdlog::info("[{}] status page {}", options_.app_id, tracking_url);
+  } else {
+    spdlog::warn("[{}] no status page: {}", options_.app_id, ToStd(http.status().message()));
+  }
 
   cluster::ContainerAllocator::Callbacks callbacks;
   callbacks.on_allocated = [this](cluster::Container container) {
@@ -93,7 +101,8 @@ int ApplicationMaster::Run() {
   callbacks.on_ended_by_cluster = [this](std::string reason) {
     loop_.Post("ended by the cluster", [this, r = std::move(reason)] { Execute(job_.Fail(r)); });
   };
-  if (absl::Status started = allocator_->Start(options_.host, port_, std::move(callbacks));
+  if (absl::Status started =
+          allocator_->Start(options_.host, port_, tracking_url, std::move(callbacks));
       !started.ok()) {
     spdlog::error("[{}] cannot start the container allocator: {}", options_.app_id,
                   ToStd(started.message()));
@@ -126,6 +135,7 @@ int ApplicationMaster::Run() {
   spec_waiters_.clear();
   AnswerWatchers(/*all=*/true);
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  status_page_.Stop();
   allocator_->Shutdown();
   spdlog::info("[{}] AM exiting, job {}", options_.app_id, ToString(job_.state()));
   return job_.state() == JobState::kSucceeded ? 0 : 1;
@@ -227,6 +237,16 @@ void ApplicationMaster::OnTick() {
     return;
   }
   AnswerWatchers(/*all=*/false);
+  UpdateStatusPage();
+}
+
+void ApplicationMaster::UpdateStatusPage() {
+  const int64_t version = Version();
+  if (version == page_version_) return;
+  page_version_ = version;
+  rpc::JobStatus status;
+  FillStatus(&status);
+  status_page_.Update(status);
 }
 
 void ApplicationMaster::Complete() {
@@ -235,6 +255,7 @@ void ApplicationMaster::Complete() {
   completed_at_ms_ = clock_->NowMs();
   allocator_->Finish(std::string(ToString(job_.state())), job_.diagnostics(), StatusJson());
   AnswerWatchers(/*all=*/false);
+  UpdateStatusPage();
 }
 
 void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,

@@ -13,6 +13,7 @@
 
 #include "am/am_service.h"
 #include "am/job_state.h"
+#include "am/status_page.h"
 #include "cluster/container_allocator.h"
 #include "common/clock.h"
 #include "common/event_loop.h"
@@ -95,6 +96,8 @@ class ApplicationMaster final : public AmRequestHandler {
   int64_t Version() const;  // the state machine's, plus one once complete
   void FillStatus(rpc::JobStatus* status) const;
   std::string StatusJson() const;
+  // Refreshes the status page's snapshot when the job changed since the last one.
+  void UpdateStatusPage();
   void Complete();
 
   const AmOptions options_;
@@ -105,6 +108,8 @@ class ApplicationMaster final : public AmRequestHandler {
   std::unique_ptr<AmService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  StatusPage status_page_;
+  int64_t page_version_ = -1;  // of the status page's snapshot
 
   std::map<std::string, cluster::Container> containers_;  // granted, by id
   std::vector<SpecWaiter> spec_waiters_;

@@ -19,7 +19,8 @@ namespace {
 
 class FakeAllocator final : public cluster::ContainerAllocator {
  public:
-  absl::Status Start(const std::string& host, int port, Callbacks callbacks) override {
+  absl::Status Start(const std::string& host, int port, const std::string&,
+                     Callbacks callbacks) override {
     std::lock_guard lock(mu_);
     address_ = host + ":" + std::to_string(port);
     callbacks_ = std::move(callbacks);

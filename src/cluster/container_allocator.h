@@ -73,8 +73,10 @@ class ContainerAllocator {
   };
   virtual ~ContainerAllocator() = default;
 
-  // Registers the AM (its control-plane address) and starts delivering callbacks.
+  // Registers the AM (its control-plane address, and the URL of its status page, which may be
+  // empty) and starts delivering callbacks.
   [[nodiscard]] virtual absl::Status Start(const std::string& am_host, int am_port,
+                                           const std::string& tracking_url,
                                            Callbacks callbacks) = 0;
   // Checks that a request can ever be granted; an error says why not, with the numbers.
   [[nodiscard]] virtual absl::Status CheckFits(const ContainerRequest& request) const = 0;

@@ -110,6 +110,36 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
 }
 
+TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
+  // The client prints the tracking URL: the AM's status page itself (local), or YARN's web proxy
+  // in front of it (the RM's "ApplicationMaster" link).
+  pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
+                            "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
+            0);
+  std::smatch url;
+  const std::string out = runner_.CurrentOutput();
+  ASSERT_TRUE(std::regex_search(out, url, std::regex(R"(tracking URL (http://\S+))"))) << out;
+  std::string base = url[1].str();
+  if (!base.ends_with("/")) base += "/";
+  if (yarn()) EXPECT_NE(base.find("/proxy/" + app_id_), std::string::npos) << base;
+  // The page follows the job within a tick of the AM.
+  std::string json;
+  for (int i = 0; i < 100; ++i) {
+    json = HttpGet(base + "status.json");
+    if (std::regex_search(json, std::regex(R"(TASK_RUNNING[\s\S]*TASK_RUNNING)"))) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(json.find("\"appId\":\"" + app_id_ + "\""), std::string::npos) << json;
+  EXPECT_TRUE(std::regex_search(json, std::regex(R"(TASK_RUNNING[\s\S]*TASK_RUNNING)"))) << json;
+  const std::string html = HttpGet(base);
+  EXPECT_NE(html.find("<td>worker:1</td><td>RUNNING</td>"), std::string::npos) << html;
+  kill(tony, SIGINT);
+  TonyResult r = Wait(tony);
+  EXPECT_EQ(r.exit_code, 130) << Describe(r);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

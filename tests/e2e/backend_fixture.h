@@ -17,6 +17,7 @@
 #include <regex>
 #include <thread>
 
+#include "curl/curl.h"
 #include "e2e/tony_runner.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/yarn_client.h"
@@ -50,6 +51,27 @@ inline std::vector<int> PortsStillBound(const std::string& summary) {
     close(fd);
   }
   return bound;
+}
+
+// GET `url` (redirects followed): the body, or "" on any failure.
+inline std::string HttpGet(const std::string& url) {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return "";
+  std::string body;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(
+      curl, CURLOPT_WRITEFUNCTION, +[](char* data, size_t size, size_t n, void* out) -> size_t {
+        static_cast<std::string*>(out)->append(data, size * n);
+        return size * n;
+      });
+  long code = 0;
+  const bool ok = curl_easy_perform(curl) == CURLE_OK &&
+                  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200;
+  curl_easy_cleanup(curl);
+  return ok ? body : "";
 }
 
 class BackendE2eTest : public ::testing::TestWithParam<std::string> {

@@ -95,6 +95,9 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
   if (absl::StatusOr<std::string> address = ReadFile(dir + "/am.address"); address.ok()) {
     report.am_address = std::string(StripWhitespace(*address));
     report.state = AppState::kRunning;
+    if (absl::StatusOr<std::string> url = ReadFile(dir + "/am.tracking-url"); url.ok()) {
+      report.tracking_url = std::string(StripWhitespace(*url));
+    }
   }
   if (absl::StatusOr<std::string> final = ReadFile(dir + "/final-status.json"); final.ok()) {
     nlohmann::json record = nlohmann::json::parse(*final, nullptr, false);
@@ -157,6 +160,7 @@ bool LocalClusterClient::RetryAm(const std::string& app_id) {
   KillLeftovers(it->second.submission.job_dir);
   std::error_code ec;
   fs::remove(it->second.submission.job_dir + "/am.address", ec);
+  fs::remove(it->second.submission.job_dir + "/am.tracking-url", ec);
   exits_.erase(app_id);
   it->second.attempt += 1;
   if (absl::Status spawned = SpawnAm(it->second); !spawned.ok()) {

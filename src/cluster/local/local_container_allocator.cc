@@ -71,10 +71,16 @@ LocalContainerAllocator::~LocalContainerAllocator() {
 }
 
 absl::Status LocalContainerAllocator::Start(const std::string& am_host, int am_port,
-                                            Callbacks callbacks) {
+                                            const std::string& tracking_url, Callbacks callbacks) {
   callbacks_ = std::move(callbacks);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return absl::InternalError(StrCat("eventfd: ", std::strerror(errno)));
+  if (!tracking_url.empty()) {
+    // Before am.address: the client reads it once it sees the address.
+    absl::Status url =
+        WriteFile(StrCat(options_.job_dir, "/am.tracking-url"), StrCat(tracking_url, "\n"), 0644);
+    if (!url.ok()) return url;
+  }
   // The client finds the AM through this file; written atomically, so it is whole when seen.
   absl::Status written =
       WriteFile(StrCat(options_.job_dir, "/am.address"), StrCat(am_host, ":", am_port, "\n"), 0600);

@@ -69,7 +69,7 @@ YarnContainerAllocator::YarnContainerAllocator(YarnAllocatorOptions options)
 YarnContainerAllocator::~YarnContainerAllocator() { Shutdown(); }
 
 absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_port,
-                                           Callbacks callbacks) {
+                                           const std::string& tracking_url, Callbacks callbacks) {
   callbacks_ = std::move(callbacks);
   absl::StatusOr<std::unique_ptr<hadoop::AmRmClient>> client = hadoop::AmRmClient::Connect(
       options_.scheduler, options_.am_rm_token,
@@ -78,7 +78,8 @@ absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_po
           : hadoop::TokenIpcConnector(std::string(hadoop::kApplicationMasterProtocol)));
   if (!client.ok()) return client.status();
   am_rm_ = *std::move(client);
-  absl::StatusOr<hadoop::RegisterResult> registered = am_rm_->Register(am_host, am_port, "");
+  absl::StatusOr<hadoop::RegisterResult> registered =
+      am_rm_->Register(am_host, am_port, tracking_url);
   if (!registered.ok()) return registered.status();
   maximum_ = registered->maximum_capability;
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });

@@ -48,7 +48,8 @@ class YarnContainerAllocator final : public ContainerAllocator {
   explicit YarnContainerAllocator(YarnAllocatorOptions options);
   ~YarnContainerAllocator() override;
 
-  absl::Status Start(const std::string& am_host, int am_port, Callbacks callbacks) override;
+  absl::Status Start(const std::string& am_host, int am_port, const std::string& tracking_url,
+                     Callbacks callbacks) override;
   absl::Status CheckFits(const ContainerRequest& request) const override;
   void Request(const ContainerRequest& request) override;
   absl::Status Launch(const Container& container, const LaunchSpec& spec) override;

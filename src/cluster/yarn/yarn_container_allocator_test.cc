@@ -63,9 +63,12 @@ TEST_F(YarnContainerAllocatorTest, AsksNameTheHintedNodesAndTheirRacks) {
   YarnContainerAllocator allocator(options);
   allocator.Request(Worker());
   allocator.Request(Worker());
-  ASSERT_TRUE(allocator.Start("am-host", 4242, {}).ok());
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "http://am-host:8088/", {}).ok());
   ASSERT_TRUE(rm_.WaitForCalls("allocate", 2, 10000));
   allocator.Shutdown();
+  EXPECT_EQ(rm_.RequestOf<proto::RegisterApplicationMasterRequest>("registerApplicationMaster")
+                .tracking_url(),
+            "http://am-host:8088/");
   const std::map<std::string, int32_t> expected = {
       {"*", 2}, {"nm1.example", 2}, {"nm2.example", 2}, {"/r1", 2}};
   EXPECT_EQ(AsksOf(0), expected);
@@ -83,7 +86,7 @@ TEST_F(YarnContainerAllocatorTest, SendsEveryAskAgainAfterTheRmAskedToResync) {
   allocator.Request(Worker());
   allocator.Request(Worker());
   allocator.Request(ContainerRequest{"ps", {512, 1, 0}, ""});
-  ASSERT_TRUE(allocator.Start("am-host", 4242, {}).ok());
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "http://am-host:8088/", {}).ok());
   ASSERT_TRUE(rm_.WaitForCalls("allocate", 5, 10000));
   allocator.Shutdown();
   EXPECT_EQ(rm_.CountCalls("registerApplicationMaster"), 2u);
@@ -109,7 +112,7 @@ TEST_F(YarnContainerAllocatorTest, AmShutdownEndsTheJobOnceAndSkipsUnregistering
     if (calls++ == 0) ended.set_value(reason);
   };
   YarnContainerAllocator allocator(Options());
-  ASSERT_TRUE(allocator.Start("am-host", 4242, std::move(callbacks)).ok());
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "http://am-host:8088/", std::move(callbacks)).ok());
   std::future<std::string> reason = ended.get_future();
   ASSERT_EQ(reason.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_NE(reason.get().find("AM_SHUTDOWN"), std::string::npos);

@@ -240,7 +240,9 @@ public final class MiniClusterLauncher {
     conf.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, LOOPBACK + ":0");
     conf.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, LOOPBACK + ":0");
     conf.set(YarnConfiguration.RM_ADMIN_ADDRESS, LOOPBACK + ":0");
-    conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":0");
+    // Not port 0: the RM computes the web proxy's address (every application's tracking URL) from
+    // this setting before the web app binds, and keeps it.
+    conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":" + freePort());
     conf.set(YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS, LOOPBACK + ":0");
     conf.set("yarn.http.policy", "HTTP_ONLY");
     conf.setBoolean(YarnConfiguration.TIMELINE_SERVICE_ENABLED, false);
@@ -295,6 +297,14 @@ public final class MiniClusterLauncher {
     yarn = new MiniYARNCluster("tony-minicluster", opt.nodeManagers, 1, 1, false);
     yarn.init(conf);
     yarn.start();
+  }
+
+  /** A port nothing listens on right now (for the few addresses that cannot be port 0). */
+  private static int freePort() throws IOException {
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1,
+        java.net.InetAddress.getByName(LOOPBACK))) {
+      return socket.getLocalPort();
+    }
   }
 
   private void waitForNodes() throws Exception {
