@@ -294,7 +294,11 @@ public final class MiniClusterLauncher {
     // Without the NodeManagers' web servers: GuiceFilter is static, so the
     // last web app started in this JVM would take every request, and the
     // ResourceManager's REST API (/ws/v1/cluster) would answer 404.
-    yarn = new MiniYARNCluster("tony-minicluster", opt.nodeManagers, 1, 1, false);
+    // The constructor with the number of ResourceManagers (1): the one Hadoop 2.10 has too.
+    // On 2.10 (Guice 3, whose GuiceFilter is static) the NodeManager's web app takes the RM's
+    // Guice requests as well, so the RM's UI and REST API answer 404 there; its web proxy
+    // (/proxy/<app>) and RPC are unaffected.
+    yarn = new MiniYARNCluster("tony-minicluster", 1, opt.nodeManagers, 1, 1, false);
     yarn.init(conf);
     yarn.start();
   }
