@@ -70,18 +70,8 @@ TEST_P(BackendE2eTest, KilledAmWithARetryLeftRunsTheJobAgain) {
 }
 
 TEST_P(BackendE2eTest, StoppedExecutorIsFoundByItsMissingHeartbeats) {
-  pid_t tony = Start(Submit(
-      {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.task.heartbeat-interval-ms=100",
-       "tony.task.max-missed-heartbeats=5", "tony.application.fail-on-worker-failure-enabled=true"},
-      "/usr/bin/python3 sleep_forever.py"));
-  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
-                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
-            0);
-  const std::vector<pid_t> executor =
-      TonyRoleProcesses("executor", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}});
-  ASSERT_EQ(executor.size(), 1u);
-  kill(executor[0], SIGSTOP);
-  TonyResult r = Wait(tony);
+  TonyResult r = SignalWorkerOnesExecutor(
+      {"tony.task.heartbeat-interval-ms=100", "tony.task.max-missed-heartbeats=5"}, SIGSTOP);
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("task worker:1 failed (lost heartbeat): no heartbeat for"),
             std::string::npos)
@@ -130,17 +120,7 @@ TEST_P(BackendE2eTest, StoppedTaskGetsItsGracePeriodToCleanUp) {
 }
 
 TEST_P(BackendE2eTest, KillMinusNineOfAWorkersExecutorFailsTheJob) {
-  pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
-                             "tony.application.fail-on-worker-failure-enabled=true"},
-                            "/usr/bin/python3 sleep_forever.py"));
-  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
-                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
-            0);
-  const std::vector<pid_t> executor =
-      TonyRoleProcesses("executor", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}});
-  ASSERT_EQ(executor.size(), 1u);
-  kill(executor[0], SIGKILL);
-  TonyResult r = Wait(tony);
+  TonyResult r = SignalWorkerOnesExecutor({}, SIGKILL);
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("task worker:1 failed"), std::string::npos) << r.out;
   EXPECT_EQ(RecordedFinalStatus(r), "FAILED");

@@ -211,6 +211,22 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return found;
   }
 
+  // Two workers that sleep (fail-on-worker-failure on); `signal` goes to worker:1's executor once
+  // its user process runs. Returns how the job ended.
+  TonyResult SignalWorkerOnesExecutor(std::vector<std::string> conf, int signal) {
+    conf.insert(conf.end(), {"tony.worker.instances=2", "tony.worker.memory=256m",
+                             "tony.application.fail-on-worker-failure-enabled=true"});
+    pid_t tony = Start(Submit(conf, "/usr/bin/python3 sleep_forever.py"));
+    EXPECT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                                {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
+              0);
+    const std::vector<pid_t> executor =
+        TonyRoleProcesses("executor", {{"TONY_TASK_TYPE", "worker"}, {"TONY_TASK_INDEX", "1"}});
+    EXPECT_EQ(executor.size(), 1u);
+    if (executor.size() == 1) kill(executor[0], signal);
+    return Wait(tony);
+  }
+
   // Waits (bounded) until tony printed its application id and one such process runs.
   pid_t WaitForJobProcess(const std::string& prefix,
                           const std::map<std::string, std::string>& env) {
