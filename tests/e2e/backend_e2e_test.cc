@@ -123,7 +123,9 @@ TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
   ASSERT_TRUE(std::regex_search(out, url, std::regex(R"(tracking URL (http://\S+))"))) << out;
   std::string base = url[1].str();
   if (!base.ends_with("/")) base += "/";
-  if (yarn()) EXPECT_NE(base.find("/proxy/" + app_id_), std::string::npos) << base;
+  if (yarn()) {
+    EXPECT_NE(base.find("/proxy/" + app_id_), std::string::npos) << base;
+  }
   // The page follows the job within a tick of the AM.
   std::string json;
   for (int i = 0; i < 100; ++i) {

@@ -133,16 +133,8 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
 
   // Every task's stdout: the job directory's logs (local) or the NodeManager's (YARN).
   std::string TaskStdout(const TonyResult& r) const {
-    std::string out;
-    std::error_code ec;
     const fs::path root = yarn() ? fs::path(conf_dir_) / "data" : fs::path(r.job_dir) / "logs";
-    for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
-      if (entry.path().filename() == "stdout" &&
-          entry.path().string().find(r.app_id) != std::string::npos) {
-        out += ReadAll(entry.path());
-      }
-    }
-    return out;
+    return TonyRunner::ReadFilesBelow(root.string(), "stdout", r.app_id);
   }
 
   // The final status as the backend recorded it: the AM's final-status.json (local) or the

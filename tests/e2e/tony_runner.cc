@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -54,6 +55,32 @@ TonyRunner::~TonyRunner() {
     std::error_code ec;
     fs::remove_all(root_, ec);
   }
+}
+
+namespace {
+
+void CollectFiles(const fs::path& dir, const std::string& name, const std::string& path_part,
+                  std::string* out) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    const fs::path path = it->path();
+    if (it->is_directory(type_ec) && !it->is_symlink(type_ec)) {
+      CollectFiles(path, name, path_part, out);
+    } else if (path.filename() == name && path.string().find(path_part) != std::string::npos) {
+      std::ifstream in(path);
+      out->append(std::istreambuf_iterator<char>(in), {});
+    }
+  }
+}
+
+}  // namespace
+
+std::string TonyRunner::ReadFilesBelow(const std::string& root, const std::string& name,
+                                       const std::string& path_part) {
+  std::string out;
+  CollectFiles(root, name, path_part, &out);
+  return out;
 }
 
 std::string TonyRunner::SourcePath(const std::string& relative) {

@@ -58,6 +58,11 @@ class TonyRunner {
 
   static std::string Script(const std::string& name);  // tests/e2e/scripts/<name>
   static std::string SourcePath(const std::string& relative);
+  // The contents of every file named `name` below `root` whose path contains `path_part`,
+  // concatenated. Directories that vanish during the walk (a NodeManager cleaning up) are
+  // skipped, never an error.
+  static std::string ReadFilesBelow(const std::string& root, const std::string& name,
+                                    const std::string& path_part);
 
  private:
   std::string binary_;

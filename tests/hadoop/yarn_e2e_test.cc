@@ -74,16 +74,7 @@ class YarnE2eTest : public ::testing::Test {
   }
   // The stdout of every container of the application, from the NodeManager's log directories.
   std::string ContainerStdout(const std::string& app_id) {
-    std::string out;
-    std::error_code ec;
-    for (const auto& entry : fs::recursive_directory_iterator(conf_dir_ + "/data", ec)) {
-      const std::string path = entry.path().string();
-      if (entry.path().filename() == "stdout" && path.find(app_id) != std::string::npos) {
-        std::ifstream in(path);
-        out += std::string(std::istreambuf_iterator<char>(in), {});
-      }
-    }
-    return out;
+    return TonyRunner::ReadFilesBelow(conf_dir_ + "/data", "stdout", app_id);
   }
   static bool TaskRow(const std::string& out, const std::string& task, const std::string& state) {
     return std::regex_search(out, std::regex("(^|\\n)" + task + " +" + state + " "));

@@ -129,14 +129,20 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   hadoop::ContainerLaunchContext am;
   // Everything the client staged locally, except the secret, goes to HDFS.
   std::error_code ec;
-  for (const auto& entry : fs::recursive_directory_iterator(submission.job_dir, ec)) {
-    if (!entry.is_regular_file()) continue;
+  fs::recursive_directory_iterator it(submission.job_dir, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::directory_entry& entry = *it;
+    if (!entry.is_regular_file(ec)) continue;
     const std::string relative = fs::relative(entry.path(), submission.job_dir).string();
     if (relative == kSecretFile || relative.starts_with("logs/")) continue;
     absl::StatusOr<hadoop::LocalResource> uploaded =
         Upload(entry.path().string(), StrCat(staging, "/", relative));
     if (!uploaded.ok()) return uploaded.status();
     if (relative == kFinalConfFile) am.local_resources[kFinalConfFile] = *uploaded;
+  }
+  if (ec) {
+    return absl::InternalError(
+        StrCat("cannot read the job directory ", submission.job_dir, ": ", ec.message()));
   }
   absl::StatusOr<hadoop::LocalResource> binary =
       Upload(options_.executable, StrCat(staging, "/tony"));
