@@ -241,7 +241,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
     // The AM did not answer: it has ended, or it is gone.
     absl::StatusOr<cluster::AppReport> report = cluster_->GetReport(app_id);
     if (report.ok() && IsFinal(*report)) return StatusFromReport(app_id, *report, last);
-    if (report.ok() && report->am_address != am_address) {
+    if (report.ok() && report->attempt > attempt) {
       // That AM is gone and the cluster started another attempt (tony.am.retry-count): follow
       // the new one once it listens. Its job starts over, and so do its status versions.
       out_ << "tony: the AM at " << am_address << " ended without a final status (attempt "
