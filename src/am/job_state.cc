@@ -47,15 +47,11 @@ std::string_view ToString(JobState state) {
   return "?";
 }
 
-namespace {
-
 std::string ExitText(int exit_code) {
   if (exit_code == kExitLostHeartbeat) return "lost heartbeat";
   if (exit_code > 128 && exit_code < 128 + 65) return StrCat("killed by signal ", exit_code - 128);
   return StrCat("exit code ", exit_code);
 }
-
-}  // namespace
 
 JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
     : spec_(std::move(spec)), clock_(clock) {
@@ -226,32 +222,6 @@ bool JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::string& contain
   return task->stop_requested || IsTerminal(task->state);
 }
 
-Actions JobStateMachine::OnExecutorResult(const TaskRef& ref, const std::string& container_id,
-                                          int exit_code, const std::string& diagnostics) {
-  Actions actions;
-  TaskRecord* task = MutableFind(ref);
-  if (task == nullptr || task->container_id != container_id || IsTerminal(task->state)) {
-    return actions;
-  }
-  TaskEnded(*task, exit_code, diagnostics, actions);
-  return actions;
-}
-
-Actions JobStateMachine::OnContainerCompleted(const std::string& container_id, int exit_code,
-                                              const std::string& diagnostics, bool launch_failed) {
-  Actions actions;
-  TaskRecord* task = FindByContainer(container_id);
-  if (task == nullptr || IsTerminal(task->state)) return actions;
-  std::string why = diagnostics;
-  if (task->state == TaskState::kAllocated && !launch_failed && !task->stop_requested) {
-    why = StrCat("container ", container_id, " exited before its executor registered (",
-                 ExitText(exit_code), ")", diagnostics.empty() ? "" : ": ", diagnostics);
-  }
-  TaskEnded(*task, exit_code == 0 && task->state != TaskState::kRunning ? 1 : exit_code, why,
-            actions);
-  return actions;
-}
-
 void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics,
                                 Actions& actions) {
   const TaskState before = task.state;
@@ -398,6 +368,8 @@ Actions JobStateMachine::OnTick() {
   }
   CheckDependencyTimeouts(now, actions);
   if (decided()) return actions;
+  ResolveOverdueResults(now, actions);
+  if (decided()) return actions;
   for (TaskRecord& task : tasks_) {
     if (task.state == TaskState::kNew && task.restart_at_ms > 0 && now >= task.restart_at_ms) {
       task.restart_at_ms = 0;
@@ -434,7 +406,8 @@ Actions JobStateMachine::OnTick() {
                     ") did not register within ", spec_.registration_timeout_ms,
                     " ms (tony.container.registration.timeout)"),
              actions);
-    } else if (task.state == TaskState::kRunning && !task.stop_requested) {
+    } else if (task.state == TaskState::kRunning && !task.stop_requested &&
+               !task.pending_result.has_value()) {
       const int64_t limit = spec_.heartbeat_interval_ms * spec_.max_missed_heartbeats;
       if (now - task.last_heartbeat_ms > limit) {
         const std::string container = task.container_id;

@@ -79,6 +79,10 @@ struct TaskRecord {
   int64_t restart_backoff_ms = 0;
   int64_t restart_at_ms = 0;    // a restart is due at this time (state kNew)
   bool awaiting_stage = false;  // a training-stage task waiting for the prepare stage (kNew)
+  // An executor's result that waits for the container's end (ReportResultRequest's
+  // executor_signaled): the exit code and diagnostics, and until when (steady ms) to wait.
+  std::optional<std::pair<int, std::string>> pending_result;
+  int64_t pending_result_until_ms = 0;
   std::vector<AttemptRecord> previous_attempts;
 };
 
@@ -103,6 +107,12 @@ using Action = std::variant<RequestContainer, LaunchTask, StopContainer, Release
                             SendClusterSpec, JobDecided>;
 using Actions = std::vector<Action>;
 
+// "exit code 3", "killed by signal 9", "lost heartbeat".
+std::string ExitText(int exit_code);
+
+// How long a provisional executor result waits for its container's end.
+inline constexpr int64_t kProvisionalResultWaitMs = 5000;
+
 class JobStateMachine {
  public:
   JobStateMachine(config::JobSpec spec, const Clock* clock);
@@ -119,9 +129,11 @@ class JobStateMachine {
                                            const std::string& host, int port);
   // Returns whether the AM wants the task stopped; stale containers are ignored.
   bool OnHeartbeat(const TaskRef& task, const std::string& container_id, int64_t rss_bytes);
-  // The executor's report of the user process's exit.
+  // The executor's report of the user process's exit. `provisional`: the executor was signalled
+  // by its container's owner, so the container's end (which follows) decides, unless it brings
+  // no more than a plain exit code or does not come within kProvisionalResultWaitMs.
   Actions OnExecutorResult(const TaskRef& task, const std::string& container_id, int exit_code,
-                           const std::string& diagnostics);
+                           const std::string& diagnostics, bool provisional = false);
   // The backend's (authoritative) report of a container's end.
   Actions OnContainerCompleted(const std::string& container_id, int exit_code,
                                const std::string& diagnostics, bool launch_failed);
@@ -157,6 +169,8 @@ class JobStateMachine {
   TaskRecord* MutableFind(const TaskRef& task);
   TaskRecord* FindByContainer(const std::string& container_id);
   void TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics, Actions& actions);
+  // Provisional executor results whose container's end did not come in time: they stand.
+  void ResolveOverdueResults(int64_t now, Actions& actions);
   void ApplyFailurePolicy(const TaskRecord& task, TaskState state_before, Actions& actions);
   void CheckTrackedDone(Actions& actions);
   void Decide(JobState state, std::string diagnostics, Actions& actions);

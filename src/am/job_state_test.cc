@@ -405,5 +405,53 @@ TEST_F(JobStateTest, IgnoredDependencyTimeoutStopsTheTaskAndTheJobSucceeds) {
   EXPECT_EQ(job_->state(), JobState::kSucceeded);
 }
 
+// A result from an executor that was itself signalled (YARN's NodeManager ending the container)
+// waits for the container's end, which says why when the resource manager decided.
+TEST_F(JobStateTest, SignalledExecutorsResultWaitsForTheResourceManagersStatus) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.task.heartbeat-interval-ms", "100"},
+        {"tony.task.max-missed-heartbeats", "5"}});
+  StartAll();
+  Actions actions =
+      job_->OnExecutorResult({"worker", 1}, "c_worker:1", 143, "stopped: signal 15", true);
+  EXPECT_TRUE(actions.empty());
+  EXPECT_EQ(State({"worker", 1}), TaskState::kRunning);
+  // Its executor is gone and sends no heartbeats; that is not a lost heartbeat.
+  clock_.Advance(1000);
+  EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 0));
+  job_->OnTick();
+  EXPECT_EQ(State({"worker", 1}), TaskState::kRunning);
+  job_->OnContainerCompleted("c_worker:1", -104,
+                             "Container is running beyond the 'PHYSICAL' memory limit", false);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kFailed);
+  EXPECT_EQ(*job_->Find({"worker", 1})->exit_code, -104);
+  EXPECT_EQ(job_->Find({"worker", 1})->diagnostics,
+            "Container is running beyond the 'PHYSICAL' memory limit");
+}
+
+TEST_F(JobStateTest, SignalledExecutorsResultStandsWhenTheContainersEndAddsNothing) {
+  Init({{"tony.worker.instances", "2"}});
+  StartAll();
+  job_->OnExecutorResult({"worker", 1}, "c_worker:1", 143, "stopped: signal 15", true);
+  job_->OnContainerCompleted("c_worker:1", 143, "", false);
+  EXPECT_EQ(*job_->Find({"worker", 1})->exit_code, 143);
+  EXPECT_EQ(job_->Find({"worker", 1})->diagnostics, "stopped: signal 15");
+}
+
+TEST_F(JobStateTest, SignalledExecutorsResultStandsWhenTheContainersEndNeverComes) {
+  Init({{"tony.worker.instances", "2"}});
+  StartAll();
+  job_->OnExecutorResult({"worker", 1}, "c_worker:1", 137, "killed", true);
+  clock_.Advance(kProvisionalResultWaitMs - 1);
+  EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 0));
+  job_->OnTick();
+  EXPECT_EQ(State({"worker", 1}), TaskState::kRunning);
+  clock_.Advance(1);
+  EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 0));
+  job_->OnTick();
+  EXPECT_EQ(State({"worker", 1}), TaskState::kFailed);
+  EXPECT_EQ(*job_->Find({"worker", 1})->exit_code, 137);
+}
+
 }  // namespace
 }  // namespace tony::am

@@ -199,6 +199,7 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() 
 
 void TaskExecutor::Report(int exit_code, const std::string& diagnostics) {
   rpc::ReportResultRequest request;
+  request.set_executor_signaled(stop_signal_ != 0);
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
   request.set_exit_code(exit_code);

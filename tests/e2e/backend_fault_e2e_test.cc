@@ -168,6 +168,21 @@ TEST_P(BackendE2eTest, CommandThatCannotStartFailsTheTaskWithTheReason) {
   EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
 }
 
+TEST_P(BackendE2eTest, TaskOverItsMemoryIsKilledWithTheBackendsDiagnostic) {
+  // YARN's NodeManager checks every 3 s, the local backend as configured here; both kill the
+  // container with YARN's exit status for physical memory (-104) and say so.
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=128m",
+                             "tony.local.memory-check-interval-ms=100"},
+                            "/usr/bin/python3 eat_memory.py 400"));
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(worker:0 +FAILED +\S+ +-104 )"))) << r.out;
+  EXPECT_NE(r.out.find("physical memory used"), std::string::npos) << r.out;
+  if (!yarn()) {
+    EXPECT_NE(r.out.find("is running beyond physical memory limits"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

@@ -102,16 +102,6 @@ TEST_F(LocalE2eTest, StandaloneAndSingleNodeJobs) {
   EXPECT_NE(AllTaskStdout(single).find("single node task 1"), std::string::npos);
 }
 
-TEST_F(LocalE2eTest, TaskOverItsMemoryIsKilledWithADiagnostic) {
-  TonyResult r = runner_.Run(Submit(std::string(kPython) + " eat_memory.py 400",
-                                    {"tony.worker.instances=1", "tony.worker.memory=128m",
-                                     "tony.local.memory-check-interval-ms=100"}),
-                             60000);
-  ASSERT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_NE(r.out.find("is running beyond physical memory limits"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("of 128.0 MB physical memory used"), std::string::npos) << r.out;
-}
-
 TEST_F(LocalE2eTest, TaskEnvironmentFollowsTonyAndTorchConventions) {
   TonyResult r =
       runner_.Run(Submit(std::string(kPython) + " print_env.py",

@@ -290,6 +290,15 @@ public final class MiniClusterLauncher {
     // On NM shutdown it waits sigkill-delay + this + 1 s for applications to
     // leave its context, which finished ones (their logs kept) never do.
     conf.setLong(YarnConfiguration.NM_PROCESS_KILL_WAIT_MS, 2000);
+    // Physical memory is enforced by the NodeManager's own polling, as on clusters without
+    // cgroups, every second (tests rely on it); virtual memory is not, as on most production
+    // clusters (its 2.1x default ratio kills ordinary Python processes). Hadoop 3 leaves the
+    // polling check to cgroups unless memory.enforced is off (the key is unknown to 2.10, which
+    // always polls).
+    conf.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, true);
+    conf.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
+    conf.setBoolean("yarn.nodemanager.resource.memory.enforced", false);
+    conf.setLong("yarn.nodemanager.container-monitor.interval-ms", 1000);
 
     // Without the NodeManagers' web servers: GuiceFilter is static, so the
     // last web app started in this JVM would take every request, and the

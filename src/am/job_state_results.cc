@@ -1,0 +1,65 @@
+// The two reports of a task's end: its executor's, and the backend's of its container. The
+// backend's is authoritative where they differ in substance (YARN's over-memory, preemption and
+// lost-node statuses); the executor's carries the user process's own exit code and stderr.
+
+#include "am/job_state.h"
+#include "common/strings.h"
+
+namespace tony::am {
+
+Actions JobStateMachine::OnExecutorResult(const TaskRef& ref, const std::string& container_id,
+                                          int exit_code, const std::string& diagnostics,
+                                          bool provisional) {
+  Actions actions;
+  TaskRecord* task = MutableFind(ref);
+  if (task == nullptr || task->container_id != container_id || IsTerminal(task->state)) {
+    return actions;
+  }
+  if (provisional && !task->stop_requested && exit_code != 0) {
+    task->pending_result = {exit_code, diagnostics};
+    task->pending_result_until_ms = clock_->NowMs() + kProvisionalResultWaitMs;
+    return actions;
+  }
+  TaskEnded(*task, exit_code, diagnostics, actions);
+  return actions;
+}
+
+Actions JobStateMachine::OnContainerCompleted(const std::string& container_id, int exit_code,
+                                              const std::string& diagnostics, bool launch_failed) {
+  Actions actions;
+  TaskRecord* task = FindByContainer(container_id);
+  if (task == nullptr || IsTerminal(task->state)) return actions;
+  if (task->pending_result.has_value()) {
+    // The resource manager's own status (over memory, preempted, lost: negative codes) says why
+    // the container was ended; a plain exit code adds nothing to the executor's result.
+    auto [code, why] = *std::move(task->pending_result);
+    task->pending_result.reset();
+    if (exit_code < 0) {
+      TaskEnded(*task, exit_code, diagnostics, actions);
+    } else {
+      TaskEnded(*task, code, why, actions);
+    }
+    return actions;
+  }
+  std::string why = diagnostics;
+  if (task->state == TaskState::kAllocated && !launch_failed && !task->stop_requested) {
+    why = StrCat("container ", container_id, " exited before its executor registered (",
+                 ExitText(exit_code), ")", diagnostics.empty() ? "" : ": ", diagnostics);
+  }
+  TaskEnded(*task, exit_code == 0 && task->state != TaskState::kRunning ? 1 : exit_code, why,
+            actions);
+  return actions;
+}
+
+void JobStateMachine::ResolveOverdueResults(int64_t now, Actions& actions) {
+  for (TaskRecord& task : tasks_) {
+    if (decided()) break;
+    if (task.pending_result.has_value() && now >= task.pending_result_until_ms) {
+      auto [code, why] = *std::move(task.pending_result);
+      task.pending_result.reset();
+      TaskEnded(task, code, why, actions);
+    }
+  }
+}
+
+}  // namespace tony::am
