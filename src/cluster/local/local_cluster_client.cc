@@ -133,8 +133,8 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
                    : report.final_state == "KILLED"  ? AppState::kKilled
                                                      : AppState::kFailed;
   } else if (am_gone && RetryAm(app_id)) {
+    report = AppReport{};  // the new attempt has no address yet
     report.state = AppState::kSubmitted;
-    report.am_address.clear();
   } else if (am_gone) {
     report.state = AppState::kFailed;
     report.final_state = "FAILED";
