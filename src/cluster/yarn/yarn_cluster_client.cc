@@ -53,9 +53,18 @@ absl::Status YarnClusterClient::CheckFits(const std::map<std::string, ResourceAs
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<hadoop::NodeReport>> YarnClusterClient::RunningNodes() {
+  if (!running_nodes_) {
+    absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
+        yarn_->GetClusterNodes({hadoop::NodeState::kRunning});
+    if (!nodes.ok()) return nodes.status();
+    running_nodes_ = *std::move(nodes);
+  }
+  return *running_nodes_;
+}
+
 absl::Status YarnClusterClient::CheckGangFits(const ResourceAsk& total, int containers) {
-  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
-      yarn_->GetClusterNodes({hadoop::NodeState::kRunning});
+  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes = RunningNodes();
   if (!nodes.ok()) return nodes.status();
   int64_t memory = 0, vcores = 0, gpus = 0;
   for (const hadoop::NodeReport& node : *nodes) {
@@ -74,8 +83,7 @@ absl::Status YarnClusterClient::CheckGangFits(const ResourceAsk& total, int cont
 }
 
 std::vector<NodeHint> YarnClusterClient::NodeHints() {
-  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
-      yarn_->GetClusterNodes({hadoop::NodeState::kRunning});
+  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes = RunningNodes();
   // Without them the AM asks for containers anywhere, which works, only more slowly.
   if (!nodes.ok() || nodes->size() > static_cast<size_t>(kMaxNodeHints)) return {};
   std::vector<NodeHint> hints;

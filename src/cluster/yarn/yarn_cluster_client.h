@@ -55,12 +55,15 @@ class YarnClusterClient final : public ClusterClient {
   // The RUNNING NodeManagers for node-local asks (yarn_asks.h); empty when there are too many or
   // the RM does not answer.
   std::vector<NodeHint> NodeHints();
+  // The RUNNING NodeManagers, asked once per client (the gang check and the hints share them).
+  absl::StatusOr<std::vector<hadoop::NodeReport>> RunningNodes();
 
   const hadoop::HadoopConf conf_;
   const YarnClusterOptions options_;
   std::unique_ptr<hadoop::YarnClient> yarn_;
   hadoop::WebHdfsClient hdfs_;
   std::optional<hadoop::NewApplication> reserved_;
+  std::optional<std::vector<hadoop::NodeReport>> running_nodes_;
 };
 
 }  // namespace tony::cluster
