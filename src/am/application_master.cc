@@ -333,7 +333,7 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
   allocator_->ExpectCompletion(request.container_id());
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
-                                request.diagnostics(), request.executor_signaled()));
+                                request.diagnostics(), request.provisional()));
   reactor->Finish(grpc::Status::OK);  // last: it may free request and response
 }
 

@@ -80,7 +80,7 @@ struct TaskRecord {
   int64_t restart_at_ms = 0;    // a restart is due at this time (state kNew)
   bool awaiting_stage = false;  // a training-stage task waiting for the prepare stage (kNew)
   // An executor's result that waits for the container's end (ReportResultRequest's
-  // executor_signaled): the exit code and diagnostics, and until when (steady ms) to wait.
+  // provisional): the exit code and diagnostics, and until when (steady ms) to wait.
   std::optional<std::pair<int, std::string>> pending_result;
   int64_t pending_result_until_ms = 0;
   std::vector<AttemptRecord> previous_attempts;
@@ -129,9 +129,10 @@ class JobStateMachine {
                                            const std::string& host, int port);
   // Returns whether the AM wants the task stopped; stale containers are ignored.
   bool OnHeartbeat(const TaskRef& task, const std::string& container_id, int64_t rss_bytes);
-  // The executor's report of the user process's exit. `provisional`: the executor was signalled
-  // by its container's owner, so the container's end (which follows) decides, unless it brings
-  // no more than a plain exit code or does not come within kProvisionalResultWaitMs.
+  // The executor's report of the user process's exit. `provisional`: the executor or the user
+  // process was signalled by the container's owner, so the container's end (which follows) decides,
+  // unless it brings no more than a plain exit code or does not come within
+  // kProvisionalResultWaitMs.
   Actions OnExecutorResult(const TaskRef& task, const std::string& container_id, int exit_code,
                            const std::string& diagnostics, bool provisional = false);
   // The backend's (authoritative) report of a container's end.

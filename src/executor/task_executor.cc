@@ -34,6 +34,16 @@ sigset_t StopSignalSet() {
   return set;
 }
 
+// A stop signal sent to this process that its signal thread has not taken yet.
+bool StopSignalPending() {
+  sigset_t pending;
+  if (sigpending(&pending) != 0) return false;
+  for (int sig : kStopSignals) {
+    if (sigismember(&pending, sig) == 1) return true;
+  }
+  return false;
+}
+
 std::chrono::system_clock::time_point DeadlineIn(int64_t ms) {
   return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
 }
@@ -138,8 +148,8 @@ void TaskExecutor::SignalThread() {
   sigset_t set = StopSignalSet();
   int sig = 0;
   while (sigwait(&set, &sig) == 0) {
+    stop_signal_ = sig;  // first: Supervise may be deciding right now whether it was signalled
     spdlog::info("received signal {}", sig);
-    stop_signal_ = sig;
     {
       std::lock_guard lock(mu_);
       if (blocking_call_ != nullptr) blocking_call_->TryCancel();
@@ -197,9 +207,9 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() 
   return response;
 }
 
-void TaskExecutor::Report(int exit_code, const std::string& diagnostics) {
+void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool provisional) {
   rpc::ReportResultRequest request;
-  request.set_executor_signaled(stop_signal_ != 0);
+  request.set_provisional(provisional || stop_signal_ != 0 || StopSignalPending());
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
   request.set_exit_code(exit_code);
@@ -393,7 +403,11 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   }
   spdlog::info("{} exited: {} (peak RSS {} MiB)", options_.task.ToString(),
                exit ? exit->ToString() : "unknown", peak_rss >> 20);
-  Report(code, diagnostics);
+  // A signal that neither the AM nor this executor sent: whoever owns the container (YARN's
+  // NodeManager signals its whole process group) may be ending it, and its status will say why.
+  // The user process can die of that signal before the signal thread has noted the executor's.
+  const bool killed_from_outside = exit && exit->signal != 0 && stop_reason.empty();
+  Report(code, diagnostics, killed_from_outside);
   return code > 255 ? 255 : code;
 }
 

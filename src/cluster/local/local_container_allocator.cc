@@ -24,6 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// YARN's default for yarn.nodemanager.sleep-delay-before-sigkill.ms.
+constexpr int64_t kOverMemorySigkillDelayMs = 250;
+
 // "application_<ts>_<seq>" -> "container_<ts>_<seq>_<attempt:02>_<n:06>", as YARN names them.
 std::string ContainerId(const std::string& app_id, int attempt, int n) {
   std::string suffix = app_id.starts_with("application_") ? app_id.substr(12) : app_id;
@@ -313,7 +316,12 @@ void LocalContainerAllocator::CheckMemory() {
                  " is running beyond physical memory limits. Current usage: ", FormatMb(rss),
                  " of ", FormatMb(limit), " physical memory used. Killing container.");
       spdlog::warn("[{}] {}", options_.app_id, it->second.kill_reason);
-      SignalTree(pid, SIGKILL);
+      // As YARN's NodeManager does: SIGTERM to the container's process group (the kernel
+      // signals its newest processes first, so the user's before the executor), SIGKILL to the
+      // whole tree a moment later (yarn.nodemanager.sleep-delay-before-sigkill.ms).
+      kill(-pid, SIGTERM);
+      it->second.stopping = true;
+      it->second.kill_at_ms = clock_->NowMs() + kOverMemorySigkillDelayMs;
     }
   }
 }
