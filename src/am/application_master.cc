@@ -195,7 +195,7 @@ void ApplicationMaster::Launch(const TaskRef& task) {
   launch.env["TONY_LOG_DIR"] = container.log_dir;
   launch.env["TONY_HOST"] = container.host;
   launch.resources = cluster::ContainerResources(options_.staging_dir, options_.has_src,
-                                                 options_.has_venv, type->localized_resources);
+                                                 options_.venv_source, type->localized_resources);
   spdlog::info("[{}] launching {} in {} on {}", options_.app_id, task.ToString(), container.id,
                container.host);
   if (absl::Status launched = allocator_->Launch(container, launch); !launched.ok()) {

@@ -33,7 +33,7 @@ struct AmOptions {
   std::string executable;   // the tony binary executors run
   std::string host;         // this AM's address as executors reach it
   bool has_src = false;
-  bool has_venv = false;
+  std::string venv_source;  // the venv zip: staged, or where the user keeps it (hdfs://); "" = none
   int64_t wait_client_ms = 15000;  // tony.am.wait-client-signal-stop-timeout-sec
 };
 

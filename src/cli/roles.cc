@@ -262,7 +262,12 @@ int RunAm() {
     const char* nm_host = std::getenv("NM_HOST");
     options.host = nm_host != nullptr ? nm_host : "localhost";
     options.has_src = std::getenv("TONY_HAS_SRC") != nullptr && *std::getenv("TONY_HAS_SRC");
-    options.has_venv = std::getenv("TONY_HAS_VENV") != nullptr && *std::getenv("TONY_HAS_VENV");
+    const std::string venv = conf->Get("tony.application.python-venv");
+    if (cluster::IsRemotePath(venv)) {
+      options.venv_source = venv;
+    } else if (std::getenv("TONY_HAS_VENV") != nullptr && *std::getenv("TONY_HAS_VENV")) {
+      options.venv_source = StrCat(staging, "/", cluster::kVenvZip);
+    }
   } else {
     const std::string secret_file = StrCat(job_dir, "/", cluster::kSecretFile);
     absl::StatusOr<std::string> secret = rpc::ReadSecretFile(secret_file);
@@ -292,7 +297,9 @@ int RunAm() {
     options.executable = SelfExecutable();
     options.host = "127.0.0.1";
     options.has_src = fs::exists(StrCat(job_dir, "/", cluster::kSrcZip));
-    options.has_venv = fs::exists(StrCat(job_dir, "/", cluster::kVenvZip));
+    if (fs::exists(StrCat(job_dir, "/", cluster::kVenvZip))) {
+      options.venv_source = StrCat(job_dir, "/", cluster::kVenvZip);
+    }
   }
   am::ApplicationMaster master(options, *spec, allocator.get(), SystemClock::Get());
   std::thread([&master, stop] {

@@ -56,7 +56,7 @@ absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& 
     if (!staged.ok()) return staged;
   }
   const std::string venv = conf.Get("tony.application.python-venv");
-  if (!venv.empty()) {
+  if (!venv.empty() && !cluster::IsRemotePath(venv)) {
     if (absl::Status s = Copy(Resolve(working_dir, venv), StrCat(job_dir, "/", cluster::kVenvZip));
         !s.ok()) {
       return s;
@@ -66,6 +66,7 @@ absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& 
     for (const std::string& text : type.localized_resources) {
       absl::StatusOr<cluster::ResourceSpec> resource = cluster::ParseResourceSpec(text);
       if (!resource.ok()) return resource.status();
+      if (cluster::IsRemotePath(resource->path)) continue;  // localized from where it is
       const fs::path staged = cluster::StagedResourcePath(job_dir, *resource);
       fs::create_directories(staged.parent_path(), ec);
       if (fs::exists(staged, ec)) continue;

@@ -47,8 +47,8 @@ std::string FindInPath(const std::string& program) {
   return "";
 }
 
-absl::Status CheckLocalInputs(const config::Configuration& conf, const config::JobSpec& spec,
-                              const std::string& working_dir) {
+absl::Status CheckInputs(const config::Configuration& conf, const config::JobSpec& spec,
+                         const std::string& working_dir, cluster::ClusterClient& cluster) {
   std::error_code ec;
   const std::string src_dir = conf.Get("tony.application.src-dir");
   if (!src_dir.empty() && !fs::exists(Resolve(working_dir, src_dir), ec)) {
@@ -56,12 +56,18 @@ absl::Status CheckLocalInputs(const config::Configuration& conf, const config::J
   }
   const std::string venv = conf.Get("tony.application.python-venv");
   if (!venv.empty()) {
-    if (venv.starts_with("hdfs://")) {
-      return absl::InvalidArgumentError(
-          StrCat("--python_venv ", venv, ": hdfs:// paths need --backend yarn"));
-    }
-    if (absl::Status readable = CheckArchiveReadable(Resolve(working_dir, venv).string());
-        !readable.ok()) {
+    if (cluster::IsRemotePath(venv)) {
+      absl::StatusOr<cluster::RemoteFileInfo> remote = cluster.StatRemote(venv);
+      if (!remote.ok()) {
+        return absl::Status(remote.status().code(),
+                            StrCat("--python_venv ", ToStd(remote.status().message())));
+      }
+      if (remote->is_directory) {
+        return absl::InvalidArgumentError(
+            StrCat("--python_venv ", venv, ": a directory, not a zipped virtualenv"));
+      }
+    } else if (absl::Status readable = CheckArchiveReadable(Resolve(working_dir, venv).string());
+               !readable.ok()) {
       return absl::InvalidArgumentError(
           StrCat("--python_venv ", venv, ": ", ToStd(readable.message())));
     }
@@ -101,9 +107,18 @@ absl::Status CheckLocalInputs(const config::Configuration& conf, const config::J
         return absl::InvalidArgumentError(
             StrCat("tony.", name, ".resources: ", ToStd(resource.status().message())));
       }
-      if (resource->path.starts_with("hdfs://")) {
-        return absl::InvalidArgumentError(StrCat("tony.", name, ".resources: ", resource->path,
-                                                 ": hdfs:// paths need --backend yarn"));
+      if (cluster::IsRemotePath(resource->path)) {
+        absl::StatusOr<cluster::RemoteFileInfo> remote = cluster.StatRemote(resource->path);
+        if (!remote.ok()) {
+          return absl::Status(
+              remote.status().code(),
+              StrCat("tony.", name, ".resources: ", ToStd(remote.status().message())));
+        }
+        if (remote->is_directory && resource->is_archive) {
+          return absl::InvalidArgumentError(StrCat("tony.", name, ".resources: ", resource->path,
+                                                   ": a directory cannot be an #archive"));
+        }
+        continue;
       }
       if (!fs::exists(Resolve(working_dir, resource->path), ec)) {
         return absl::NotFoundError(

@@ -1,19 +1,22 @@
 #pragma once
-// Checks of a job's local inputs before anything starts: the entry point, the interpreter, the
-// venv and source archives, declared resources. Each error is one line naming what is wrong.
+// Checks of a job's inputs before anything starts: the entry point, the interpreter, the venv and
+// source archives, declared resources (local, or hdfs:// through the backend). Each error is one
+// line naming what is wrong.
 
 #include <string>
 
 #include "absl/status/status.h"
+#include "cluster/cluster_client.h"
 #include "config/configuration.h"
 #include "config/job_spec.h"
 
 namespace tony::client {
 
-// `working_dir` is where relative paths given on the command line are resolved.
-[[nodiscard]] absl::Status CheckLocalInputs(const config::Configuration& conf,
-                                            const config::JobSpec& spec,
-                                            const std::string& working_dir);
+// `working_dir` is where relative paths given on the command line are resolved; hdfs:// inputs
+// are looked up through `cluster` (NotFound / InvalidArgument: the user's mistake).
+[[nodiscard]] absl::Status CheckInputs(const config::Configuration& conf,
+                                       const config::JobSpec& spec, const std::string& working_dir,
+                                       cluster::ClusterClient& cluster);
 
 // Resolves a program name the way a shell would (PATH), or "" if not found.
 std::string FindInPath(const std::string& program);

@@ -78,9 +78,13 @@ void TonyClient::SignalThread() {
 
 int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::JobSpec& spec,
                        const SubmitContext& context) {
-  if (absl::Status ok = CheckLocalInputs(resolved.conf, spec, context.working_dir); !ok.ok()) {
+  if (absl::Status ok = CheckInputs(resolved.conf, spec, context.working_dir, *cluster_);
+      !ok.ok()) {
     err_ << "tony: error: " << ok.message() << "\n";
-    return kExitBadInput;
+    // A missing or unusable input is the user's to fix; an unreachable file system is not.
+    const bool bad_input =
+        ok.code() == absl::StatusCode::kNotFound || ok.code() == absl::StatusCode::kInvalidArgument;
+    return bad_input ? kExitBadInput : kExitJobFailed;
   }
   absl::StatusOr<std::string> secret = rpc::GenerateSecret();
   absl::StatusOr<std::string> app_id = secret.ok() ? cluster_->NewApplicationId() : secret.status();

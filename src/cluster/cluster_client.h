@@ -42,6 +42,11 @@ struct AppReport {
   int attempt = 0;  // the AM's attempt number, from 1; 0 while unknown
 };
 
+// What the client learns of an input on the cluster's file system before it submits.
+struct RemoteFileInfo {
+  bool is_directory = false;
+};
+
 class ClusterClient {
  public:
   virtual ~ClusterClient() = default;
@@ -54,6 +59,9 @@ class ClusterClient {
   [[nodiscard]] virtual absl::Status Kill(const std::string& app_id, bool force) = 0;
   // Waits until the AM process has exited; an error if it still runs after `timeout_ms`.
   [[nodiscard]] virtual absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) = 0;
+  // Looks up an hdfs:// input (a resource, the venv) that containers get from where it is:
+  // NotFound if it does not exist, InvalidArgument if this backend cannot localize it.
+  [[nodiscard]] virtual absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) = 0;
 };
 
 }  // namespace tony::cluster

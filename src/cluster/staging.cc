@@ -38,20 +38,24 @@ absl::StatusOr<ResourceSpec> ParseResourceSpec(const std::string& text) {
   return spec;
 }
 
+bool IsRemotePath(std::string_view path) { return path.starts_with("hdfs://"); }
+
 std::string StagedResourcePath(const std::string& staging_dir, const ResourceSpec& resource) {
   return StrCat(staging_dir, "/", kResourcesDir, "/", resource.name);
 }
 
 std::vector<LocalResource> ContainerResources(const std::string& staging_dir, bool has_src,
-                                              bool has_venv,
+                                              const std::string& venv_source,
                                               const std::vector<std::string>& resource_specs) {
   std::vector<LocalResource> resources;
   if (has_src) resources.push_back({StrCat(staging_dir, "/", kSrcZip), "", true});
-  if (has_venv) resources.push_back({StrCat(staging_dir, "/", kVenvZip), kVenvDir, true});
+  if (!venv_source.empty()) resources.push_back({venv_source, kVenvDir, true});
   for (const std::string& text : resource_specs) {
     absl::StatusOr<ResourceSpec> spec = ParseResourceSpec(text);
     if (!spec.ok()) continue;  // validated by the client before staging
-    resources.push_back({StagedResourcePath(staging_dir, *spec), spec->name, spec->is_archive});
+    resources.push_back(
+        {IsRemotePath(spec->path) ? spec->path : StagedResourcePath(staging_dir, *spec), spec->name,
+         spec->is_archive});
   }
   return resources;
 }

@@ -3,6 +3,7 @@
 // (`path[::name][#archive]`). Shared by the client, which stages, and the AM, which localizes.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,13 +27,18 @@ struct ResourceSpec {
 // Parses `path[::name][#archive]`; the name defaults to the path's last component.
 absl::StatusOr<ResourceSpec> ParseResourceSpec(const std::string& text);
 
+// A path on the cluster's file system (hdfs://...), which is localized from where it is rather
+// than staged; only the YARN backend reads those.
+bool IsRemotePath(std::string_view path);
+
 // The staged copy of a resource inside a job's staging directory.
 std::string StagedResourcePath(const std::string& staging_dir, const ResourceSpec& resource);
 
-// Every file a container of a job type gets, from the staged job: the source zip unpacked into
-// the working directory, the venv zip into ./venv, and the job type's resources.
+// Every file a container of a job type gets: the staged source zip unpacked into the working
+// directory, the venv zip (`venv_source`: staged or remote; "" for none) into ./venv, and the job
+// type's resources (staged, or remote as given).
 std::vector<LocalResource> ContainerResources(const std::string& staging_dir, bool has_src,
-                                              bool has_venv,
+                                              const std::string& venv_source,
                                               const std::vector<std::string>& resource_specs);
 
 }  // namespace tony::cluster

@@ -109,6 +109,11 @@ struct YarnUrl {
   friend bool operator==(const YarnUrl&, const YarnUrl&) = default;
 };
 
+// An hdfs:// URI a user gave (a resource, a venv) as a location on the cluster's default file
+// system `default_fs` (fs.defaultFS): hdfs:///p and hdfs://<that namenode>/p qualify; other
+// schemes and other namenodes are refused, since tony reaches HDFS through that namenode only.
+absl::StatusOr<YarnUrl> ResolveOnDefaultFs(std::string_view uri, std::string_view default_fs);
+
 enum class LocalResourceType { kFile, kArchive };
 enum class LocalResourceVisibility { kPublic, kPrivate, kApplication };
 

@@ -47,6 +47,26 @@ TEST(YarnUrlTest, ParsesHdfsAndFileUrls) {
   EXPECT_FALSE(YarnUrl::Parse("hdfs://nn:70000/p").ok());
 }
 
+TEST(YarnUrlTest, UserPathsResolveOnTheDefaultFileSystemOnly) {
+  const std::string fs = "hdfs://nn.example.com:9000";
+  EXPECT_EQ(ResolveOnDefaultFs("hdfs:///user/a/venv.zip", fs).value(),
+            (YarnUrl{"hdfs", "nn.example.com", 9000, "/user/a/venv.zip", ""}));
+  EXPECT_EQ(ResolveOnDefaultFs("hdfs://nn.example.com:9000/lib", fs).value().file, "/lib");
+  // Without a port an hdfs:// URI means the namenode's default RPC port.
+  EXPECT_TRUE(ResolveOnDefaultFs("hdfs://nn/x", "hdfs://nn:8020").ok());
+  EXPECT_TRUE(ResolveOnDefaultFs("hdfs://nn:8020/x", "hdfs://nn").ok());
+
+  absl::StatusOr<YarnUrl> other = ResolveOnDefaultFs("hdfs://other:9000/x", fs);
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(other.status().message().find("not on the cluster's file system " + fs),
+            std::string::npos)
+      << other.status();
+  EXPECT_FALSE(ResolveOnDefaultFs("hdfs://nn.example.com:9001/x", fs).ok());
+  EXPECT_FALSE(ResolveOnDefaultFs("s3a://bucket/x", fs).ok());
+  EXPECT_FALSE(ResolveOnDefaultFs("hdfs:relative/x", fs).ok());
+  EXPECT_FALSE(ResolveOnDefaultFs("hdfs:///x", "file:///").ok());
+}
+
 TEST(ResourceTest, GpusTravelAsAResourceEntry) {
   proto::Resource wire = ResourceToProto({.memory_mb = 4096, .vcores = 2, .gpus = 3});
   EXPECT_EQ(wire.memory_mb(), 4096);

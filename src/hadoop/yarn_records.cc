@@ -274,6 +274,34 @@ std::string YarnUrl::ToString() const {
   return out;
 }
 
+absl::StatusOr<YarnUrl> ResolveOnDefaultFs(std::string_view uri, std::string_view default_fs) {
+  absl::StatusOr<YarnUrl> fs = YarnUrl::Parse(default_fs);
+  if (!fs.ok() || fs->scheme != "hdfs") {
+    return absl::InvalidArgumentError(
+        StrCat(uri, ": the cluster's fs.defaultFS (", default_fs, ") is not an hdfs:// URI"));
+  }
+  absl::StatusOr<YarnUrl> url = YarnUrl::Parse(uri);
+  if (!url.ok()) return url.status();
+  if (url->scheme != "hdfs") {
+    return absl::InvalidArgumentError(StrCat(uri, ": only hdfs:// paths can be localized"));
+  }
+  if (url->file.empty() || url->file.front() != '/') {
+    return absl::InvalidArgumentError(StrCat(uri, ": not an absolute path"));
+  }
+  if (!url->host.empty() || url->port >= 0) {
+    // The default port of an hdfs:// URI is the namenode's RPC port, 8020.
+    const int32_t port = url->port >= 0 ? url->port : 8020;
+    const int32_t fs_port = fs->port >= 0 ? fs->port : 8020;
+    if (url->host != fs->host || port != fs_port) {
+      return absl::InvalidArgumentError(
+          StrCat(uri, ": not on the cluster's file system ", default_fs, " (fs.defaultFS)"));
+    }
+  }
+  YarnUrl resolved = *fs;
+  resolved.file = url->file;
+  return resolved;
+}
+
 // --- Conversions ---
 
 proto::ApplicationId ApplicationIdToProto(const ApplicationId& id) {

@@ -99,6 +99,18 @@ TEST_F(CliTest, MissingEntryPointInterpreterOrVenv) {
             std::string::npos);
 }
 
+TEST_F(CliTest, HdfsInputsNeedTheYarnBackend) {
+  std::ofstream(runner_.work_dir() + "/train.py") << "print('x')\n";
+  EXPECT_EQ(
+      ExpectBadInput({"submit", "--executes", "train.py", "--python_venv",
+                      "hdfs:///user/a/venv.zip", "--python_binary_path", "bin/python"}),
+      "tony: error: --python_venv hdfs:///user/a/venv.zip: hdfs:// paths need --backend yarn");
+  EXPECT_EQ(ExpectBadInput({"submit", "--executes", "train.py", "--python_binary_path",
+                            "/usr/bin/python3", "--hdfs_classpath", "hdfs:///user/a/lib"}),
+            "tony: error: tony.worker.resources: hdfs:///user/a/lib: hdfs:// paths need --backend "
+            "yarn");
+}
+
 TEST_F(CliTest, JobThatCanNeverFitThisMachine) {
   EXPECT_NE(ExpectBadInput({"submit", "--executes", "true", "--conf", "tony.worker.instances=1",
                             "--conf", "tony.worker.memory=4096g"})

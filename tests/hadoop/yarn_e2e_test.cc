@@ -1,12 +1,13 @@
 // Cases only the YARN backend has, against the real mini cluster (the cases shared with the local
 // backend are in tests/e2e/backend_e2e_test.cc): GPUs from the cluster's count, a request larger
-// than the cluster, a gang the cluster cannot grant, node-local asks, and the self-contained binary
-// of scripts/build-static running every role.
+// than the cluster, a gang the cluster cannot grant, node-local asks, inputs kept on HDFS, and the
+// self-contained binary of scripts/build-static running every role.
 
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,8 +15,10 @@
 #include <set>
 #include <thread>
 
+#include "common/archive.h"
 #include "e2e/tony_runner.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
 namespace tony::testing {
@@ -81,6 +84,15 @@ class YarnE2eTest : public ::testing::Test {
   }
   static std::string Describe(const TonyResult& r) {
     return "exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
+  }
+
+  hadoop::WebHdfsClient Hdfs() const {
+    absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir_});
+    EXPECT_TRUE(conf.ok());
+    absl::StatusOr<hadoop::HostPort> http =
+        conf.ok() ? conf->NameNodeHttpAddress() : absl::StatusOr<hadoop::HostPort>(conf.status());
+    EXPECT_TRUE(http.ok()) << http.status();
+    return hadoop::WebHdfsClient(http.ok() ? http->ToString() : "", hadoop::HadoopUser());
   }
 
   std::string conf_dir_;
@@ -177,6 +189,89 @@ TEST_F(YarnE2eTest, TaskContainersAreGrantedNodeLocal) {
 }
 
 // The shared libraries an ELF file needs (readelf's NEEDED entries).
+TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
+  // TonY's hdfs:// inputs: a zipped venv, a file under another name, and a directory
+  // (--hdfs_classpath) whose files, not its subdirectories, land in the working directory.
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string base = "/user/" + hadoop::HadoopUser() + "/inputs-" +
+                           fs::path(runner_.work_dir()).filename().string();
+  const fs::path venv = fs::path(runner_.work_dir()) / "venv-tree";
+  fs::create_directories(venv / "bin");
+  std::ofstream(venv / "bin/python")
+      << "#!/bin/sh\nexport FROM_VENV=yes\nexec /usr/bin/python3 \"$@\"\n";
+  fs::permissions(venv / "bin/python", fs::perms::owner_all);
+  const std::string venv_zip = runner_.work_dir() + "/venv.zip";
+  ASSERT_TRUE(CreateZipFromDirectory(venv.string(), venv_zip).ok());
+  ASSERT_TRUE(hdfs.CreateFromFile(base + "/venv.zip", venv_zip).ok());
+  ASSERT_TRUE(hdfs.Create(base + "/plain.txt", "plain-from-hdfs\n").ok());
+  ASSERT_TRUE(hdfs.Create(base + "/lib/a.txt", "a\n").ok());
+  ASSERT_TRUE(hdfs.Create(base + "/lib/b.txt", "b\n").ok());
+  ASSERT_TRUE(hdfs.Create(base + "/lib/sub/c.txt", "c\n").ok());
+  const fs::path src = fs::path(runner_.work_dir()) / "src";
+  fs::create_directories(src);
+  std::ofstream(src / "main.py")
+      << "import os\n"
+         "assert os.environ['FROM_VENV'] == 'yes'\n"
+         "print('hdfs-inputs', open('renamed.txt').read().strip(), open('a.txt').read().strip(),\n"
+         "      open('b.txt').read().strip(), os.path.exists('sub'), os.path.exists('c.txt'))\n";
+
+  TonyResult r = Run({"submit",
+                      "--backend",
+                      "yarn",
+                      "--src_dir",
+                      src.string(),
+                      "--executes",
+                      "main.py",
+                      "--python_venv",
+                      "hdfs://" + base + "/venv.zip",
+                      "--python_binary_path",
+                      "bin/python",
+                      "--hdfs_classpath",
+                      "hdfs://" + base + "/lib",
+                      "--conf",
+                      "tony.worker.resources=hdfs://" + base + "/plain.txt::renamed.txt",
+                      "--conf",
+                      "tony.worker.instances=2",
+                      "--conf",
+                      "tony.worker.memory=256m",
+                      "--conf",
+                      "tony.am.memory=256m",
+                      "--conf",
+                      "tony.application.keep-staging=true"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r) << ContainerStdout(r.app_id);
+  const std::string out = ContainerStdout(r.app_id);
+  size_t count = 0;
+  for (size_t at = out.find("hdfs-inputs plain-from-hdfs a b False False"); at != std::string::npos;
+       at = out.find("hdfs-inputs plain-from-hdfs a b False False", at + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 2u) << out;
+  // Nothing of it was copied into the job's staging directory.
+  const std::string staging = "/user/" + hadoop::HadoopUser() + "/.tony/" + r.app_id;
+  EXPECT_TRUE(hdfs.GetFileStatus(staging + "/tony-final.xml").ok());
+  EXPECT_EQ(hdfs.GetFileStatus(staging + "/venv.zip").status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<std::vector<hadoop::FileStatus>> staged = hdfs.ListStatus(staging + "/resources");
+  EXPECT_TRUE(staged.ok() && staged->empty());
+  (void)hdfs.Delete(staging, /*recursive=*/true);
+
+  // A missing input, a directory as the venv, and another namenode: bad input, nothing submitted.
+  for (const auto& [flag, value, error] : std::vector<std::array<std::string, 3>>{
+           {"--hdfs_classpath", "hdfs://" + base + "/nope",
+            "tony.worker.resources: hdfs://" + base + "/nope: no such file or directory"},
+           {"--python_venv", "hdfs://" + base + "/lib",
+            "--python_venv hdfs://" + base + "/lib: a directory, not a zipped virtualenv"},
+           {"--hdfs_classpath", "hdfs://elsewhere:8020/lib", "not on the cluster's file system"}}) {
+    TonyResult bad = Run({"submit", "--backend", "yarn", "--src_dir", src.string(), "--executes",
+                          "main.py", "--python_binary_path", "/usr/bin/python3", "--conf",
+                          "tony.worker.instances=1", flag, value});
+    EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+    EXPECT_TRUE(bad.app_id.empty()) << bad.out;
+    EXPECT_NE(bad.err.find("tony: error: "), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find(error), std::string::npos) << bad.err;
+  }
+  (void)hdfs.Delete(base, /*recursive=*/true);
+}
+
 std::vector<std::string> NeededLibraries(const std::string& binary) {
   std::vector<std::string> needed;
   FILE* pipe = popen(("readelf -d '" + binary + "'").c_str(), "r");

@@ -218,4 +218,8 @@ int LocalClusterClient::KillLeftovers(const std::string& job_dir) {
   return killed;
 }
 
+absl::StatusOr<RemoteFileInfo> LocalClusterClient::StatRemote(const std::string& uri) {
+  return absl::InvalidArgumentError(StrCat(uri, ": hdfs:// paths need --backend yarn"));
+}
+
 }  // namespace tony::cluster

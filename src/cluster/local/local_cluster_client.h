@@ -27,6 +27,7 @@ class LocalClusterClient final : public ClusterClient {
   absl::StatusOr<AppReport> GetReport(const std::string& app_id) override;
   absl::Status Kill(const std::string& app_id, bool force) override;
   absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
+  absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) override;
 
   // Kills every process that carries the job's marker, TONY_JOB_DIR=<job dir>, whatever became
   // of its parents. The job directory, unlike the application id, is unique on this machine even

@@ -262,4 +262,17 @@ absl::Status YarnClusterClient::AwaitAmExit(const std::string& app_id, int64_t t
   return result;
 }
 
+absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& uri) {
+  absl::StatusOr<hadoop::YarnUrl> url = hadoop::ResolveOnDefaultFs(uri, conf_.DefaultFs());
+  if (!url.ok()) return url.status();
+  absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(url->file);
+  if (status.status().code() == absl::StatusCode::kNotFound) {
+    return absl::NotFoundError(StrCat(uri, ": no such file or directory"));
+  }
+  if (!status.ok())
+    return absl::Status(status.status().code(),
+                        StrCat(uri, ": ", ToStd(status.status().message())));
+  return RemoteFileInfo{.is_directory = status->is_directory};
+}
+
 }  // namespace tony::cluster

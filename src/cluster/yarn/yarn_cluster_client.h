@@ -44,6 +44,7 @@ class YarnClusterClient final : public ClusterClient {
   absl::StatusOr<AppReport> GetReport(const std::string& app_id) override;
   absl::Status Kill(const std::string& app_id, bool force) override;
   absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
+  absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) override;
 
   // Where the job's files are on HDFS.
   std::string StagingDir(const std::string& app_id) const;

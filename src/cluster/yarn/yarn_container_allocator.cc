@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "cluster/staging.h"
 #include "common/clock.h"
 #include "common/strings.h"
 #include "spdlog/spdlog.h"
@@ -229,21 +230,43 @@ void YarnContainerAllocator::HeartbeatLoop() {
   }
 }
 
-absl::StatusOr<hadoop::LocalResource> YarnContainerAllocator::Localize(const std::string& path,
-                                                                       bool is_archive) {
-  absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(path);
-  if (!status.ok()) return status.status();
-  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(options_.default_fs);
+absl::Status YarnContainerAllocator::Localize(
+    const std::string& source, const std::string& name, bool is_archive,
+    std::map<std::string, hadoop::LocalResource>& resources) {
+  // Staged files are paths under the staging directory; the user's own are hdfs:// URIs.
+  absl::StatusOr<hadoop::YarnUrl> url =
+      IsRemotePath(source) ? hadoop::ResolveOnDefaultFs(source, options_.default_fs)
+                           : hadoop::YarnUrl::Parse(options_.default_fs);
   if (!url.ok()) return url.status();
-  hadoop::LocalResource resource;
-  resource.url = *url;
-  resource.url.file = path;
-  resource.size = status->length;
-  resource.timestamp_ms = status->modification_time_ms;
-  resource.type =
-      is_archive ? hadoop::LocalResourceType::kArchive : hadoop::LocalResourceType::kFile;
-  resource.visibility = hadoop::LocalResourceVisibility::kApplication;
-  return resource;
+  if (!IsRemotePath(source)) url->file = source;
+  absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(url->file);
+  if (!status.ok()) return status.status();
+  auto add = [&](const std::string& file, const hadoop::FileStatus& entry, const std::string& as) {
+    hadoop::LocalResource resource;
+    resource.url = *url;
+    resource.url.file = file;
+    resource.size = entry.length;
+    resource.timestamp_ms = entry.modification_time_ms;
+    resource.type =
+        is_archive ? hadoop::LocalResourceType::kArchive : hadoop::LocalResourceType::kFile;
+    resource.visibility = hadoop::LocalResourceVisibility::kApplication;
+    resources[as] = resource;
+  };
+  if (!status->is_directory) {
+    add(url->file, *status, name);
+    return absl::OkStatus();
+  }
+  // A directory on HDFS (TonY's --hdfs_classpath): its files, each under its own name in the
+  // working directory; subdirectories are not descended into.
+  absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_.ListStatus(url->file);
+  if (!entries.ok()) return entries.status();
+  std::string dir = url->file;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  for (const hadoop::FileStatus& entry : *entries) {
+    if (entry.is_directory) continue;
+    add(StrCat(dir == "/" ? "" : dir, "/", entry.path_suffix), entry, entry.path_suffix);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status YarnContainerAllocator::Launch(const Container& container, const LaunchSpec& spec) {
@@ -258,18 +281,17 @@ absl::Status YarnContainerAllocator::Launch(const Container& container, const La
   }
   hadoop::ContainerLaunchContext launch;
   for (const auto& [name, path] : options_.common_files) {
-    absl::StatusOr<hadoop::LocalResource> resource = Localize(path, false);
-    if (!resource.ok()) return resource.status();
-    launch.local_resources[name] = *resource;
+    if (absl::Status s = Localize(path, name, false, launch.local_resources); !s.ok()) return s;
   }
   int unpacked = 0;
   for (const LocalResource& file : spec.resources) {
-    absl::StatusOr<hadoop::LocalResource> resource = Localize(file.source, file.is_archive);
-    if (!resource.ok()) return resource.status();
     // YARN unpacks an archive into a directory of its name; the source zip (name "") is reached
     // through a link the executor's command line unpacks it from.
     std::string name = file.name.empty() ? StrCat("tony-unpack-", unpacked++) : file.name;
-    launch.local_resources[name] = *resource;
+    if (absl::Status s = Localize(file.source, name, file.is_archive, launch.local_resources);
+        !s.ok()) {
+      return absl::Status(s.code(), StrCat("localizing ", file.source, ": ", ToStd(s.message())));
+    }
   }
   std::string command;
   for (int i = 0; i < unpacked; ++i) {

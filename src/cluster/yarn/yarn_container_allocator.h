@@ -74,7 +74,10 @@ class YarnContainerAllocator final : public ContainerAllocator {
   void StopOverdueContainers();
   // REQUIRES: mu_ held.
   std::vector<hadoop::ContainerRequest> TakeChangedAsksLocked();
-  absl::StatusOr<hadoop::LocalResource> Localize(const std::string& hdfs_path, bool is_archive);
+  // Adds what YARN must download for `source` (a staged path, or an hdfs:// URI the user gave;
+  // a directory stands for its files) to `resources`, with the exact sizes and times it checks.
+  absl::Status Localize(const std::string& source, const std::string& name, bool is_archive,
+                        std::map<std::string, hadoop::LocalResource>& resources);
 
   const YarnAllocatorOptions options_;
   Callbacks callbacks_;
