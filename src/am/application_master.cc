@@ -332,6 +332,7 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   const TaskRef task = FromProto(request.task());
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
   allocator_->ExpectCompletion(request.container_id());
+  job_.OnMemorySample(task, request.container_id(), request.peak_rss_bytes());
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional()));
   reactor->Finish(grpc::Status::OK);  // last: it may free request and response

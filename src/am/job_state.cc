@@ -215,11 +215,18 @@ bool JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::string& contain
   TaskRecord* task = MutableFind(ref);
   if (task == nullptr || task->container_id != container_id) return true;
   task->last_heartbeat_ms = clock_->NowMs();
+  OnMemorySample(ref, container_id, rss_bytes);
+  return task->stop_requested || IsTerminal(task->state);
+}
+
+void JobStateMachine::OnMemorySample(const TaskRef& ref, const std::string& container_id,
+                                     int64_t rss_bytes) {
+  TaskRecord* task = MutableFind(ref);
+  if (task == nullptr || task->container_id != container_id) return;
   if (rss_bytes > task->peak_rss_bytes) {
     task->peak_rss_bytes = rss_bytes;
     Changed();
   }
-  return task->stop_requested || IsTerminal(task->state);
 }
 
 void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics,

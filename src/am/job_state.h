@@ -129,6 +129,8 @@ class JobStateMachine {
                                            const std::string& host, int port);
   // Returns whether the AM wants the task stopped; stale containers are ignored.
   bool OnHeartbeat(const TaskRef& task, const std::string& container_id, int64_t rss_bytes);
+  // A measurement of the task's resident memory; the largest is kept (TaskRecord::peak_rss_bytes).
+  void OnMemorySample(const TaskRef& task, const std::string& container_id, int64_t rss_bytes);
   // The executor's report of the user process's exit. `provisional`: the executor or the user
   // process was signalled by the container's owner, so the container's end (which follows) decides,
   // unless it brings no more than a plain exit code or does not come within

@@ -211,6 +211,16 @@ TEST_F(JobStateTest, RegistrationTimeout) {
             "(tony.container.registration.timeout)");
 }
 
+TEST_F(JobStateTest, PeakMemoryIsTheLargestSampleOfTheCurrentContainer) {
+  Init({{"tony.worker.instances", "1"}});
+  StartAll();
+  EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 3 << 20));
+  job_->OnMemorySample({"worker", 0}, "c_worker:0", 7 << 20);  // the executor's final report
+  EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 5 << 20));
+  job_->OnMemorySample({"worker", 0}, "stale_container", 9 << 20);
+  EXPECT_EQ(job_->Find({"worker", 0})->peak_rss_bytes, 7 << 20);
+}
+
 TEST_F(JobStateTest, LostHeartbeatsFailTheTask) {
   Init({{"tony.worker.instances", "2"},
         {"tony.task.heartbeat-interval-ms", "100"},

@@ -69,21 +69,22 @@ std::string RenderStatusHtml(const rpc::JobStatus& status) {
   }
   html +=
       "<table><tr><th>task</th><th>state</th><th>host:port</th><th>exit</th><th>attempt</th>"
-      "<th>duration</th><th>logs</th></tr>\n";
+      "<th>duration</th><th>peak RSS</th><th>logs</th></tr>\n";
   for (const rpc::TaskStatus& task : status.tasks()) {
     const std::string logs = task.log_dir();
     const std::string log_cell =
         logs.starts_with("http://") || logs.starts_with("https://")
             ? StrCat("<a href=\"", Escape(logs), "\">", Escape(task.container_id()), "</a>")
             : Escape(logs);
-    html += StrCat("<tr><td>", Escape(task.type()), ":", task.index(), "</td><td>",
-                   StateName(task.state()), "</td><td>",
-                   task.host().empty() ? "" : StrCat(Escape(task.host()), ":", task.port()),
-                   "</td><td>", task.has_exit_code() ? std::to_string(task.exit_code()) : "",
-                   "</td><td>", task.attempt(), "</td><td>",
-                   Duration(task.start_ms(), task.end_ms()), "</td><td>", log_cell, "</td></tr>\n");
+    html += StrCat(
+        "<tr><td>", Escape(task.type()), ":", task.index(), "</td><td>", StateName(task.state()),
+        "</td><td>", task.host().empty() ? "" : StrCat(Escape(task.host()), ":", task.port()),
+        "</td><td>", task.has_exit_code() ? std::to_string(task.exit_code()) : "", "</td><td>",
+        task.attempt(), "</td><td>", Duration(task.start_ms(), task.end_ms()), "</td><td>",
+        task.peak_rss_bytes() > 0 ? FormatMb(task.peak_rss_bytes()) : "", "</td><td>", log_cell,
+        "</td></tr>\n");
     if (!task.diagnostics().empty()) {
-      html += StrCat("<tr><td></td><td colspan=\"6\"><pre>", Escape(task.diagnostics()),
+      html += StrCat("<tr><td></td><td colspan=\"7\"><pre>", Escape(task.diagnostics()),
                      "</pre></td></tr>\n");
     }
   }

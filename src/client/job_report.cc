@@ -107,8 +107,8 @@ std::string Summary(const rpc::JobStatus& status) {
   if (!status.diagnostics().empty()) out += StrCat(": ", status.diagnostics());
   out += "\n";
 
-  std::vector<std::array<std::string, 7>> rows = {
-      {"TASK", "STATE", "HOST:PORT", "EXIT", "ATTEMPTS", "DURATION", "LOGS"}};
+  std::vector<std::array<std::string, 8>> rows = {
+      {"TASK", "STATE", "HOST:PORT", "EXIT", "ATTEMPTS", "DURATION", "PEAK RSS", "LOGS"}};
   for (const rpc::TaskStatus& task : status.tasks()) {
     const int64_t duration =
         task.end_ms() > 0 && task.start_ms() > 0 ? task.end_ms() - task.start_ms() : 0;
@@ -116,9 +116,10 @@ std::string Summary(const rpc::JobStatus& status) {
                     task.port() > 0 ? StrCat(task.host(), ":", task.port()) : "-",
                     task.has_exit_code() ? std::to_string(task.exit_code()) : "-",
                     std::to_string(task.attempt() + 1), duration > 0 ? Seconds(duration) : "-",
+                    task.peak_rss_bytes() > 0 ? FormatMb(task.peak_rss_bytes()) : "-",
                     task.log_dir().empty() ? "-" : task.log_dir()});
   }
-  std::array<size_t, 7> widths{};
+  std::array<size_t, 8> widths{};
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace tony {
 
@@ -51,6 +52,12 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
     out.append(parts[i]);
   }
   return out;
+}
+
+std::string FormatMb(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MB", static_cast<double>(bytes) / (1 << 20));
+  return text;
 }
 
 }  // namespace tony

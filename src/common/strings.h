@@ -44,5 +44,7 @@ std::string ToLower(std::string_view text);
 std::string ToUpper(std::string_view text);
 bool Contains(std::string_view text, std::string_view needle);
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
+// Bytes as YARN writes memory in its diagnostics: "412.3 MB" (MiB, one decimal).
+std::string FormatMb(int64_t bytes);
 
 }  // namespace tony

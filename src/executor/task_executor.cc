@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -207,8 +208,10 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() 
   return response;
 }
 
-void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool provisional) {
+void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool provisional,
+                          int64_t peak_rss_bytes) {
   rpc::ReportResultRequest request;
+  request.set_peak_rss_bytes(peak_rss_bytes);
   request.set_provisional(provisional || stop_signal_ != 0 || StopSignalPending());
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
@@ -401,13 +404,19 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       diagnostics += StrCat("last lines of stderr:\n", Join(*tail, "\n"));
     }
   }
+  // The largest process this executor reaped (the user's, or one of its children or orphans),
+  // at its peak: the heartbeats' samples miss a task shorter than their interval.
+  rusage children{};
+  if (getrusage(RUSAGE_CHILDREN, &children) == 0) {
+    peak_rss = std::max<int64_t>(peak_rss, static_cast<int64_t>(children.ru_maxrss) * 1024);
+  }
   spdlog::info("{} exited: {} (peak RSS {} MiB)", options_.task.ToString(),
                exit ? exit->ToString() : "unknown", peak_rss >> 20);
   // A signal that neither the AM nor this executor sent: whoever owns the container (YARN's
   // NodeManager signals its whole process group) may be ending it, and its status will say why.
   // The user process can die of that signal before the signal thread has noted the executor's.
   const bool killed_from_outside = exit && exit->signal != 0 && stop_reason.empty();
-  Report(code, diagnostics, killed_from_outside);
+  Report(code, diagnostics, killed_from_outside, peak_rss);
   return code > 255 ? 255 : code;
 }
 

@@ -50,7 +50,8 @@ class TaskExecutor {
   absl::Status Register(int port);
   absl::StatusOr<rpc::WaitClusterSpecResponse> WaitForClusterSpec();
   int Supervise(pid_t pid, int64_t start_ms);
-  void Report(int exit_code, const std::string& diagnostics, bool provisional = false);
+  void Report(int exit_code, const std::string& diagnostics, bool provisional = false,
+              int64_t peak_rss_bytes = 0);
   void SignalThread();
   void Attach(grpc::ClientContext* context);
 

@@ -110,6 +110,25 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
 }
 
+TEST_P(BackendE2eTest, SummaryShowsEachTasksPeakMemoryEvenForAShortTask) {
+  // worker:0 touches 150 MiB and exits well within one heartbeat interval; worker:1 does nothing.
+  TonyResult r = Run(Submit({"tony.worker.instances=2", "tony.worker.memory=512m",
+                             "tony.task.heartbeat-interval-ms=5000"},
+                            "if [ $TASK_INDEX = 0 ]; then exec /usr/bin/python3 -c "
+                            "'b = bytes(1) * (150 << 20); print(len(b))'; fi"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  ASSERT_NE(r.out.find("PEAK RSS"), std::string::npos) << r.out;
+  auto peak_mb = [&](const std::string& task) {
+    std::smatch match;
+    const std::regex row("(^|\\n)" + task + " +SUCCEEDED [^\\n]* ([0-9]+)\\.[0-9] MB ");
+    return std::regex_search(r.out, match, row) ? std::stoi(match[2]) : -1;
+  };
+  EXPECT_GE(peak_mb("worker:0"), 150) << r.out;
+  EXPECT_LT(peak_mb("worker:0"), 512) << r.out;
+  const int idle = peak_mb("worker:1");
+  EXPECT_TRUE(idle >= 0 && idle < 100) << r.out;
+}
+
 TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
   // The client prints the tracking URL: the AM's status page itself (local), or YARN's web proxy
   // in front of it (the RM's "ApplicationMaster" link).

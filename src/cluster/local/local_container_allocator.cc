@@ -37,12 +37,6 @@ std::string ContainerId(const std::string& app_id, int attempt, int n) {
   return StrCat("container_", suffix, "_", am_attempt, "_", number);
 }
 
-std::string FormatMb(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f MB", static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
-
 absl::Status Localize(const LocalResource& resource, const std::string& work_dir) {
   const fs::path target =
       resource.name.empty() ? fs::path(work_dir) : fs::path(work_dir) / resource.name;
