@@ -5,6 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/debugging/failure_signal_handler.h"
 #include "absl/debugging/symbolize.h"
+#include "cli/app_commands.h"
 #include "cli/cluster_command.h"
 #include "cli/config_command.h"
 #include "cli/roles.h"
@@ -33,6 +34,15 @@ int main(int argc, char** argv) {
       "cluster", "Show the YARN cluster's metrics and nodes (like yarn node -list)");
   cluster->add_option("--conf", cluster_options.request.conf, "key=value (repeatable)");
 
+  tony::cli::AppCommandOptions status_options;
+  CLI::App* status_cmd =
+      app.add_subcommand("status", "Show a submitted job: its state, tracking URL and tasks");
+  tony::cli::AddAppCommandFlags(status_cmd, &status_options);
+  tony::cli::AppCommandOptions kill_options;
+  CLI::App* kill_cmd = app.add_subcommand(
+      "kill", "Kill a submitted job (its tasks get their grace period; the job ends KILLED)");
+  tony::cli::AddAppCommandFlags(kill_cmd, &kill_options);
+
   CLI::App* am = app.add_subcommand("am", "The ApplicationMaster (started by the backend)");
   CLI::App* executor =
       app.add_subcommand("executor", "The task executor (started by the AM in each container)");
@@ -54,6 +64,8 @@ int main(int argc, char** argv) {
 
   if (submit->parsed()) return tony::cli::RunSubmit(submit_options);
   if (cluster->parsed()) return tony::cli::RunClusterCommand(cluster_options);
+  if (status_cmd->parsed()) return tony::cli::RunStatusCommand(status_options);
+  if (kill_cmd->parsed()) return tony::cli::RunKillCommand(kill_options);
   if (am->parsed()) return tony::cli::RunAm();
   if (executor->parsed()) return tony::cli::RunExecutor();
   if (config->parsed()) {

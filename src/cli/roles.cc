@@ -32,6 +32,55 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr char kSecretAlias[] = "tony.job.secret";
+
+// The credentials YARN gives a container ($HADOOP_TOKEN_FILE_LOCATION), if any.
+absl::StatusOr<hadoop::Credentials> ContainerCredentials() {
+  const char* path = std::getenv("HADOOP_TOKEN_FILE_LOCATION");
+  if (path == nullptr || *path == '\0') {
+    return absl::NotFoundError("HADOOP_TOKEN_FILE_LOCATION is not set");
+  }
+  return hadoop::Credentials::ReadFile(path);
+}
+
+int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
+  int exit_code = 0;
+  std::unique_ptr<cluster::YarnClusterClient> cluster =
+      ConnectYarnClient(job.resolved.conf, &exit_code);
+  if (cluster == nullptr) return exit_code;
+  std::map<std::string, cluster::ResourceAsk> asks{
+      {"the AM", {job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus}}};
+  for (const auto& [name, type] : job.spec.job_types) {
+    asks[StrCat("job type ", name)] = {type.resources.memory_mb, type.resources.vcores,
+                                       type.resources.gpus};
+  }
+  absl::Status fits = cluster->CheckFits(asks);
+  if (fits.ok() && job.spec.mode == config::DistributedMode::kGang) {
+    cluster::ResourceAsk total{job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus};
+    for (const auto& [name, type] : job.spec.job_types) {
+      total.memory_mb += type.instances * type.resources.memory_mb;
+      total.vcores += type.instances * type.resources.vcores;
+      total.gpus += type.instances * type.resources.gpus;
+    }
+    fits = cluster->CheckGangFits(total, job.spec.TotalTasks() + 1);
+  }
+  if (!fits.ok()) {
+    std::cerr << "tony: error: " << fits.message() << "\n";
+    return fits.code() == absl::StatusCode::kResourceExhausted ? client::kExitBadInput
+                                                               : client::kExitJobFailed;
+  }
+  client::BlockInterruptSignals();
+  client::TonyClient tony(cluster.get(), std::cout, std::cerr);
+  return tony.Submit(job.resolved, job.spec, {options.request.working_dir, SelfExecutable()});
+}
+
+void SetUpRoleLogging(const std::string& role) {
+  spdlog::set_pattern(StrCat("%Y-%m-%d %H:%M:%S.%e ", role, " %l: %v"));
+  spdlog::flush_on(spdlog::level::info);
+}
+
+}  // namespace
+
 std::string TonyHome() {
   if (const char* home = std::getenv("TONY_HOME"); home != nullptr && *home != '\0') return home;
   const char* user_home = std::getenv("HOME");
@@ -45,18 +94,6 @@ absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path) {
   return conf;
 }
 
-constexpr char kSecretAlias[] = "tony.job.secret";
-
-// The credentials YARN gives a container ($HADOOP_TOKEN_FILE_LOCATION), if any.
-absl::StatusOr<hadoop::Credentials> ContainerCredentials() {
-  const char* path = std::getenv("HADOOP_TOKEN_FILE_LOCATION");
-  if (path == nullptr || *path == '\0') {
-    return absl::NotFoundError("HADOOP_TOKEN_FILE_LOCATION is not set");
-  }
-  return hadoop::Credentials::ReadFile(path);
-}
-
-// The Hadoop configuration the client uses: the environment's, then the job's keys.
 absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration& conf) {
   std::vector<std::string> dirs = hadoop::HadoopConf::DirsFromEnvironment();
   for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
@@ -70,56 +107,29 @@ absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration&
   return hadoop::HadoopConf::Load(dirs);
 }
 
-int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
-  absl::StatusOr<hadoop::HadoopConf> hadoop_conf = ClientHadoopConf(job.resolved.conf);
+std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(const config::Configuration& conf,
+                                                              int* exit_code) {
+  absl::StatusOr<hadoop::HadoopConf> hadoop_conf = ClientHadoopConf(conf);
   if (!hadoop_conf.ok()) {
     std::cerr << "tony: error: " << hadoop_conf.status().message() << "\n";
-    return client::kExitBadInput;
+    *exit_code = client::kExitBadInput;
+    return nullptr;
   }
-  cluster::YarnClusterOptions yarn_options;
-  yarn_options.tony_home = TonyHome();
-  yarn_options.executable = SelfExecutable();
-  yarn_options.user = hadoop::HadoopUser();
-  yarn_options.keep_staging =
-      config::ParseBool(job.resolved.conf.Get("tony.application.keep-staging")).value_or(false);
+  cluster::YarnClusterOptions options;
+  options.tony_home = TonyHome();
+  options.executable = SelfExecutable();
+  options.user = hadoop::HadoopUser();
+  options.keep_staging =
+      config::ParseBool(conf.Get("tony.application.keep-staging")).value_or(false);
   absl::StatusOr<std::unique_ptr<cluster::YarnClusterClient>> cluster =
-      cluster::YarnClusterClient::Connect(*hadoop_conf, yarn_options);
+      cluster::YarnClusterClient::Connect(*std::move(hadoop_conf), options);
   if (!cluster.ok()) {
     std::cerr << "tony: error: " << cluster.status().message() << "\n";
-    return client::kExitJobFailed;
+    *exit_code = client::kExitJobFailed;
+    return nullptr;
   }
-  std::map<std::string, cluster::ResourceAsk> asks{
-      {"the AM", {job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus}}};
-  for (const auto& [name, type] : job.spec.job_types) {
-    asks[StrCat("job type ", name)] = {type.resources.memory_mb, type.resources.vcores,
-                                       type.resources.gpus};
-  }
-  absl::Status fits = (*cluster)->CheckFits(asks);
-  if (fits.ok() && job.spec.mode == config::DistributedMode::kGang) {
-    cluster::ResourceAsk total{job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus};
-    for (const auto& [name, type] : job.spec.job_types) {
-      total.memory_mb += type.instances * type.resources.memory_mb;
-      total.vcores += type.instances * type.resources.vcores;
-      total.gpus += type.instances * type.resources.gpus;
-    }
-    fits = (*cluster)->CheckGangFits(total, job.spec.TotalTasks() + 1);
-  }
-  if (!fits.ok()) {
-    std::cerr << "tony: error: " << fits.message() << "\n";
-    return fits.code() == absl::StatusCode::kResourceExhausted ? client::kExitBadInput
-                                                               : client::kExitJobFailed;
-  }
-  client::BlockInterruptSignals();
-  client::TonyClient tony(cluster->get(), std::cout, std::cerr);
-  return tony.Submit(job.resolved, job.spec, {options.request.working_dir, SelfExecutable()});
+  return *std::move(cluster);
 }
-
-void SetUpRoleLogging(const std::string& role) {
-  spdlog::set_pattern(StrCat("%Y-%m-%d %H:%M:%S.%e ", role, " %l: %v"));
-  spdlog::flush_on(spdlog::level::info);
-}
-
-}  // namespace
 
 std::string SelfExecutable() {
   std::error_code ec;

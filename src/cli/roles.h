@@ -1,7 +1,14 @@
 #pragma once
 // Entry points of tony's roles, wiring the concrete implementations together.
 
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
 #include "cli/submit_options.h"
+#include "cluster/yarn/yarn_cluster_client.h"
+#include "config/configuration.h"
+#include "hadoop/hadoop_conf.h"
 
 namespace tony::cli {
 
@@ -14,5 +21,20 @@ int RunExecutor();
 
 // The path of the running tony binary.
 std::string SelfExecutable();
+
+// $TONY_HOME, else ~/.tony: where the client keeps each job's directory (jobs/<app id>).
+std::string TonyHome();
+
+// The configuration a job was staged with (its tony-final.xml over the built-in defaults).
+absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path);
+
+// The cluster's Hadoop configuration as the client finds it: HADOOP_CONF_DIR / YARN_CONF_DIR and
+// the job's tony.application.{hdfs,yarn}-conf-path.
+absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration& conf);
+
+// The YARN backend as the client sees it, for a job configured by `conf`. On failure: nullptr,
+// after the one error line, with *exit_code 2 (no cluster configuration) or 1 (no cluster).
+std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(const config::Configuration& conf,
+                                                              int* exit_code);
 
 }  // namespace tony::cli

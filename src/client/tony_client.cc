@@ -7,12 +7,12 @@
 #include <ostream>
 #include <thread>
 
+#include "client/job_control.h"
 #include "client/job_report.h"
 #include "client/job_stager.h"
 #include "client/preflight.h"
 #include "common/clock.h"
 #include "common/strings.h"
-#include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/secret.h"
 
@@ -32,29 +32,6 @@ sigset_t InterruptSignals() {
 }
 
 bool IsFinal(const cluster::AppReport& report) { return !report.final_state.empty(); }
-
-// A status for a job whose AM ended without a word to the client.
-rpc::JobStatus StatusFromReport(const std::string& app_id, const cluster::AppReport& report,
-                                const rpc::JobStatus& last_seen) {
-  rpc::JobStatus status = last_seen;
-  if (!report.status_json.empty()) {
-    rpc::JobStatus parsed;
-    if (google::protobuf::util::JsonStringToMessage(report.status_json, &parsed).ok()) {
-      status = parsed;
-    }
-  }
-  status.set_app_id(app_id);
-  status.set_complete(true);
-  if (report.final_state == "SUCCEEDED") {
-    status.set_state(rpc::JOB_SUCCEEDED);
-  } else if (report.final_state == "KILLED") {
-    status.set_state(rpc::JOB_KILLED);
-  } else {
-    status.set_state(rpc::JOB_FAILED);
-  }
-  if (status.diagnostics().empty()) status.set_diagnostics(report.diagnostics);
-  return status;
-}
 
 }  // namespace
 

@@ -110,6 +110,46 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
 }
 
+TEST_P(BackendE2eTest, StatusAndKillWorkFromAnotherTerminal) {
+  pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
+                            "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(tony, 0);
+  ASSERT_TRUE(runner_.WaitForOutput("2 running", 120000)) << runner_.CurrentOutput();
+  std::smatch match;
+  const std::string submitted = runner_.CurrentOutput();
+  ASSERT_TRUE(std::regex_search(submitted, match, std::regex(R"(tony: submitted (\S+))")));
+  const std::string app_id = match[1];
+
+  // Another terminal of the same user: the same TONY_HOME, nothing else shared.
+  TonyRunner other;
+  std::map<std::string, std::string> env = Env();
+  env["TONY_HOME"] = runner_.home();
+  TonyResult status = other.Run({"status", app_id}, 60000, env);
+  ASSERT_EQ(status.exit_code, 0) << Describe(status);
+  EXPECT_NE(status.out.find(app_id + ": RUNNING"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("tracking URL http"), std::string::npos) << status.out;
+  EXPECT_TRUE(TaskRow(status.out, "worker:0", "RUNNING")) << status.out;
+  EXPECT_TRUE(TaskRow(status.out, "worker:1", "RUNNING")) << status.out;
+
+  TonyResult killed = other.Run({"kill", app_id}, 60000, env);
+  ASSERT_EQ(killed.exit_code, 0) << Describe(killed);
+  EXPECT_NE(killed.out.find(app_id + " ended: KILLED"), std::string::npos) << killed.out;
+  // The client that submitted the job reports the kill and fails.
+  TonyResult r = Wait(tony);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("KILLED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("killed with tony kill"), std::string::npos) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "KILLED");
+
+  TonyResult after = other.Run({"status", app_id}, 60000, env);
+  EXPECT_EQ(after.exit_code, 0) << Describe(after);
+  EXPECT_NE(after.out.find("final status KILLED"), std::string::npos) << after.out;
+  TonyResult again = other.Run({"kill", app_id}, 60000, env);
+  EXPECT_EQ(again.exit_code, 0) << Describe(again);
+  EXPECT_NE(again.out.find("had already ended: KILLED"), std::string::npos) << again.out;
+}
+
 TEST_P(BackendE2eTest, SummaryShowsEachTasksPeakMemoryEvenForAShortTask) {
   // worker:0 touches 150 MiB and exits well within one heartbeat interval; worker:1 does nothing.
   TonyResult r = Run(Submit({"tony.worker.instances=2", "tony.worker.memory=512m",

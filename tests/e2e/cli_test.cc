@@ -111,6 +111,18 @@ TEST_F(CliTest, HdfsInputsNeedTheYarnBackend) {
             "yarn");
 }
 
+TEST_F(CliTest, StatusAndKillOfNoSuchJob) {
+  EXPECT_EQ(ExpectBadInput({"status", "job-42"}),
+            "tony: error: 'job-42' is not an application id (application_<cluster timestamp>_"
+            "<number>)");
+  EXPECT_NE(ExpectBadInput({"kill", "application_1700000000000_0042"})
+                .find("no application application_1700000000000_0042 under " + runner_.home()),
+            std::string::npos);
+  EXPECT_NE(ExpectBadInput({"status", "application_1700000000000_0042", "--backend", "mesos"})
+                .find("mesos"),
+            std::string::npos);
+}
+
 TEST_F(CliTest, JobThatCanNeverFitThisMachine) {
   EXPECT_NE(ExpectBadInput({"submit", "--executes", "true", "--conf", "tony.worker.instances=1",
                             "--conf", "tony.worker.memory=4096g"})

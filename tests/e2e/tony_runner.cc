@@ -100,7 +100,7 @@ pid_t TonyRunner::Start(const std::vector<std::string>& args,
   spawn.argv = {binary_};
   spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
   spawn.set_env = env;
-  spawn.set_env["TONY_HOME"] = home_;
+  spawn.set_env.emplace("TONY_HOME", home_);  // unless `env` names another runner's
   spawn.unset_env = {"TONY_CONF_DIR"};
   spawn.working_dir = work_dir_;
   spawn.stdout_path = out_path_;

@@ -34,7 +34,8 @@ class TonyRunner {
   TonyResult Run(const std::vector<std::string>& args, int timeout_ms = 120000,
                  const std::map<std::string, std::string>& env = {});
 
-  // Starts tony in the background; Wait() collects it.
+  // Starts tony in the background; Wait() collects it. `env` may set TONY_HOME to another
+  // runner's home(), to act on that runner's jobs.
   pid_t Start(const std::vector<std::string>& args,
               const std::map<std::string, std::string>& env = {});
   TonyResult Wait(pid_t pid, int timeout_ms);

@@ -272,6 +272,35 @@ TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
   (void)hdfs.Delete(base, /*recursive=*/true);
 }
 
+TEST_F(YarnE2eTest, KillFromAnotherMachineGoesThroughTheResourceManager) {
+  pid_t tony = runner_.Start(Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
+                                    "/usr/bin/python3 sleep_forever.py"),
+                             Env());
+  ASSERT_GT(tony, 0);
+  ASSERT_TRUE(runner_.WaitForOutput("1 running", 120000)) << runner_.CurrentOutput();
+  std::smatch match;
+  const std::string submitted = runner_.CurrentOutput();
+  ASSERT_TRUE(std::regex_search(submitted, match, std::regex(R"(tony: submitted (\S+))")));
+  const std::string app_id = match[1];
+
+  // Another machine: no job directory, so no secret; the cluster's configuration only.
+  TonyRunner elsewhere;
+  TonyResult status = elsewhere.Run({"status", "--backend", "yarn", app_id}, 60000, Env());
+  ASSERT_EQ(status.exit_code, 0) << Describe(status);
+  EXPECT_NE(status.out.find(app_id + ": RUNNING"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("/proxy/" + app_id), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("needs the job's secret"), std::string::npos) << status.out;
+  TonyResult killed = elsewhere.Run({"kill", "--backend", "yarn", app_id}, 60000, Env());
+  ASSERT_EQ(killed.exit_code, 0) << Describe(killed);
+  EXPECT_NE(killed.out.find(app_id + " ended: KILLED"), std::string::npos) << killed.out;
+
+  TonyResult r = runner_.Wait(tony, 120000);
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("KILLED"), std::string::npos) << r.out;
+  EXPECT_EQ(RmReport(app_id).final_status, hadoop::FinalApplicationStatus::kKilled);
+  EXPECT_TRUE(elsewhere.LeftoverProcesses().empty());
+}
+
 std::vector<std::string> NeededLibraries(const std::string& binary) {
   std::vector<std::string> needed;
   FILE* pipe = popen(("readelf -d '" + binary + "'").c_str(), "r");

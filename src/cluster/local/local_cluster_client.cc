@@ -128,6 +128,7 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
   } else {
     am_gone = true;
   }
+  if (am_gone) report.tracking_url.clear();  // the status page went with the AM
   if (!report.final_state.empty()) {
     report.state = report.final_state == "SUCCEEDED" ? AppState::kFinished
                    : report.final_state == "KILLED"  ? AppState::kKilled

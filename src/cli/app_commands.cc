@@ -1,0 +1,111 @@
+#include "cli/app_commands.h"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/roles.h"
+#include "client/job_control.h"
+#include "client/tony_client.h"
+#include "cluster/local/local_cluster_client.h"
+#include "cluster/staging.h"
+#include "common/strings.h"
+#include "config/value_parsers.h"
+#include "hadoop/yarn_client.h"
+#include "rpc/secret.h"
+
+namespace tony::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What both commands need: the job's configuration, its secret where this machine has it, and
+// the backend it runs on.
+struct Target {
+  config::Configuration conf;
+  client::JobControlOptions control;
+  std::unique_ptr<cluster::ClusterClient> cluster;
+};
+
+// nullopt after printing the one error line; *exit_code then says how it ended.
+std::optional<Target> Resolve(AppCommandOptions& options, int* exit_code) {
+  *exit_code = client::kExitBadInput;
+  if (!hadoop::ApplicationId::Parse(options.app_id).ok()) {
+    std::cerr << "tony: error: '" << options.app_id
+              << "' is not an application id (application_<cluster timestamp>_<number>)\n";
+    return std::nullopt;
+  }
+  Target target;
+  target.control.app_id = options.app_id;
+  const std::string job_dir = StrCat(TonyHome(), "/jobs/", options.app_id);
+  const std::string final_conf = StrCat(job_dir, "/", cluster::kFinalConfFile);
+  std::error_code ec;
+  if (fs::exists(final_conf, ec)) {
+    absl::StatusOr<config::Configuration> conf = LoadFinalConf(final_conf);
+    if (!conf.ok()) {
+      std::cerr << "tony: error: " << conf.status().message() << "\n";
+      return std::nullopt;
+    }
+    target.conf = *std::move(conf);
+    if (options.submit.request.flags.backend) {
+      target.conf.Set("tony.application.backend", *options.submit.request.flags.backend,
+                      config::ValueSource::ConfFlag());
+    }
+    if (absl::StatusOr<std::string> secret =
+            rpc::ReadSecretFile(StrCat(job_dir, "/", cluster::kSecretFile));
+        secret.ok()) {
+      target.control.secret = *secret;
+    }
+  } else {
+    CompleteFromEnvironment(&options.submit);
+    absl::StatusOr<config::ResolvedConfig> resolved =
+        config::ResolveConfiguration(options.submit.request);
+    if (!resolved.ok()) {
+      std::cerr << "tony: error: " << resolved.status().message() << "\n";
+      return std::nullopt;
+    }
+    target.conf = std::move(resolved->conf);
+  }
+  target.control.stop_grace_ms =
+      config::ParseInt(target.conf.Get("tony.task.stop-grace-ms")).value_or(0);
+
+  const std::string backend = target.conf.Get("tony.application.backend");
+  if (backend == "yarn") {
+    target.cluster = ConnectYarnClient(target.conf, exit_code);
+    if (target.cluster == nullptr) return std::nullopt;
+  } else if (backend == "local" || backend.empty()) {
+    target.cluster = std::make_unique<cluster::LocalClusterClient>(TonyHome());
+  } else {
+    std::cerr << "tony: error: tony.application.backend: unknown backend '" << backend
+              << "' (local or yarn)\n";
+    return std::nullopt;
+  }
+  return target;
+}
+
+}  // namespace
+
+void AddAppCommandFlags(CLI::App* app, AppCommandOptions* options) {
+  app->add_option("app_id", options->app_id, "The application id tony submit printed")->required();
+  app->add_option_function<std::string>(
+      "--backend",
+      [options](const std::string& value) { options->submit.request.flags.backend = value; },
+      "local or yarn, for a job this machine did not submit (else the job's own)");
+  app->add_option("--conf", options->submit.request.conf, "key=value (repeatable)");
+}
+
+int RunStatusCommand(AppCommandOptions& options) {
+  int code = 0;
+  std::optional<Target> target = Resolve(options, &code);
+  if (!target) return code;
+  return client::ShowJob(*target->cluster, target->control, std::cout, std::cerr);
+}
+
+int RunKillCommand(AppCommandOptions& options) {
+  int code = 0;
+  std::optional<Target> target = Resolve(options, &code);
+  if (!target) return code;
+  return client::KillJob(*target->cluster, target->control, std::cout, std::cerr);
+}
+
+}  // namespace tony::cli

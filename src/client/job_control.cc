@@ -1,0 +1,172 @@
+#include "client/job_control.h"
+
+#include <chrono>
+#include <memory>
+#include <ostream>
+#include <thread>
+
+#include "client/job_report.h"
+#include "common/clock.h"
+#include "common/strings.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/grpcpp.h"
+#include "rpc/secret.h"
+#include "rpc/tony.grpc.pb.h"
+
+namespace tony::client {
+namespace {
+
+std::unique_ptr<rpc::TonyAm::Stub> AmStub(const std::string& address) {
+  return rpc::TonyAm::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+}
+
+void AttachCall(grpc::ClientContext& context, const std::string& secret, int64_t timeout_ms) {
+  rpc::AttachSecret(&context, secret);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
+}
+
+std::string_view AppStateName(cluster::AppState state) {
+  switch (state) {
+    case cluster::AppState::kSubmitted:
+      return "SUBMITTED";
+    case cluster::AppState::kRunning:
+      return "RUNNING";
+    case cluster::AppState::kFinished:
+      return "FINISHED";
+    case cluster::AppState::kFailed:
+      return "FAILED";
+    case cluster::AppState::kKilled:
+      return "KILLED";
+  }
+  return "UNKNOWN";
+}
+
+// The backend's report, with its error as the exit code: 2 for an application it does not know.
+absl::StatusOr<cluster::AppReport> Report(cluster::ClusterClient& cluster,
+                                          const std::string& app_id, std::ostream& err,
+                                          int* exit_code) {
+  absl::StatusOr<cluster::AppReport> report = cluster.GetReport(app_id);
+  if (!report.ok()) {
+    err << "tony: error: " << report.status().message() << "\n";
+    *exit_code = report.status().code() == absl::StatusCode::kNotFound ||
+                         report.status().code() == absl::StatusCode::kInvalidArgument
+                     ? 2
+                     : 1;
+  }
+  return report;
+}
+
+}  // namespace
+
+rpc::JobStatus StatusFromReport(const std::string& app_id, const cluster::AppReport& report,
+                                const rpc::JobStatus& last_seen) {
+  rpc::JobStatus status = last_seen;
+  if (!report.status_json.empty()) {
+    rpc::JobStatus parsed;
+    if (google::protobuf::util::JsonStringToMessage(report.status_json, &parsed).ok()) {
+      status = parsed;
+    }
+  }
+  status.set_app_id(app_id);
+  status.set_complete(true);
+  if (report.final_state == "SUCCEEDED") {
+    status.set_state(rpc::JOB_SUCCEEDED);
+  } else if (report.final_state == "KILLED") {
+    status.set_state(rpc::JOB_KILLED);
+  } else {
+    status.set_state(rpc::JOB_FAILED);
+  }
+  if (status.diagnostics().empty()) status.set_diagnostics(report.diagnostics);
+  return status;
+}
+
+int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, std::ostream& out,
+            std::ostream& err) {
+  int code = 0;
+  absl::StatusOr<cluster::AppReport> report = Report(cluster, options.app_id, err, &code);
+  if (!report.ok()) return code;
+  out << options.app_id << ": " << AppStateName(report->state);
+  if (!report->final_state.empty()) out << ", final status " << report->final_state;
+  if (report->attempt > 1) out << " (AM attempt " << report->attempt << ")";
+  out << "\n";
+  if (!report->tracking_url.empty() && report->tracking_url != "N/A") {
+    out << "tracking URL " << report->tracking_url << "\n";
+  }
+  if (!report->final_state.empty()) {
+    rpc::JobStatus status = StatusFromReport(options.app_id, *report, {});
+    if (status.tasks_size() > 0) {
+      out << "\n" << Summary(status);
+    } else if (!report->diagnostics.empty()) {
+      out << report->diagnostics << "\n";
+    }
+    return 0;
+  }
+  if (report->am_address.empty()) return 0;
+  if (options.secret.empty()) {
+    out << "(the tasks' table needs the job's secret, in the job directory of the machine that "
+           "submitted it; the tracking URL shows them)\n";
+    return 0;
+  }
+  // The AM's current status at once: any version is newer than 0, and nothing waits.
+  rpc::WatchJobRequest request;
+  request.set_after_version(0);
+  request.set_max_wait_ms(0);
+  rpc::JobStatus status;
+  grpc::ClientContext context;
+  AttachCall(context, options.secret, 5000);
+  if (grpc::Status s = AmStub(report->am_address)->WatchJob(&context, request, &status); !s.ok()) {
+    out << "(the AM at " << report->am_address << " did not answer: " << s.error_message() << ")\n";
+    return 0;
+  }
+  out << ProgressLine(status) << "\n\n" << Summary(status);
+  return 0;
+}
+
+int KillJob(cluster::ClusterClient& cluster, const JobControlOptions& options, std::ostream& out,
+            std::ostream& err) {
+  int code = 0;
+  absl::StatusOr<cluster::AppReport> report = Report(cluster, options.app_id, err, &code);
+  if (!report.ok()) return code;
+  if (!report->final_state.empty()) {
+    out << "tony: " << options.app_id << " had already ended: " << report->final_state << "\n";
+    return 0;
+  }
+  bool asked = false;
+  if (!options.secret.empty() && !report->am_address.empty()) {
+    rpc::KillJobRequest request;
+    request.set_reason("killed with tony kill");
+    rpc::KillJobResponse response;
+    grpc::ClientContext context;
+    AttachCall(context, options.secret, 5000);
+    asked = AmStub(report->am_address)->KillJob(&context, request, &response).ok();
+  }
+  if (!asked) {
+    if (absl::Status s = cluster.Kill(options.app_id, /*force=*/false); !s.ok()) {
+      err << "tony: error: cannot kill " << options.app_id << ": " << s.message() << "\n";
+      return 1;
+    }
+  }
+  out << "tony: stopping " << options.app_id << "\n" << std::flush;
+  const Clock* clock = SystemClock::Get();
+  const int64_t deadline = clock->NowMs() + options.stop_grace_ms + 15000;
+  while (clock->NowMs() < deadline) {
+    report = cluster.GetReport(options.app_id);
+    if (report.ok() && !report->final_state.empty()) {
+      out << "tony: " << options.app_id << " ended: " << report->final_state << "\n";
+      // The backend's cleanup after the AM (YARN: the staging directory), should the client that
+      // submitted the job be gone.
+      (void)cluster.AwaitAmExit(options.app_id, 10000);
+      return 0;
+    }
+    // Neither backend pushes the end of an application; ask again shortly.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (absl::Status s = cluster.Kill(options.app_id, /*force=*/true); !s.ok()) {
+    err << "tony: error: cannot kill " << options.app_id << ": " << s.message() << "\n";
+    return 1;
+  }
+  out << "tony: " << options.app_id << " did not stop in time and was killed\n";
+  return 0;
+}
+
+}  // namespace tony::client

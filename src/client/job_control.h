@@ -1,0 +1,36 @@
+#pragma once
+// `tony status` and `tony kill`: a job seen from outside the client that submitted it, through the
+// backend's report and, where this machine holds the job's secret, its AM.
+
+#include <iosfwd>
+#include <string>
+
+#include "cluster/cluster_client.h"
+#include "rpc/tony.pb.h"
+
+namespace tony::client {
+
+// A job's status as the backend's report tells it: the AM's last word on the tasks where the
+// report carries one (else `last_seen`), with the report's final state and diagnostics.
+rpc::JobStatus StatusFromReport(const std::string& app_id, const cluster::AppReport& report,
+                                const rpc::JobStatus& last_seen);
+
+struct JobControlOptions {
+  std::string app_id;
+  std::string secret;         // the job's, from the submitting machine's job directory; may be ""
+  int64_t stop_grace_ms = 0;  // the job's tony.task.stop-grace-ms
+};
+
+// Prints the job's state, its tracking URL and, when known, the table of its tasks. Exit code 0,
+// or 2 for an application the backend does not know, 1 if the backend cannot be asked.
+int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, std::ostream& out,
+            std::ostream& err);
+
+// Kills the job: asks its AM to stop it (the tasks get their grace period and the job ends
+// KILLED) where the secret allows, else has the backend stop the AM; kills what is left if the
+// job has not ended `stop_grace_ms` + 15 s later. A job that already ended is left as it is.
+// Exit code 0, 2 for an unknown application, 1 if the job could not be killed.
+int KillJob(cluster::ClusterClient& cluster, const JobControlOptions& options, std::ostream& out,
+            std::ostream& err);
+
+}  // namespace tony::client
