@@ -19,6 +19,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The backend that runs jobs configured by `conf`; nullptr after the one error line.
+std::unique_ptr<cluster::ClusterClient> MakeClusterClient(const config::Configuration& conf,
+                                                          int* exit_code) {
+  const std::string backend = conf.Get("tony.application.backend");
+  if (backend == "yarn") return ConnectYarnClient(conf, exit_code);
+  if (backend == "local" || backend.empty()) {
+    return std::make_unique<cluster::LocalClusterClient>(TonyHome());
+  }
+  std::cerr << "tony: error: tony.application.backend: unknown backend '" << backend
+            << "' (local or yarn)\n";
+  *exit_code = client::kExitBadInput;
+  return nullptr;
+}
+
 // What both commands need: the job's configuration, its secret where this machine has it, and
 // the backend it runs on.
 struct Target {
@@ -69,17 +83,8 @@ std::optional<Target> Resolve(AppCommandOptions& options, int* exit_code) {
   target.control.stop_grace_ms =
       config::ParseInt(target.conf.Get("tony.task.stop-grace-ms")).value_or(0);
 
-  const std::string backend = target.conf.Get("tony.application.backend");
-  if (backend == "yarn") {
-    target.cluster = ConnectYarnClient(target.conf, exit_code);
-    if (target.cluster == nullptr) return std::nullopt;
-  } else if (backend == "local" || backend.empty()) {
-    target.cluster = std::make_unique<cluster::LocalClusterClient>(TonyHome());
-  } else {
-    std::cerr << "tony: error: tony.application.backend: unknown backend '" << backend
-              << "' (local or yarn)\n";
-    return std::nullopt;
-  }
+  target.cluster = MakeClusterClient(target.conf, exit_code);
+  if (target.cluster == nullptr) return std::nullopt;
   return target;
 }
 
@@ -92,6 +97,30 @@ void AddAppCommandFlags(CLI::App* app, AppCommandOptions* options) {
       [options](const std::string& value) { options->submit.request.flags.backend = value; },
       "local or yarn, for a job this machine did not submit (else the job's own)");
   app->add_option("--conf", options->submit.request.conf, "key=value (repeatable)");
+}
+
+void AddListFlags(CLI::App* app, ListOptions* options) {
+  app->add_flag("--all", options->all, "Ended jobs too");
+  app->add_option_function<std::string>(
+      "--backend",
+      [options](const std::string& value) { options->submit.request.flags.backend = value; },
+      "local (default) or yarn");
+  app->add_option("--conf", options->submit.request.conf, "key=value (repeatable)");
+}
+
+int RunListCommand(ListOptions& options) {
+  CompleteFromEnvironment(&options.submit);
+  absl::StatusOr<config::ResolvedConfig> resolved =
+      config::ResolveConfiguration(options.submit.request);
+  if (!resolved.ok()) {
+    std::cerr << "tony: error: " << resolved.status().message() << "\n";
+    return client::kExitBadInput;
+  }
+  int code = 0;
+  std::unique_ptr<cluster::ClusterClient> cluster = MakeClusterClient(resolved->conf, &code);
+  if (cluster == nullptr) return code;
+  return client::ListJobs(*cluster, resolved->conf.Get("tony.application.type"), options.all,
+                          std::cout, std::cerr);
 }
 
 int RunStatusCommand(AppCommandOptions& options) {

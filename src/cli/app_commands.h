@@ -1,5 +1,5 @@
 #pragma once
-// `tony status APP_ID` and `tony kill APP_ID`: a submitted job, from any terminal.
+// `tony list`, `tony status APP_ID` and `tony kill APP_ID`: submitted jobs, from any terminal.
 
 #include <string>
 
@@ -16,6 +16,15 @@ struct AppCommandOptions {
 };
 
 void AddAppCommandFlags(CLI::App* app, AppCommandOptions* options);
+
+struct ListOptions {
+  bool all = false;      // ended jobs too
+  SubmitOptions submit;  // --backend, --conf
+};
+
+void AddListFlags(CLI::App* app, ListOptions* options);
+
+int RunListCommand(ListOptions& options);
 
 int RunStatusCommand(AppCommandOptions& options);
 int RunKillCommand(AppCommandOptions& options);

@@ -34,6 +34,10 @@ int main(int argc, char** argv) {
       "cluster", "Show the YARN cluster's metrics and nodes (like yarn node -list)");
   cluster->add_option("--conf", cluster_options.request.conf, "key=value (repeatable)");
 
+  tony::cli::ListOptions list_options;
+  CLI::App* list_cmd =
+      app.add_subcommand("list", "List the running jobs (like yarn application -list)");
+  tony::cli::AddListFlags(list_cmd, &list_options);
   tony::cli::AppCommandOptions status_options;
   CLI::App* status_cmd =
       app.add_subcommand("status", "Show a submitted job: its state, tracking URL and tasks");
@@ -64,6 +68,7 @@ int main(int argc, char** argv) {
 
   if (submit->parsed()) return tony::cli::RunSubmit(submit_options);
   if (cluster->parsed()) return tony::cli::RunClusterCommand(cluster_options);
+  if (list_cmd->parsed()) return tony::cli::RunListCommand(list_options);
   if (status_cmd->parsed()) return tony::cli::RunStatusCommand(status_options);
   if (kill_cmd->parsed()) return tony::cli::RunKillCommand(kill_options);
   if (am->parsed()) return tony::cli::RunAm();

@@ -169,4 +169,29 @@ int KillJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
   return 0;
 }
 
+int ListJobs(cluster::ClusterClient& cluster, const std::string& application_type,
+             bool include_ended, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<std::vector<cluster::AppReport>> apps =
+      cluster.ListApplications(application_type, include_ended);
+  if (!apps.ok()) {
+    err << "tony: error: cannot list the applications: " << apps.status().message() << "\n";
+    return 1;
+  }
+  if (apps->empty()) {
+    out << (include_ended ? "no tony applications\n"
+                          : "no running tony applications (--all lists ended ones too)\n");
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"APPLICATION ID", "NAME", "USER", "STATE", "FINAL STATUS", "TRACKING URL"}};
+  for (const cluster::AppReport& app : *apps) {
+    rows.push_back(
+        {app.app_id, app.name.empty() ? "-" : app.name, app.user.empty() ? "-" : app.user,
+         std::string(AppStateName(app.state)), app.final_state.empty() ? "-" : app.final_state,
+         app.tracking_url.empty() || app.tracking_url == "N/A" ? "-" : app.tracking_url});
+  }
+  out << FormatTable(rows);
+  return 0;
+}
+
 }  // namespace tony::client

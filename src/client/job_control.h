@@ -1,6 +1,6 @@
 #pragma once
-// `tony status` and `tony kill`: a job seen from outside the client that submitted it, through the
-// backend's report and, where this machine holds the job's secret, its AM.
+// `tony list`, `tony status` and `tony kill`: jobs seen from outside the client that submitted it,
+// through the backend's report and, where this machine holds the job's secret, its AM.
 
 #include <iosfwd>
 #include <string>
@@ -32,5 +32,11 @@ int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
 // Exit code 0, 2 for an unknown application, 1 if the job could not be killed.
 int KillJob(cluster::ClusterClient& cluster, const JobControlOptions& options, std::ostream& out,
             std::ostream& err);
+
+// Prints the backend's applications of `application_type` as a table (id, name, user, state,
+// final status, tracking URL): those not ended, or all it knows with `include_ended`. Exit code
+// 0, or 1 if the backend cannot be asked.
+int ListJobs(cluster::ClusterClient& cluster, const std::string& application_type,
+             bool include_ended, std::ostream& out, std::ostream& err);
 
 }  // namespace tony::client

@@ -99,6 +99,24 @@ std::string ProgressLine(const rpc::JobStatus& status) {
   return Join(types, " | ");
 }
 
+std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      std::string cell = row[i];
+      if (i + 1 < row.size()) cell.resize(widths[i] + 2, ' ');
+      out += cell;
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::string Summary(const rpc::JobStatus& status) {
   std::string out = StrCat(status.app_id(), " ", ToString(status.state()));
   if (status.end_ms() > 0 && status.start_ms() > 0) {
@@ -107,7 +125,7 @@ std::string Summary(const rpc::JobStatus& status) {
   if (!status.diagnostics().empty()) out += StrCat(": ", status.diagnostics());
   out += "\n";
 
-  std::vector<std::array<std::string, 8>> rows = {
+  std::vector<std::vector<std::string>> rows = {
       {"TASK", "STATE", "HOST:PORT", "EXIT", "ATTEMPTS", "DURATION", "PEAK RSS", "LOGS"}};
   for (const rpc::TaskStatus& task : status.tasks()) {
     const int64_t duration =
@@ -119,19 +137,7 @@ std::string Summary(const rpc::JobStatus& status) {
                     task.peak_rss_bytes() > 0 ? FormatMb(task.peak_rss_bytes()) : "-",
                     task.log_dir().empty() ? "-" : task.log_dir()});
   }
-  std::array<size_t, 8> widths{};
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      std::string cell = row[i];
-      if (i + 1 < row.size()) cell.resize(widths[i] + 2, ' ');
-      line += cell;
-    }
-    out += line + "\n";
-  }
+  out += FormatTable(rows);
   for (const rpc::TaskStatus& task : status.tasks()) {
     for (const rpc::AttemptStatus& attempt : task.previous_attempts()) {
       out += StrCat("\n", task.type(), ":", task.index(), " attempt ", attempt.attempt(),

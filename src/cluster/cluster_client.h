@@ -33,6 +33,9 @@ struct AmSubmission {
 enum class AppState { kSubmitted, kRunning, kFinished, kFailed, kKilled };
 
 struct AppReport {
+  std::string app_id;
+  std::string name;  // the application's (tony.application.name)
+  std::string user;  // who submitted it
   AppState state = AppState::kSubmitted;
   std::string am_address;   // "host:port" once the AM listens
   std::string final_state;  // "SUCCEEDED" / "FAILED" / "KILLED" once the AM recorded it
@@ -62,6 +65,11 @@ class ClusterClient {
   // Looks up an hdfs:// input (a resource, the venv) that containers get from where it is:
   // NotFound if it does not exist, InvalidArgument if this backend cannot localize it.
   [[nodiscard]] virtual absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) = 0;
+  // The backend's applications of `application_type` (tony.application.type), oldest first:
+  // those not ended, and with `include_ended` the ended ones it still knows (YARN: those the
+  // ResourceManager keeps; local: every job directory under TONY_HOME).
+  [[nodiscard]] virtual absl::StatusOr<std::vector<AppReport>> ListApplications(
+      const std::string& application_type, bool include_ended) = 0;
 };
 
 }  // namespace tony::cluster

@@ -1,5 +1,7 @@
 #include "hadoop/yarn_client.h"
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -100,6 +102,30 @@ absl::StatusOr<ApplicationReport> YarnClient::GetApplicationReport(const Applica
                                       ": the response carries no report for ", id.ToString()));
   }
   return ApplicationReportFromProto(response.report());
+}
+
+absl::StatusOr<std::vector<ApplicationReport>> YarnClient::GetApplications(
+    const std::vector<std::string>& types, bool include_final) {
+  proto::GetApplicationsRequest request;
+  for (const std::string& type : types) request.add_application_types(type);
+  if (!include_final) {
+    for (proto::ApplicationState state :
+         {proto::APP_STATE_NEW, proto::APP_STATE_NEW_SAVING, proto::APP_STATE_SUBMITTED,
+          proto::APP_STATE_ACCEPTED, proto::APP_STATE_RUNNING}) {
+      request.add_application_states(state);
+    }
+  }
+  proto::GetApplicationsResponse response;
+  if (absl::Status s = ipc_->Call("getApplications", request, &response); !s.ok()) return s;
+  std::vector<ApplicationReport> reports;
+  reports.reserve(response.applications_size());
+  for (const proto::ApplicationReport& report : response.applications()) {
+    reports.push_back(ApplicationReportFromProto(report));
+  }
+  std::sort(reports.begin(), reports.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.id.cluster_timestamp, a.id.id) < std::tie(b.id.cluster_timestamp, b.id.id);
+  });
+  return reports;
 }
 
 absl::StatusOr<bool> YarnClient::ForceKillApplication(const ApplicationId& id,

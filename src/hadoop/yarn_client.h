@@ -242,6 +242,10 @@ class YarnClient {
   [[nodiscard]] absl::StatusOr<NewApplication> GetNewApplication();
   [[nodiscard]] absl::Status SubmitApplication(const AppSubmission& submission);
   [[nodiscard]] absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id);
+  // The applications the RM still knows of (running ones, and finished ones it keeps) of any of
+  // `types` (all when empty); only those not yet final unless `include_final`.
+  [[nodiscard]] absl::StatusOr<std::vector<ApplicationReport>> GetApplications(
+      const std::vector<std::string>& types, bool include_final);
   // Asks the RM to kill the application. Returns whether the kill has completed; when false the
   // RM is still killing it (calling again is harmless), and the report turns KILLED later.
   [[nodiscard]] absl::StatusOr<bool> ForceKillApplication(const ApplicationId& id,

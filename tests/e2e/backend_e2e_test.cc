@@ -110,7 +110,7 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
 }
 
-TEST_P(BackendE2eTest, StatusAndKillWorkFromAnotherTerminal) {
+TEST_P(BackendE2eTest, ListStatusAndKillWorkFromAnotherTerminal) {
   pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
                             "/usr/bin/python3 sleep_forever.py"));
   ASSERT_GT(tony, 0);
@@ -131,6 +131,14 @@ TEST_P(BackendE2eTest, StatusAndKillWorkFromAnotherTerminal) {
   EXPECT_TRUE(TaskRow(status.out, "worker:0", "RUNNING")) << status.out;
   EXPECT_TRUE(TaskRow(status.out, "worker:1", "RUNNING")) << status.out;
 
+  std::vector<std::string> list = {"list"};
+  if (yarn()) list.insert(list.end(), {"--backend", "yarn"});
+  TonyResult listed = other.Run(list, 60000, env);
+  ASSERT_EQ(listed.exit_code, 0) << Describe(listed);
+  EXPECT_TRUE(
+      std::regex_search(listed.out, std::regex(app_id + " +TensorFlowApplication +\\S+ +RUNNING ")))
+      << listed.out;
+
   TonyResult killed = other.Run({"kill", app_id}, 60000, env);
   ASSERT_EQ(killed.exit_code, 0) << Describe(killed);
   EXPECT_NE(killed.out.find(app_id + " ended: KILLED"), std::string::npos) << killed.out;
@@ -145,6 +153,12 @@ TEST_P(BackendE2eTest, StatusAndKillWorkFromAnotherTerminal) {
   TonyResult after = other.Run({"status", app_id}, 60000, env);
   EXPECT_EQ(after.exit_code, 0) << Describe(after);
   EXPECT_NE(after.out.find("final status KILLED"), std::string::npos) << after.out;
+  listed = other.Run(list, 60000, env);
+  EXPECT_EQ(listed.out.find(app_id), std::string::npos) << listed.out;
+  list.push_back("--all");
+  listed = other.Run(list, 60000, env);
+  EXPECT_TRUE(std::regex_search(listed.out, std::regex(app_id + " .* KILLED +KILLED ")))
+      << listed.out;
   TonyResult again = other.Run({"kill", app_id}, 60000, env);
   EXPECT_EQ(again.exit_code, 0) << Describe(again);
   EXPECT_NE(again.out.find("had already ended: KILLED"), std::string::npos) << again.out;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "e2e/tony_runner.h"
 
@@ -16,8 +17,9 @@ namespace fs = std::filesystem;
 class CliTest : public ::testing::Test {
  protected:
   // Runs tony and checks the bad-input contract; returns the error line.
-  std::string ExpectBadInput(const std::vector<std::string>& args) {
-    TonyResult r = runner_.Run(args, 30000);
+  std::string ExpectBadInput(const std::vector<std::string>& args,
+                             const std::map<std::string, std::string>& env = {}) {
+    TonyResult r = runner_.Run(args, 30000, env);
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     EXPECT_TRUE(r.app_id.empty()) << "a job was started:\n" << r.out;
     EXPECT_FALSE(fs::exists(runner_.home() + "/jobs")) << "something was staged";
@@ -120,6 +122,16 @@ TEST_F(CliTest, StatusAndKillOfNoSuchJob) {
             std::string::npos);
   EXPECT_NE(ExpectBadInput({"status", "application_1700000000000_0042", "--backend", "mesos"})
                 .find("mesos"),
+            std::string::npos);
+}
+
+TEST_F(CliTest, ListWithNoJobsAndWithNoCluster) {
+  TonyResult r = runner_.Run({"list"}, 30000);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "no running tony applications (--all lists ended ones too)\n");
+  EXPECT_NE(ExpectBadInput({"list", "--backend", "yarn"},
+                           {{"HADOOP_CONF_DIR", ""}, {"YARN_CONF_DIR", ""}})
+                .find("HADOOP_CONF_DIR"),
             std::string::npos);
 }
 

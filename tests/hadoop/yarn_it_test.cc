@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -228,6 +229,23 @@ TEST_F(YarnItTest, ForceKillEndsAnAmKilledAndFreesItsGpu) {
   Resource used = PollNodeUsage([](const Resource& r) { return r.gpus == 1; });
   EXPECT_EQ(used.gpus, 1);
 
+  // Listed among the running applications of its type, and only there.
+  auto listed = [&](const std::vector<std::string>& types, bool include_final) {
+    absl::StatusOr<std::vector<ApplicationReport>> apps =
+        yarn_->GetApplications(types, include_final);
+    EXPECT_TRUE(apps.ok()) << apps.status();
+    std::optional<ApplicationReport> found;
+    for (const ApplicationReport& app : apps.ok() ? *apps : std::vector<ApplicationReport>{}) {
+      if (app.id == id) found = app;
+    }
+    return found;
+  };
+  std::optional<ApplicationReport> running = listed({"TONY"}, false);
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(running->name, "tony-yarn-it-sleep");
+  EXPECT_FALSE(IsFinal(running->state));
+  EXPECT_FALSE(listed({"MAPREDUCE"}, true).has_value());
+
   absl::StatusOr<bool> killed = yarn_->ForceKillApplication(id, "killed by yarn_it_test");
   ASSERT_TRUE(killed.ok()) << killed.status();
   ApplicationReport report =
@@ -237,6 +255,10 @@ TEST_F(YarnItTest, ForceKillEndsAnAmKilledAndFreesItsGpu) {
   EXPECT_EQ(report.state, YarnApplicationState::kKilled);
   EXPECT_EQ(report.final_status, FinalApplicationStatus::kKilled);
   EXPECT_TRUE(Contains(report.diagnostics, "killed by yarn_it_test")) << report.diagnostics;
+  EXPECT_FALSE(listed({"TONY"}, false).has_value());
+  std::optional<ApplicationReport> ended = listed({}, true);
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->state, YarnApplicationState::kKilled);
 
   // Killing again is accepted and reports the kill complete.
   absl::StatusOr<bool> again = yarn_->ForceKillApplication(id);

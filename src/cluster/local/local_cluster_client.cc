@@ -1,18 +1,24 @@
 #include "cluster/local/local_cluster_client.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include "cluster/staging.h"
 #include "common/files.h"
 #include "common/proc_table.h"
 #include "common/process.h"
 #include "common/strings.h"
+#include "config/key_catalog.h"
 #include "nlohmann/json.hpp"
 
 namespace tony::cluster {
@@ -149,6 +155,7 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
   if (auto it = submitted_.find(app_id); it != submitted_.end()) {
     report.attempt = it->second.attempt;
   }
+  report.app_id = app_id;
   return report;
 }
 
@@ -221,6 +228,48 @@ int LocalClusterClient::KillLeftovers(const std::string& job_dir) {
 
 absl::StatusOr<RemoteFileInfo> LocalClusterClient::StatRemote(const std::string& uri) {
   return absl::InvalidArgumentError(StrCat(uri, ": hdfs:// paths need --backend yarn"));
+}
+
+absl::StatusOr<std::vector<AppReport>> LocalClusterClient::ListApplications(
+    const std::string& application_type, bool include_ended) {
+  std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> ids;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(tony_home_ + "/jobs", ec)) {
+    const std::string name = entry.path().filename().string();
+    // application_<cluster timestamp>_<sequence>, listed in that order.
+    std::vector<std::string_view> parts = Split(name, '_');
+    if (parts.size() != 3 || parts[0] != "application") continue;
+    ids.push_back(
+        {{std::atoll(std::string(parts[1]).c_str()), std::atoll(std::string(parts[2]).c_str())},
+         name});
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return absl::InternalError(StrCat("cannot list ", tony_home_, "/jobs: ", ec.message()));
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<AppReport> reports;
+  for (const auto& [order, app_id] : ids) {
+    // Only this backend's jobs of that type: a YARN job's client keeps its directory here too.
+    config::Configuration conf = config::KeyCatalog::BuiltIn().Defaults();
+    if (!conf.LoadXmlFile(StrCat(JobDir(app_id), "/", kFinalConfFile),
+                          config::SourceKind::kConfFile)
+             .ok() ||
+        conf.Get("tony.application.backend") != "local" ||
+        conf.Get("tony.application.type") != application_type) {
+      continue;
+    }
+    absl::StatusOr<AppReport> report = GetReport(app_id);
+    if (!report.ok() || (!include_ended && !report->final_state.empty())) continue;
+    report->app_id = app_id;
+    report->name = conf.Get("tony.application.name");
+    struct stat info {};
+    if (stat(JobDir(app_id).c_str(), &info) == 0) {
+      if (const passwd* owner = getpwuid(info.st_uid); owner != nullptr)
+        report->user = owner->pw_name;
+    }
+    reports.push_back(*std::move(report));
+  }
+  return reports;
 }
 
 }  // namespace tony::cluster

@@ -28,6 +28,8 @@ class LocalClusterClient final : public ClusterClient {
   absl::Status Kill(const std::string& app_id, bool force) override;
   absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
   absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) override;
+  absl::StatusOr<std::vector<AppReport>> ListApplications(const std::string& application_type,
+                                                          bool include_ended) override;
 
   // Kills every process that carries the job's marker, TONY_JOB_DIR=<job dir>, whatever became
   // of its parents. The job directory, unlike the application id, is unique on this machine even

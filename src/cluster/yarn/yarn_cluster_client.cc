@@ -14,6 +14,42 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What the ResourceManager says of an application, in the backend-neutral form.
+AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
+  AppReport report;
+  report.app_id = yarn.id.ToString();
+  report.name = yarn.name;
+  report.user = yarn.user;
+  report.tracking_url = yarn.tracking_url;
+  if (yarn.current_attempt.has_value()) report.attempt = yarn.current_attempt->attempt_id;
+  report.diagnostics = yarn.diagnostics;
+  using State = hadoop::YarnApplicationState;
+  switch (yarn.state) {
+    case State::kRunning:
+      report.state = AppState::kRunning;
+      if (yarn.rpc_port > 0 && yarn.host != "N/A") {
+        report.am_address = StrCat(yarn.host, ":", yarn.rpc_port);
+      }
+      break;
+    case State::kFinished:
+    case State::kFailed:
+    case State::kKilled: {
+      using Final = hadoop::FinalApplicationStatus;
+      report.final_state = yarn.final_status == Final::kSucceeded ? "SUCCEEDED"
+                           : yarn.final_status == Final::kKilled || yarn.state == State::kKilled
+                               ? "KILLED"
+                               : "FAILED";
+      report.state = report.final_state == "SUCCEEDED" ? AppState::kFinished
+                     : report.final_state == "KILLED"  ? AppState::kKilled
+                                                       : AppState::kFailed;
+      break;
+    }
+    default:
+      report.state = AppState::kSubmitted;
+  }
+  return report;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
@@ -202,35 +238,7 @@ absl::StatusOr<AppReport> YarnClusterClient::GetReport(const std::string& app_id
   if (!id.ok()) return id.status();
   absl::StatusOr<hadoop::ApplicationReport> yarn = yarn_->GetApplicationReport(*id);
   if (!yarn.ok()) return yarn.status();
-  AppReport report;
-  report.tracking_url = yarn->tracking_url;
-  if (yarn->current_attempt.has_value()) report.attempt = yarn->current_attempt->attempt_id;
-  report.diagnostics = yarn->diagnostics;
-  using State = hadoop::YarnApplicationState;
-  switch (yarn->state) {
-    case State::kRunning:
-      report.state = AppState::kRunning;
-      if (yarn->rpc_port > 0 && yarn->host != "N/A") {
-        report.am_address = StrCat(yarn->host, ":", yarn->rpc_port);
-      }
-      break;
-    case State::kFinished:
-    case State::kFailed:
-    case State::kKilled: {
-      using Final = hadoop::FinalApplicationStatus;
-      report.final_state = yarn->final_status == Final::kSucceeded ? "SUCCEEDED"
-                           : yarn->final_status == Final::kKilled || yarn->state == State::kKilled
-                               ? "KILLED"
-                               : "FAILED";
-      report.state = report.final_state == "SUCCEEDED" ? AppState::kFinished
-                     : report.final_state == "KILLED"  ? AppState::kKilled
-                                                       : AppState::kFailed;
-      break;
-    }
-    default:
-      report.state = AppState::kSubmitted;
-  }
-  return report;
+  return ToAppReport(*yarn);
 }
 
 absl::Status YarnClusterClient::Kill(const std::string& app_id, bool force) {
@@ -273,6 +281,16 @@ absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& 
     return absl::Status(status.status().code(),
                         StrCat(uri, ": ", ToStd(status.status().message())));
   return RemoteFileInfo{.is_directory = status->is_directory};
+}
+
+absl::StatusOr<std::vector<AppReport>> YarnClusterClient::ListApplications(
+    const std::string& application_type, bool include_ended) {
+  absl::StatusOr<std::vector<hadoop::ApplicationReport>> apps =
+      yarn_->GetApplications({application_type}, include_ended);
+  if (!apps.ok()) return apps.status();
+  std::vector<AppReport> reports;
+  for (const hadoop::ApplicationReport& app : *apps) reports.push_back(ToAppReport(app));
+  return reports;
 }
 
 }  // namespace tony::cluster

@@ -45,6 +45,8 @@ class YarnClusterClient final : public ClusterClient {
   absl::Status Kill(const std::string& app_id, bool force) override;
   absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
   absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) override;
+  absl::StatusOr<std::vector<AppReport>> ListApplications(const std::string& application_type,
+                                                          bool include_ended) override;
 
   // Where the job's files are on HDFS.
   std::string StagingDir(const std::string& app_id) const;
