@@ -1,13 +1,62 @@
 #include "cli/config_command.h"
 
 #include <iostream>
+#include <string_view>
+#include <vector>
 
+#include "cluster/staging.h"
 #include "config/key_catalog.h"
+#include "hadoop/hadoop_conf.h"
+#include "hadoop/webhdfs.h"
+#include "hadoop/yarn_client.h"
 
 namespace tony::cli {
 
+namespace {
+
+// A --conf_file on HDFS (TonY's "local or remote" configuration file), read through WebHDFS with
+// the cluster's configuration: HADOOP_CONF_DIR / YARN_CONF_DIR, or a
+// --conf tony.application.hdfs-conf-path=DIR given with it.
+absl::StatusOr<std::string> ReadRemoteConfFile(const config::ConfigRequest& request) {
+  std::vector<std::string> dirs = hadoop::HadoopConf::DirsFromEnvironment();
+  constexpr std::string_view kConfPathKey = "tony.application.hdfs-conf-path=";
+  for (const std::string& pair : request.conf) {
+    if (pair.starts_with(kConfPathKey)) dirs.push_back(pair.substr(kConfPathKey.size()));
+  }
+  if (dirs.empty()) {
+    return absl::InvalidArgumentError(
+        "an hdfs:// file needs the cluster's configuration: set HADOOP_CONF_DIR (or "
+        "tony.application.hdfs-conf-path) to the directory of core-site.xml and hdfs-site.xml");
+  }
+  absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load(dirs);
+  if (!conf.ok()) return conf.status();
+  absl::StatusOr<hadoop::YarnUrl> url =
+      hadoop::ResolveOnDefaultFs(*request.conf_file, conf->DefaultFs());
+  if (!url.ok()) return url.status();
+  absl::StatusOr<hadoop::HostPort> namenode = conf->NameNodeHttpAddress();
+  if (!namenode.ok()) return namenode.status();
+  hadoop::WebHdfsClient hdfs(namenode->ToString(), hadoop::HadoopUser());
+  absl::StatusOr<std::string> text = hdfs.Open(url->file);
+  if (text.status().code() == absl::StatusCode::kNotFound) {
+    return absl::NotFoundError("no such file");
+  }
+  return text;
+}
+
+}  // namespace
+
 std::optional<ValidatedJob> ResolveAndValidate(const SubmitOptions& options) {
-  absl::StatusOr<config::ResolvedConfig> resolved = config::ResolveConfiguration(options.request);
+  config::ConfigRequest request = options.request;
+  if (request.conf_file && cluster::IsRemotePath(*request.conf_file)) {
+    absl::StatusOr<std::string> text = ReadRemoteConfFile(request);
+    if (!text.ok()) {
+      std::cerr << "tony: error: --conf_file " << *request.conf_file << ": "
+                << text.status().message() << "\n";
+      return std::nullopt;
+    }
+    request.conf_file_text = *std::move(text);
+  }
+  absl::StatusOr<config::ResolvedConfig> resolved = config::ResolveConfiguration(request);
   if (!resolved.ok()) {
     std::cerr << "tony: error: " << resolved.status().message() << "\n";
     return std::nullopt;

@@ -88,7 +88,13 @@ absl::StatusOr<ResolvedConfig> ResolveConfiguration(const ConfigRequest& request
   ResolvedConfig resolved{catalog.Defaults(), {}};
   Configuration& conf = resolved.conf;
 
-  if (request.conf_file) {
+  if (request.conf_file && request.conf_file_text) {
+    if (absl::Status s =
+            conf.LoadXmlString(*request.conf_file_text, *request.conf_file, SourceKind::kConfFile);
+        !s.ok()) {
+      return s;
+    }
+  } else if (request.conf_file) {
     if (!IsFile(*request.conf_file)) {
       return absl::NotFoundError(StrCat("--conf_file ", *request.conf_file, ": no such file"));
     }

@@ -30,7 +30,10 @@ struct SubmitFlags {
 
 struct ConfigRequest {
   std::optional<std::string> conf_file;  // --conf_file
-  std::vector<std::string> conf;         // --conf key=value, in command-line order
+  // The --conf_file's contents, when the caller fetched them (a file on HDFS); errors and
+  // sources still name `conf_file`.
+  std::optional<std::string> conf_file_text;
+  std::vector<std::string> conf;  // --conf key=value, in command-line order
   SubmitFlags flags;
   std::string working_dir = ".";             // where ./tony.xml is looked for
   std::optional<std::string> tony_conf_dir;  // $TONY_CONF_DIR

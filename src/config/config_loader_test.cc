@@ -79,6 +79,25 @@ TEST_F(ConfigLoaderTest, TonyXmlInWorkingDirIsUsedWhenNoConfFileIsGiven) {
   EXPECT_EQ(resolved->conf.Get("tony.ps.instances"), "1");
 }
 
+TEST_F(ConfigLoaderTest, FetchedConfFileIsNamedByWhereItCameFrom) {
+  Write("cwd/tony.xml", Prop("tony.worker.instances", "3"));
+  request_.conf_file = "hdfs:///user/a/job.xml";
+  request_.conf_file_text =
+      "<configuration>\n" + Prop("tony.ps.instances", "2") + "</configuration>\n";
+  absl::StatusOr<ResolvedConfig> resolved = ResolveConfiguration(request_);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->conf.Get("tony.ps.instances"), "2");
+  EXPECT_EQ(resolved->conf.Find("tony.ps.instances")->source.ToString(),
+            "hdfs:///user/a/job.xml:2");
+  EXPECT_FALSE(resolved->conf.Has("tony.worker.instances")) << "it replaces ./tony.xml";
+
+  request_.conf_file_text = "<configuration><property>";
+  resolved = ResolveConfiguration(request_);
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_TRUE(std::string(resolved.status().message()).starts_with("hdfs:///user/a/job.xml:"))
+      << resolved.status();
+}
+
 TEST_F(ConfigLoaderTest, MultiValuedKeysAppendAcrossLevels) {
   request_.conf_file = Write(
       "job.xml", Prop("tony.execution.envs", "A=1") + Prop("tony.containers.resources", "a.zip"));

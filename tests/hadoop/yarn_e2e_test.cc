@@ -189,6 +189,40 @@ TEST_F(YarnE2eTest, TaskContainersAreGrantedNodeLocal) {
 }
 
 // The shared libraries an ELF file needs (readelf's NEEDED entries).
+TEST_F(YarnE2eTest, ConfFileOnHdfsIsReadWithItsLinesNamed) {
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string dir =
+      "/user/" + hadoop::HadoopUser() + "/conf-" + fs::path(runner_.work_dir()).filename().string();
+  ASSERT_TRUE(
+      hdfs.Create(dir + "/tony.xml",
+                  "<configuration>\n"
+                  "<property><name>tony.worker.instances</name><value>3</value></property>\n"
+                  "<property><name>tony.containers.command</name><value>true</value>"
+                  "</property>\n</configuration>\n")
+          .ok());
+  ASSERT_TRUE(hdfs.Create(dir + "/bad.xml",
+                          "<configuration>\n<property><value>1</value></property>\n"
+                          "</configuration>\n")
+                  .ok());
+  TonyResult r = Run({"config", "--explain", "--conf_file", "hdfs://" + dir + "/tony.xml"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("tony.worker.instances=3 +# hdfs://" + dir + "/tony.xml:2\n")))
+      << r.out;
+
+  TonyResult bad = Run({"config", "--conf_file", "hdfs://" + dir + "/bad.xml"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_NE(bad.err.find("tony: error: hdfs://" + dir + "/bad.xml:2: <property> has no <name>"),
+            std::string::npos)
+      << bad.err;
+  TonyResult missing = Run({"config", "--conf_file", "hdfs://" + dir + "/nope.xml"});
+  EXPECT_EQ(missing.exit_code, 2) << Describe(missing);
+  EXPECT_NE(missing.err.find("tony: error: --conf_file hdfs://" + dir + "/nope.xml: no such file"),
+            std::string::npos)
+      << missing.err;
+  (void)hdfs.Delete(dir, /*recursive=*/true);
+}
+
 TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
   // TonY's hdfs:// inputs: a zipped venv, a file under another name, and a directory
   // (--hdfs_classpath) whose files, not its subdirectories, land in the working directory.
