@@ -61,6 +61,14 @@ std::optional<Target> Resolve(AppCommandOptions& options, int* exit_code) {
       return std::nullopt;
     }
     target.conf = *std::move(conf);
+    for (const std::string& pair : options.submit.request.conf) {  // e.g. the cluster's conf path
+      const size_t eq = pair.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "tony: error: --conf \"" << pair << "\": expected key=value\n";
+        return std::nullopt;
+      }
+      target.conf.Set(pair.substr(0, eq), pair.substr(eq + 1), config::ValueSource::ConfFlag());
+    }
     if (options.submit.request.flags.backend) {
       target.conf.Set("tony.application.backend", *options.submit.request.flags.backend,
                       config::ValueSource::ConfFlag());
@@ -90,22 +98,26 @@ std::optional<Target> Resolve(AppCommandOptions& options, int* exit_code) {
 
 }  // namespace
 
+namespace {
+
+void AddBackendAndConf(CLI::App* app, SubmitOptions* options, const std::string& backend_help) {
+  app->add_option_function<std::string>(
+      "--backend", [options](const std::string& value) { options->request.flags.backend = value; },
+      backend_help);
+  app->add_option("--conf", options->request.conf, "key=value (repeatable)");
+}
+
+}  // namespace
+
 void AddAppCommandFlags(CLI::App* app, AppCommandOptions* options) {
   app->add_option("app_id", options->app_id, "The application id tony submit printed")->required();
-  app->add_option_function<std::string>(
-      "--backend",
-      [options](const std::string& value) { options->submit.request.flags.backend = value; },
-      "local or yarn, for a job this machine did not submit (else the job's own)");
-  app->add_option("--conf", options->submit.request.conf, "key=value (repeatable)");
+  AddBackendAndConf(app, &options->submit,
+                    "local or yarn, for a job this machine did not submit (else the job's own)");
 }
 
 void AddListFlags(CLI::App* app, ListOptions* options) {
   app->add_flag("--all", options->all, "Ended jobs too");
-  app->add_option_function<std::string>(
-      "--backend",
-      [options](const std::string& value) { options->submit.request.flags.backend = value; },
-      "local (default) or yarn");
-  app->add_option("--conf", options->submit.request.conf, "key=value (repeatable)");
+  AddBackendAndConf(app, &options->submit, "local (default) or yarn");
 }
 
 int RunListCommand(ListOptions& options) {
