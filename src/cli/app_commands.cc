@@ -33,6 +33,17 @@ std::unique_ptr<cluster::ClusterClient> MakeClusterClient(const config::Configur
   return nullptr;
 }
 
+// The configuration from the command's flags, files and environment; nullopt after the error.
+std::optional<config::Configuration> ResolveFromFlags(SubmitOptions& options) {
+  CompleteFromEnvironment(&options);
+  absl::StatusOr<config::ResolvedConfig> resolved = config::ResolveConfiguration(options.request);
+  if (!resolved.ok()) {
+    std::cerr << "tony: error: " << resolved.status().message() << "\n";
+    return std::nullopt;
+  }
+  return std::move(resolved->conf);
+}
+
 // What both commands need: the job's configuration, its secret where this machine has it, and
 // the backend it runs on.
 struct Target {
@@ -79,14 +90,9 @@ std::optional<Target> Resolve(AppCommandOptions& options, int* exit_code) {
       target.control.secret = *secret;
     }
   } else {
-    CompleteFromEnvironment(&options.submit);
-    absl::StatusOr<config::ResolvedConfig> resolved =
-        config::ResolveConfiguration(options.submit.request);
-    if (!resolved.ok()) {
-      std::cerr << "tony: error: " << resolved.status().message() << "\n";
-      return std::nullopt;
-    }
-    target.conf = std::move(resolved->conf);
+    std::optional<config::Configuration> conf = ResolveFromFlags(options.submit);
+    if (!conf) return std::nullopt;
+    target.conf = *std::move(conf);
   }
   target.control.stop_grace_ms =
       config::ParseInt(target.conf.Get("tony.task.stop-grace-ms")).value_or(0);
@@ -121,18 +127,13 @@ void AddListFlags(CLI::App* app, ListOptions* options) {
 }
 
 int RunListCommand(ListOptions& options) {
-  CompleteFromEnvironment(&options.submit);
-  absl::StatusOr<config::ResolvedConfig> resolved =
-      config::ResolveConfiguration(options.submit.request);
-  if (!resolved.ok()) {
-    std::cerr << "tony: error: " << resolved.status().message() << "\n";
-    return client::kExitBadInput;
-  }
+  std::optional<config::Configuration> conf = ResolveFromFlags(options.submit);
+  if (!conf) return client::kExitBadInput;
   int code = 0;
-  std::unique_ptr<cluster::ClusterClient> cluster = MakeClusterClient(resolved->conf, &code);
+  std::unique_ptr<cluster::ClusterClient> cluster = MakeClusterClient(*conf, &code);
   if (cluster == nullptr) return code;
-  return client::ListJobs(*cluster, resolved->conf.Get("tony.application.type"), options.all,
-                          std::cout, std::cerr);
+  return client::ListJobs(*cluster, conf->Get("tony.application.type"), options.all, std::cout,
+                          std::cerr);
 }
 
 int RunStatusCommand(AppCommandOptions& options) {

@@ -115,10 +115,8 @@ TEST_P(BackendE2eTest, ListStatusAndKillWorkFromAnotherTerminal) {
                             "/usr/bin/python3 sleep_forever.py"));
   ASSERT_GT(tony, 0);
   ASSERT_TRUE(runner_.WaitForOutput("2 running", 120000)) << runner_.CurrentOutput();
-  std::smatch match;
-  const std::string submitted = runner_.CurrentOutput();
-  ASSERT_TRUE(std::regex_search(submitted, match, std::regex(R"(tony: submitted (\S+))")));
-  const std::string app_id = match[1];
+  const std::string app_id = runner_.SubmittedAppId();
+  ASSERT_FALSE(app_id.empty()) << runner_.CurrentOutput();
 
   // Another terminal of the same user: the same TONY_HOME, nothing else shared.
   TonyRunner other;

@@ -134,6 +134,10 @@ TonyResult TonyRunner::Run(const std::vector<std::string>& args, int timeout_ms,
 
 std::string TonyRunner::CurrentOutput() const { return Slurp(out_path_); }
 
+std::string TonyRunner::SubmittedAppId() const {
+  return After(Slurp(out_path_), "tony: submitted ");
+}
+
 bool TonyRunner::WaitForOutput(const std::string& text, int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < deadline) {

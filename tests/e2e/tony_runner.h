@@ -41,6 +41,8 @@ class TonyRunner {
   TonyResult Wait(pid_t pid, int timeout_ms);
   // What the running (or last) tony printed to stdout so far.
   std::string CurrentOutput() const;
+  // The application id the running (or last) tony printed ("tony: submitted <id>"), or "".
+  std::string SubmittedAppId() const;
   // Waits until tony's stdout contains `text` (a bounded wait on the file with a deadline).
   bool WaitForOutput(const std::string& text, int timeout_ms);
 

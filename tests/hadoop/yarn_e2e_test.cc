@@ -312,10 +312,8 @@ TEST_F(YarnE2eTest, KillFromAnotherMachineGoesThroughTheResourceManager) {
                              Env());
   ASSERT_GT(tony, 0);
   ASSERT_TRUE(runner_.WaitForOutput("1 running", 120000)) << runner_.CurrentOutput();
-  std::smatch match;
-  const std::string submitted = runner_.CurrentOutput();
-  ASSERT_TRUE(std::regex_search(submitted, match, std::regex(R"(tony: submitted (\S+))")));
-  const std::string app_id = match[1];
+  const std::string app_id = runner_.SubmittedAppId();
+  ASSERT_FALSE(app_id.empty()) << runner_.CurrentOutput();
 
   // Another machine: no job directory, so no secret; the cluster's configuration only.
   TonyRunner elsewhere;
