@@ -230,9 +230,12 @@ void YarnContainerAllocator::HeartbeatLoop() {
   }
 }
 
-absl::Status YarnContainerAllocator::Localize(
-    const std::string& source, const std::string& name, bool is_archive,
-    std::map<std::string, hadoop::LocalResource>& resources) {
+absl::StatusOr<YarnContainerAllocator::SourceFiles> YarnContainerAllocator::LookUp(
+    const std::string& source) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = sources_.find(source); it != sources_.end()) return it->second;
+  }
   // Staged files are paths under the staging directory; the user's own are hdfs:// URIs.
   absl::StatusOr<hadoop::YarnUrl> url =
       IsRemotePath(source) ? hadoop::ResolveOnDefaultFs(source, options_.default_fs)
@@ -241,30 +244,43 @@ absl::Status YarnContainerAllocator::Localize(
   if (!IsRemotePath(source)) url->file = source;
   absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(url->file);
   if (!status.ok()) return status.status();
-  auto add = [&](const std::string& file, const hadoop::FileStatus& entry, const std::string& as) {
+  SourceFiles files{*url, {}};
+  if (!status->is_directory) {
+    files.entries.push_back(*status);
+  } else {
+    // A directory on HDFS (TonY's --hdfs_classpath): its files, each under its own name in the
+    // working directory; subdirectories are not descended into.
+    absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_.ListStatus(url->file);
+    if (!entries.ok()) return entries.status();
+    std::string dir = url->file;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    for (hadoop::FileStatus& entry : *entries) {
+      if (entry.is_directory) continue;
+      entry.path_suffix = StrCat(dir == "/" ? "" : dir, "/", entry.path_suffix);
+      files.entries.push_back(std::move(entry));
+    }
+  }
+  std::lock_guard lock(mu_);
+  return sources_.emplace(source, std::move(files)).first->second;
+}
+
+absl::Status YarnContainerAllocator::Localize(
+    const std::string& source, const std::string& name, bool is_archive,
+    std::map<std::string, hadoop::LocalResource>& resources) {
+  absl::StatusOr<SourceFiles> files = LookUp(source);
+  if (!files.ok()) return files.status();
+  for (const hadoop::FileStatus& entry : files->entries) {
     hadoop::LocalResource resource;
-    resource.url = *url;
-    resource.url.file = file;
+    resource.url = files->url;
+    // A plain file keeps its path and takes `name`; a directory's files keep their own names.
+    const bool whole = entry.path_suffix.empty();
+    if (!whole) resource.url.file = entry.path_suffix;
     resource.size = entry.length;
     resource.timestamp_ms = entry.modification_time_ms;
     resource.type =
         is_archive ? hadoop::LocalResourceType::kArchive : hadoop::LocalResourceType::kFile;
     resource.visibility = hadoop::LocalResourceVisibility::kApplication;
-    resources[as] = resource;
-  };
-  if (!status->is_directory) {
-    add(url->file, *status, name);
-    return absl::OkStatus();
-  }
-  // A directory on HDFS (TonY's --hdfs_classpath): its files, each under its own name in the
-  // working directory; subdirectories are not descended into.
-  absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_.ListStatus(url->file);
-  if (!entries.ok()) return entries.status();
-  std::string dir = url->file;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  for (const hadoop::FileStatus& entry : *entries) {
-    if (entry.is_directory) continue;
-    add(StrCat(dir == "/" ? "" : dir, "/", entry.path_suffix), entry, entry.path_suffix);
+    resources[whole ? name : entry.path_suffix.substr(entry.path_suffix.rfind('/') + 1)] = resource;
   }
   return absl::OkStatus();
 }

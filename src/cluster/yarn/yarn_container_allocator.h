@@ -74,6 +74,13 @@ class YarnContainerAllocator final : public ContainerAllocator {
   void StopOverdueContainers();
   // REQUIRES: mu_ held.
   std::vector<hadoop::ContainerRequest> TakeChangedAsksLocked();
+  // What `source` is on HDFS, looked up once per job: its URL and, for a file, its status
+  // (path_suffix ""), for a directory, the status of each of its files (path_suffix: full path).
+  struct SourceFiles {
+    hadoop::YarnUrl url;
+    std::vector<hadoop::FileStatus> entries;
+  };
+  absl::StatusOr<SourceFiles> LookUp(const std::string& source);
   // Adds what YARN must download for `source` (a staged path, or an hdfs:// URI the user gave;
   // a directory stands for its files) to `resources`, with the exact sizes and times it checks.
   absl::Status Localize(const std::string& source, const std::string& name, bool is_archive,
@@ -91,7 +98,10 @@ class YarnContainerAllocator final : public ContainerAllocator {
   std::map<std::string, TypeAsk> asks_;               // by job type; guarded by mu_
   std::map<std::string, hadoop::Container> granted_;  // by container id; guarded by mu_
   std::set<std::string> launched_;                    // guarded by mu_
-  std::vector<hadoop::ContainerId> releases_;         // guarded by mu_
+  // Every task of the job localizes the same files: their sizes and times are read once, so all
+  // tasks get the same version. Guarded by mu_.
+  std::map<std::string, SourceFiles> sources_;
+  std::vector<hadoop::ContainerId> releases_;  // guarded by mu_
   // Containers to stop through their NodeManager once the deadline (steady ms) passes: the
   // executor, told to stop in its heartbeat reply, gets the grace period first. Guarded by mu_.
   std::map<std::string, int64_t> stop_at_;
