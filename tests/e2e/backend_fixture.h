@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "curl/curl.h"
@@ -51,6 +52,35 @@ inline std::vector<int> PortsStillBound(const std::string& summary) {
     close(fd);
   }
   return bound;
+}
+
+// One line per process: pid, state, parent, process group, the task it belongs to, command line;
+// so that a process left behind says whose it is.
+inline std::string DescribeProcesses(const std::vector<pid_t>& pids) {
+  std::string out;
+  for (const pid_t pid : pids) {
+    const fs::path proc = "/proc/" + std::to_string(pid);
+    // stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces, so parse after the last ')'.
+    const std::string stat = ReadAll(proc / "stat");
+    const size_t paren = stat.rfind(')');
+    std::istringstream fields(paren == std::string::npos ? "" : stat.substr(paren + 1));
+    std::string state, ppid, pgrp;
+    fields >> state >> ppid >> pgrp;
+    std::string task;
+    const std::string environ = std::string(1, '\0') + ReadAll(proc / "environ");
+    for (const std::string key : {"TONY_TASK_TYPE", "TONY_TASK_INDEX", "CONTAINER_ID"}) {
+      const std::string needle = std::string(1, '\0') + key + "=";
+      const size_t at = environ.find(needle);
+      if (at == std::string::npos) continue;
+      const size_t start = at + needle.size();
+      task += " " + key + "=" + environ.substr(start, environ.find('\0', start) - start);
+    }
+    std::string cmdline = ReadAll(proc / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    out += "  pid " + std::to_string(pid) + " state " + state + " ppid " + ppid + " pgrp " + pgrp +
+           task + ": " + cmdline + "\n";
+  }
+  return out;
 }
 
 // GET `url` (redirects followed): the body, or "" on any failure.
@@ -96,7 +126,8 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
         if (left.empty()) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-      EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app_id_ << " are left";
+      EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app_id_ << " are left:\n"
+                                << DescribeProcesses(left);
     }
   }
 
