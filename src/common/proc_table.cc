@@ -163,7 +163,10 @@ std::vector<pid_t> ProcessesWithEnv(std::string_view key, std::string_view value
   return matches;
 }
 
-int SignalTree(pid_t root, int sig) {
+namespace {
+
+// SignalTree without `spared` (0: none).
+int SignalTreeSparing(pid_t root, pid_t spared, int sig) {
   // A process is identified by (pid, start time) so that a pid reused between passes by a new
   // process of the tree is signalled too.
   std::set<std::pair<pid_t, uint64_t>> attempted;
@@ -176,6 +179,7 @@ int SignalTree(pid_t root, int sig) {
     for (const ProcessInfo& info : table) start_ticks[info.pid] = info.start_ticks;
     bool found_new = false;
     for (pid_t pid : ProcessTree(root, table)) {
+      if (pid == spared) continue;
       if (!attempted.emplace(pid, start_ticks[pid]).second) continue;
       found_new = true;
       if (kill(pid, sig) == 0) ++signalled;
@@ -184,5 +188,11 @@ int SignalTree(pid_t root, int sig) {
   }
   return signalled;
 }
+
+}  // namespace
+
+int SignalTree(pid_t root, int sig) { return SignalTreeSparing(root, 0, sig); }
+
+int SignalDescendants(int sig) { return SignalTreeSparing(getpid(), getpid(), sig); }
 
 }  // namespace tony

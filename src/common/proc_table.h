@@ -55,4 +55,8 @@ std::vector<pid_t> ProcessesWithEnv(std::string_view key, std::string_view value
 // processes were signalled (zombies included).
 int SignalTree(pid_t root, int sig);
 
+// SignalTree(getpid(), sig) without the caller itself: every process below the caller, which for
+// a subreaper includes the orphans it adopted, and for a group or session leader every member.
+int SignalDescendants(int sig);
+
 }  // namespace tony

@@ -1,6 +1,8 @@
 #include "common/proc_table.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -193,6 +195,42 @@ TEST(ProcTableTest, TreeRssAndCpuOfARunningChild) {
   (void)WaitForExit(child);
   EXPECT_EQ(TreeRssBytes(child), 0);
   EXPECT_EQ(TreeCpuTicks(child), 0u);
+}
+
+// In a forked child that is a subreaper: a sleeper in its group, one in a session of its own, and
+// an orphan it adopted all die; the caller survives and counts three.
+TEST(ProcTableTest, SignalDescendantsKillsEverythingBelowButTheCaller) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    SpawnOptions sleeper = Command({"sleep", "100"});
+    SpawnOptions away = sleeper;
+    away.new_session = true;
+    (void)Spawn(sleeper);
+    (void)Spawn(away);
+    // sh leaves its sleep to the caller: the kernel reparents it before sh's exit is reported.
+    auto sh = Spawn(Command({"sh", "-c", "sleep 100 & exit 0"}));
+    if (sh.ok()) (void)WaitForExit(*sh);
+    const int signalled = SignalDescendants(SIGKILL);
+    int reaped = 0;
+    while (waitpid(-1, nullptr, 0) > 0) ++reaped;  // returns only once every child is gone
+    const int report[2] = {signalled, reaped};
+    (void)!write(fds[1], report, sizeof report);
+    _exit(0);
+  }
+  close(fds[1]);
+  ASSERT_GT(child, 0);
+  auto exit = WaitForExitFor(child, 10000);
+  ASSERT_TRUE(exit.ok() && exit->has_value()) << "the caller did not finish";
+  EXPECT_EQ(**exit, (ExitStatus{0, 0})) << "SignalDescendants killed its caller";
+  int report[2] = {0, 0};
+  ASSERT_EQ(read(fds[0], report, sizeof report), static_cast<ssize_t>(sizeof report));
+  close(fds[0]);
+  // sleeper, away and the orphaned sleep, all reaped.
+  EXPECT_EQ(report[0], 3);
+  EXPECT_EQ(report[1], 3);
 }
 
 }  // namespace

@@ -60,25 +60,6 @@ std::string GrpcError(const grpc::Status& status) {
   return StrCat(status.error_message(), " (gRPC code ", static_cast<int>(status.error_code()), ")");
 }
 
-// Every process below this executor (the user's tree, orphans included, since the executor is
-// their subreaper), never the executor itself.
-void KillDescendants(int sig) {
-  const pid_t self = getpid();
-  for (int pass = 0; pass < 10; ++pass) {
-    std::vector<ProcessInfo> table = ListProcesses();
-    std::vector<pid_t> below;
-    for (pid_t pid : ProcessTree(self, table)) {
-      if (pid == self) continue;
-      // ProcessTree also takes the executor's group and session when it leads them (the local
-      // backend's containers): those are this container's processes too.
-      below.push_back(pid);
-    }
-    if (below.empty()) return;
-    for (pid_t pid : below) kill(pid, sig);
-    if (sig != SIGKILL) return;
-  }
-}
-
 }  // namespace
 
 void BlockStopSignals() {
@@ -339,7 +320,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
     if (kill_at != 0 && now >= kill_at) {
       spdlog::warn("the user process outlived the {} ms grace period; killing its tree",
                    spec_.stop_grace_ms);
-      KillDescendants(SIGKILL);
+      SignalDescendants(SIGKILL);
       kill_at = now + 1000;  // and again, should something survive
     }
     if (now >= next_heartbeat) {
@@ -362,7 +343,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       } else if (++failed_heartbeats >= spec_.max_missed_heartbeats) {
         spdlog::error("lost the AM: {} heartbeats failed, the last with {}", failed_heartbeats,
                       GrpcError(status));
-        KillDescendants(SIGKILL);
+        SignalDescendants(SIGKILL);
         (void)WaitForExit(pid);
         if (pidfd >= 0) close(pidfd);
         return 1;
@@ -385,7 +366,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
     if (*exited) {
       // Still a zombie, so its pid cannot have been reused: whatever the user process left in
       // its group goes with it, and only then is it reaped.
-      KillDescendants(SIGKILL);
+      SignalDescendants(SIGKILL);
       absl::StatusOr<ExitStatus> status = WaitForExit(pid);
       if (status.ok()) exit = *status;
       if (!status.ok()) break;
