@@ -1,6 +1,8 @@
 // tony: one binary, every role as a subcommand (client, AM, executor).
 
+#include <algorithm>
 #include <iostream>
+#include <string_view>
 
 #include "CLI/CLI.hpp"
 #include "absl/debugging/failure_signal_handler.h"
@@ -72,7 +74,11 @@ int main(int argc, char** argv) {
   if (status_cmd->parsed()) return tony::cli::RunStatusCommand(status_options);
   if (kill_cmd->parsed()) return tony::cli::RunKillCommand(kill_options);
   if (am->parsed()) return tony::cli::RunAm();
-  if (executor->parsed()) return tony::cli::RunExecutor();
+  if (executor->parsed()) {
+    char** role = std::find_if(argv + 1, argv + argc,
+                               [](const char* arg) { return std::string_view(arg) == "executor"; });
+    return tony::cli::RunExecutor(role == argv + argc ? nullptr : *role);
+  }
   if (config->parsed()) {
     tony::cli::CompleteFromEnvironment(&config_options);
     return tony::cli::RunConfigCommand(config_options);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "am/application_master.h"
@@ -20,6 +21,7 @@
 #include "common/strings.h"
 #include "config/key_catalog.h"
 #include "config/value_parsers.h"
+#include "executor/executor_guard.h"
 #include "executor/task_executor.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/credentials.h"
@@ -321,9 +323,10 @@ int RunAm() {
   return master.Run();
 }
 
-int RunExecutor() {
+int RunExecutor(char* role_arg) {
   executor::BlockStopSignals();
   SetUpRoleLogging("executor");
+  if (std::optional<int> guard_exit = executor::RunGuard(role_arg)) return *guard_exit;
   absl::StatusOr<executor::ExecutorOptions> options = executor::ExecutorOptionsFromEnvironment();
   if (!options.ok()) {
     spdlog::error("{}", ToStd(options.status().message()));

@@ -16,8 +16,10 @@ namespace tony::cli {
 int RunSubmit(SubmitOptions& options);
 // `tony am`: the ApplicationMaster, started by a backend in the AM container.
 int RunAm();
-// `tony executor`: the TaskExecutor, started by the AM in a task container.
-int RunExecutor();
+// `tony executor`: the TaskExecutor, started by the AM in a task container, under its guard
+// (executor/executor_guard.h). `role_arg` is the "executor" argument of argv, which the guard
+// renames; may be null.
+int RunExecutor(char* role_arg);
 
 // The path of the running tony binary.
 std::string SelfExecutable();

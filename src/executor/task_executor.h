@@ -3,7 +3,8 @@
 // waits for the cluster spec, builds the framework environment, starts the user command in its
 // own process group, heartbeats with its metrics, and reports the exit code. It never leaves a
 // process behind: the user's tree is killed when the user process ends, when the executor is
-// stopped, and when it loses the AM; the user process dies with the executor (PDEATHSIG).
+// stopped, and when it loses the AM; the user process dies with the executor (PDEATHSIG). What a
+// killed executor cannot stop, its guard (executor_guard.h) does.
 //
 // Threads: Run() on the main thread; a signal thread (sigwait) and gRPC's threads. SIGTERM,
 // SIGINT and SIGHUP must be blocked in every thread before any is created (BlockStopSignals).

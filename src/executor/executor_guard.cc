@@ -1,0 +1,114 @@
+#include "executor/executor_guard.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/proc_table.h"
+#include "spdlog/spdlog.h"
+
+namespace tony::executor {
+namespace {
+
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP};
+
+// The exit code a shell would report for a wait status.
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// Overwrites the argument in place (what /proc/<pid>/cmdline and ps show), padding with NULs.
+void Rename(char* arg, const char* name) {
+  if (arg == nullptr) return;
+  const size_t room = std::strlen(arg);
+  const size_t length = std::min(room, std::strlen(name));
+  std::memcpy(arg, name, length);
+  std::memset(arg + length, 0, room - length);
+}
+
+// Reaps every exited child; true once `executor` is among them (its wait status in *status).
+bool ReapChildren(pid_t executor, int* status) {
+  bool executor_done = false;
+  int child_status = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &child_status, WNOHANG)) > 0) {
+    if (pid == executor) {
+      *status = child_status;
+      executor_done = true;
+    }
+  }
+  return executor_done;
+}
+
+// Kills everything below the guard and reaps it: returns once the guard has no child left.
+int KillWhatIsLeft(const sigset_t& chld) {
+  int killed = 0;
+  for (;;) {
+    killed += SignalDescendants(SIGKILL);
+    pid_t pid;
+    while ((pid = waitpid(-1, nullptr, WNOHANG)) > 0) {
+    }
+    if (pid < 0) return killed;  // ECHILD: nothing is left
+    // Something is still alive: either dying from the SIGKILL just sent, or an orphan adopted
+    // after the snapshot. Wait for the next child to exit; the timeout re-snapshots for the latter.
+    const timespec limit = {0, 100 * 1000 * 1000};
+    sigtimedwait(&chld, nullptr, &limit);
+  }
+}
+
+}  // namespace
+
+std::optional<int> RunGuard(char* role_arg) {
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigset_t before;
+  // Blocked before the fork so that no SIGCHLD is lost before the guard waits for it.
+  sigprocmask(SIG_BLOCK, &chld, &before);
+  const pid_t guard = getpid();
+  // Orphans of the executor's tree come to the nearest subreaper above them: the executor while it
+  // lives, the guard once it is gone.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const pid_t executor = fork();
+  if (executor < 0) {
+    spdlog::warn("cannot start the executor's guard ({}): running unguarded", std::strerror(errno));
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+    return std::nullopt;
+  }
+  if (executor == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // The guard may have died before PR_SET_PDEATHSIG took effect: stop as if it had signalled.
+    if (getppid() != guard)
+      kill(getpid(), SIGTERM);  // blocked: the executor's signal thread takes it
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+    return std::nullopt;
+  }
+
+  Rename(role_arg, "guard");
+  sigset_t wait_for = chld;
+  for (int sig : kForwarded) sigaddset(&wait_for, sig);
+  int status = 0;
+  while (!ReapChildren(executor, &status)) {
+    siginfo_t info;
+    const int sig = sigwaitinfo(&wait_for, &info);
+    if (sig > 0 && sig != SIGCHLD) kill(executor, sig);
+  }
+  const int code = ExitCodeOf(status);
+  const int killed = KillWhatIsLeft(chld);
+  if (WIFSIGNALED(status) || killed > 0) {
+    spdlog::warn("the executor (pid {}) ended with {} {}; the guard killed {} process(es) it left",
+                 executor, WIFSIGNALED(status) ? "signal" : "exit code",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : code, killed);
+  }
+  return code;
+}
+
+}  // namespace tony::executor

@@ -1,0 +1,172 @@
+#include "executor/executor_guard.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "common/process.h"
+#include "executor/task_executor.h"
+#include "gtest/gtest.h"
+
+namespace tony::executor {
+namespace {
+
+constexpr int kDeadlineMs = 10000;
+
+// A guard started in a child of the test, with `executor` as the body of its executor. The body
+// reports to the test through `report` (a pipe) and its return value is the executor's exit code.
+struct Guarded {
+  pid_t guard = -1;
+  int report = -1;  // read end
+};
+
+Guarded StartGuarded(const std::function<int(int report)>& executor) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t guard = fork();
+  if (guard == 0) {
+    close(fds[0]);
+    BlockStopSignals();  // as RunExecutor does before RunGuard
+    std::optional<int> guard_exit = RunGuard(nullptr);
+    if (guard_exit.has_value()) _exit(*guard_exit);
+    _exit(executor(fds[1]));
+  }
+  close(fds[1]);
+  return {guard, fds[0]};
+}
+
+// Reads one pid_t-sized value from the pipe, waiting at most kDeadlineMs.
+std::optional<int> ReadInt(int fd) {
+  pollfd readable = {fd, POLLIN, 0};
+  if (poll(&readable, 1, kDeadlineMs) != 1) return std::nullopt;
+  int value = 0;
+  if (read(fd, &value, sizeof value) != sizeof value) return std::nullopt;
+  return value;
+}
+
+void WriteInt(int fd, int value) { (void)!write(fd, &value, sizeof value); }
+
+// Starts `sleep 1000` in a child of the caller; with `new_session` it leaves the caller's group and
+// session, as a daemonizing user process does.
+pid_t StartSleeper(bool new_session) {
+  SpawnOptions options;
+  options.argv = {"sleep", "1000"};
+  options.new_session = new_session;
+  return Spawn(options).value_or(-1);
+}
+
+// Starts `sleep 1000` as a grandchild and lets its parent exit: an orphan, as `sh -c` leaves.
+pid_t StartOrphan() {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t middle = fork();
+  if (middle == 0) {
+    WriteInt(fds[1], StartSleeper(false));
+    _exit(0);
+  }
+  waitpid(middle, nullptr, 0);
+  std::optional<int> orphan = ReadInt(fds[0]);
+  close(fds[0]);
+  close(fds[1]);
+  return orphan.value_or(-1);
+}
+
+bool Gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+ExitStatus WaitForGuard(pid_t guard) {
+  auto status = WaitForExitFor(guard, kDeadlineMs);
+  EXPECT_TRUE(status.ok()) << status.status();
+  EXPECT_TRUE(status.ok() && status->has_value()) << "the guard did not exit within the deadline";
+  if (!status.ok() || !status->has_value()) {
+    kill(guard, SIGKILL);
+    (void)WaitForExit(guard);
+    return {};
+  }
+  return **status;
+}
+
+TEST(ExecutorGuardTest, KillsWhatAKilledExecutorLeftAndExitsWithItsSignal) {
+  Guarded run = StartGuarded([](int report) {
+    WriteInt(report, StartSleeper(false));  // in the executor's group
+    WriteInt(report, StartSleeper(true));   // in a session of its own
+    WriteInt(report, StartOrphan());        // reparented to the guard already
+    raise(SIGKILL);
+    return 0;
+  });
+  ASSERT_GT(run.guard, 0);
+  std::vector<pid_t> left;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<int> pid = ReadInt(run.report);
+    ASSERT_TRUE(pid.has_value() && *pid > 0) << "the executor did not report process " << i;
+    left.push_back(*pid);
+  }
+  close(run.report);
+  ExitStatus status = WaitForGuard(run.guard);
+  EXPECT_EQ(status, (ExitStatus{137, 0}));
+  // The guard exits only once it has no child left, so these are reaped, not zombies.
+  for (pid_t pid : left) {
+    EXPECT_TRUE(Gone(pid)) << "process " << pid << " outlived the guard";
+    if (!Gone(pid)) kill(pid, SIGKILL);
+  }
+}
+
+TEST(ExecutorGuardTest, ExitsWithTheExecutorsCodeAndLeavesNothing) {
+  Guarded run = StartGuarded([](int report) {
+    WriteInt(report, StartSleeper(false));
+    return 3;
+  });
+  ASSERT_GT(run.guard, 0);
+  std::optional<int> sleeper = ReadInt(run.report);
+  ASSERT_TRUE(sleeper.has_value() && *sleeper > 0);
+  close(run.report);
+  EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{3, 0}));
+  EXPECT_TRUE(Gone(*sleeper));
+}
+
+TEST(ExecutorGuardTest, ForwardsAStopSignalToTheExecutor) {
+  Guarded run = StartGuarded([](int report) {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    WriteInt(report, getpid());
+    int sig = 0;
+    sigwait(&stop, &sig);  // blocked since StartGuarded
+    return sig == SIGTERM ? 7 : 1;
+  });
+  ASSERT_GT(run.guard, 0);
+  std::optional<int> executor = ReadInt(run.report);
+  ASSERT_TRUE(executor.has_value());
+  close(run.report);
+  ASSERT_EQ(kill(run.guard, SIGTERM), 0);
+  EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{7, 0}));
+}
+
+TEST(ExecutorGuardTest, AKilledGuardStopsTheExecutor) {
+  Guarded run = StartGuarded([](int report) {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    WriteInt(report, getpid());
+    int sig = 0;
+    sigwait(&stop, &sig);
+    WriteInt(report, sig);
+    return 0;
+  });
+  ASSERT_GT(run.guard, 0);
+  std::optional<int> executor = ReadInt(run.report);
+  ASSERT_TRUE(executor.has_value());
+  ASSERT_EQ(kill(run.guard, SIGKILL), 0);
+  EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{0, SIGKILL}));
+  // The executor is nobody's child of ours now: it reports the signal it got, then exits.
+  EXPECT_EQ(ReadInt(run.report), std::optional<int>(SIGTERM));
+  close(run.report);
+}
+
+}  // namespace
+}  // namespace tony::executor
