@@ -19,10 +19,13 @@ the start of one /bin/sh and of `date` itself (about 1 ms each on an idle
 machine, more on a loaded one); the `direct` column shows that floor.
 
 While the tasks sleep, the script samples /proc/<pid>/status (VmHWM, VmRSS,
-RssAnon, RssFile) of tony's AM (am.pid), of one `tony executor` of the job and
-of the torchrun launcher, and /proc/<pid>/smaps_rollup for PSS.  Sampling only
-starts once every stamp exists, so it does not compete with the launch for CPU;
-VmHWM is a high-water mark, so the peak during the launch is still captured.
+RssAnon, RssFile) of tony's AM (am.pid), of one `tony executor` of the job, of
+that executor's guard and of the torchrun launcher, and /proc/<pid>/smaps_rollup
+for PSS.  Sampling only starts once every stamp exists, so it does not compete
+with the launch for CPU; VmHWM is a high-water mark, so the peak during the
+launch is still captured. For the guard the current VmRSS is reported instead:
+it drops its clean file pages right after the fork, so its VmHWM is the
+executor's start-up, not what it holds while the task runs.
 
 After each run every process still carrying the run's marker (TONY_APP_ID of
 the job, or the BENCH_RUN_ID this script puts in the launcher's environment)
@@ -153,11 +156,12 @@ def pids_with_env(markers):
     return found
 
 
-def find_executor(app_id):
+def find_executor(app_id, role=b"executor"):
+    """One `tony executor` of the job, or with role=b"guard" one executor's guard."""
     marker = ("TONY_APP_ID=%s" % app_id).encode()
     for pid in all_pids():
         argv = read_cmdline(pid)
-        if len(argv) >= 2 and argv[0].endswith(b"tony") and argv[1] == b"executor":
+        if len(argv) >= 2 and argv[0].endswith(b"tony") and argv[1] == role:
             if marker in read_environ(pid):
                 return pid
     return None
@@ -273,8 +277,8 @@ def run_tony(args, n):
         popen = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
         wait_stamps(stamps, n, popen, deadline)
-        am, ex = Peak(), Peak()
-        am_pid = ex_pid = None
+        am, ex, guard = Peak(), Peak(), Peak()
+        am_pid = ex_pid = guard_pid = None
         while popen.poll() is None and time.monotonic() < deadline:
             if am_pid is None:
                 pidfiles = glob.glob(os.path.join(home, "jobs", "*", "am.pid"))
@@ -294,6 +298,10 @@ def run_tony(args, n):
                         ex.sample(ex_pid)
                         if "ex_maps" not in res:
                             res["ex_maps"] = top_mappings(ex_pid)
+                if guard_pid is None or not guard.sample(guard_pid):
+                    guard_pid = find_executor(app_id, b"guard")
+                    if guard_pid is not None:
+                        guard.sample(guard_pid)
             time.sleep(0.02)
         try:
             rc = popen.wait(timeout=max(0.1, deadline - time.monotonic()))
@@ -305,7 +313,7 @@ def run_tony(args, n):
             app_id = os.path.basename(jobs[0]) if jobs else None
         st = read_stamps(stamps, n)
         res.update(rc=rc, total_ms=(m1 - m0) / 1e6, am=am.as_dict(), executor=ex.as_dict(),
-                   stamps=len(st))
+                   guard=guard.as_dict(), stamps=len(st))
         if rc == 0 and len(st) == n:
             res["ok"] = True
             res["launch_ms"] = (max(st) - t0) / 1e6
@@ -494,9 +502,10 @@ def main():
           "(includes one /bin/sh + date start, ~1-2 ms: see `direct`). ms are median/min over "
           "%d runs; RSS is the max VmHWM over all runs." % args.repeats)
     print("tony submit total includes the tasks' %s s sleep and the AM's shutdown." % args.sleep)
-    hdr = ("%-5s  %-17s  %-17s  %-6s  %-15s  %-12s  %-10s  %-30s  %-10s  %-12s"
+    hdr = ("%-5s  %-17s  %-17s  %-6s  %-15s  %-12s  %-10s  %-30s  %-10s  %-16s  %-12s"
            % ("tasks", "tony launch ms", "torchrun launch", "ratio", "direct spawn ms",
-              "tony total ms", "AM peak MB", "executor peak MB (anon/file)", "exec PSS", "torchrun MB"))
+              "tony total ms", "AM peak MB", "executor peak MB (anon/file)", "exec PSS",
+              "guard RSS (PSS)", "torchrun MB"))
     print(hdr)
     print("-" * len(hdr))
     for n in tasks:
@@ -508,15 +517,17 @@ def main():
         ratio = ("%.2f" % (statistics.median(tl) / statistics.median(ql))) if tl and ql else "-"
         ams = [r.get("am") for r in rows["tony"]]
         exs = [r.get("executor") for r in rows["tony"]]
+        gds = [r.get("guard") for r in rows["tony"]]
         lns = [r.get("launcher") for r in rows["torchrun"]]
         # anon/file of the run with the highest executor VmHWM
         ex_best = max((e for e in exs if e), key=lambda e: e["VmHWM"], default=None)
         ex_txt = ("%s (%s/%s)" % (mb(ex_best["VmHWM"]), mb(ex_best.get("RssAnon")),
                                   mb(ex_best.get("RssFile")))) if ex_best else "-"
-        print("%-5d  %-17s  %-17s  %-6s  %-15s  %-12s  %-10s  %-30s  %-10s  %-12s"
+        print("%-5d  %-17s  %-17s  %-6s  %-15s  %-12s  %-10s  %-30s  %-10s  %-16s  %-12s"
               % (n, med_min(tl), med_min(ql) if have_torch else "skipped", ratio, med_min(dl),
                  ("%.0f" % statistics.median(tt)) if tt else "-",
                  mb(peak_of(ams, "VmHWM")), ex_txt, mb(peak_of(exs, "Pss")),
+                 "%s (%s)" % (mb(peak_of(gds, "VmRSS")), mb(peak_of(gds, "Pss"))),
                  mb(peak_of(lns, "VmHWM")) if have_torch else "-"))
     maps = [r["ex_maps"] for n in tasks for r in results[n]["tony"] if r.get("ex_maps")]
     if maps:
