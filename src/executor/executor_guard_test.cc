@@ -6,8 +6,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
 #include <functional>
+#include <limits>
 #include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "common/process.h"
@@ -26,12 +33,14 @@ struct Guarded {
   int report = -1;  // read end
 };
 
-Guarded StartGuarded(const std::function<int(int report)>& executor) {
+Guarded StartGuarded(const std::function<int(int report)>& executor,
+                     const std::function<void(int report)>& before_guard = nullptr) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   const pid_t guard = fork();
   if (guard == 0) {
     close(fds[0]);
+    if (before_guard) before_guard(fds[1]);
     BlockStopSignals();  // as RunExecutor does before RunGuard
     std::optional<int> guard_exit = RunGuard(nullptr);
     if (guard_exit.has_value()) _exit(*guard_exit);
@@ -166,6 +175,73 @@ TEST(ExecutorGuardTest, AKilledGuardStopsTheExecutor) {
   // The executor is nobody's child of ours now: it reports the signal it got, then exits.
   EXPECT_EQ(ReadInt(run.report), std::optional<int>(SIGTERM));
   close(run.report);
+}
+
+// RssFile of /proc/<pid>/status in kB, or -1.
+long RssFileKb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  long kb = -1;
+  while (status >> key) {
+    if (key == "RssFile:" && status >> kb) return kb;
+    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return -1;
+}
+
+// Reads one byte of every page of every readable file mapping, as loading a program does for much
+// of it: a forked child starts with none of its parent's file pages resident.
+void TouchFileMappings() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const long page = sysconf(_SC_PAGESIZE);
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, device, inode, path;
+    fields >> range >> perms >> offset >> device >> inode >> path;
+    if (path.empty() || path.front() != '/' || perms.empty() || perms[0] != 'r') continue;
+    uintptr_t start = 0, end = 0;
+    char dash = 0;
+    std::istringstream(range) >> std::hex >> start >> dash >> end;
+    for (uintptr_t at = start; at < end; at += page) {
+      (void)*reinterpret_cast<const volatile char*>(at);
+    }
+  }
+}
+
+TEST(ExecutorGuardTest, TheGuardLetsGoOfTheFilePagesItSharesWithTheExecutor) {
+  Guarded run = StartGuarded(
+      [](int report) {
+        WriteInt(report, getpid());
+        sigset_t stop;
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGTERM);
+        int sig = 0;
+        sigwait(&stop, &sig);
+        return 0;
+      },
+      [](int report) {
+        TouchFileMappings();
+        WriteInt(report, static_cast<int>(RssFileKb(getpid())));
+      });
+  ASSERT_GT(run.guard, 0);
+  std::optional<int> before = ReadInt(run.report);
+  ASSERT_TRUE(before.has_value() && *before > 1024) << "the file pages were not made resident";
+  ASSERT_TRUE(ReadInt(run.report).has_value());
+  close(run.report);
+  // The guard drops them right after the fork, with no event to wait on: /proc is polled with a
+  // deadline.
+  long guard = RssFileKb(run.guard);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (guard >= *before / 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    guard = RssFileKb(run.guard);
+  }
+  EXPECT_GE(guard, 0);
+  EXPECT_LT(guard, *before / 2) << "the guard holds " << guard << " kB of file pages, " << *before
+                                << " before the fork";
+  kill(run.guard, SIGTERM);
+  EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{0, 0}));
 }
 
 }  // namespace
