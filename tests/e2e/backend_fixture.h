@@ -21,6 +21,7 @@
 #include "curl/curl.h"
 #include "e2e/tony_runner.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 #include "nlohmann/json.hpp"
 
@@ -128,6 +129,20 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
       }
       EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app_id_ << " are left:\n"
                                 << DescribeProcesses(left);
+    }
+    if (yarn() && !app_id_.empty()) {
+      // The client removed the job's staging directory (tony.application.keep-staging is off).
+      absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir_});
+      absl::StatusOr<hadoop::HostPort> http =
+          conf.ok() ? conf->NameNodeHttpAddress() : absl::StatusOr<hadoop::HostPort>(conf.status());
+      ASSERT_TRUE(http.ok()) << http.status();
+      const std::string staging = "/user/" + hadoop::HadoopUser() + "/.tony/" + app_id_;
+      EXPECT_EQ(hadoop::WebHdfsClient(http->ToString(), hadoop::HadoopUser())
+                    .GetFileStatus(staging)
+                    .status()
+                    .code(),
+                absl::StatusCode::kNotFound)
+          << staging << " outlived the job";
     }
   }
 
