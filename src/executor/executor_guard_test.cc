@@ -138,16 +138,21 @@ TEST(ExecutorGuardTest, ExitsWithTheExecutorsCodeAndLeavesNothing) {
   EXPECT_TRUE(Gone(*sleeper));
 }
 
+// The executor's part in the signal tests: reports its pid, then waits for SIGTERM (blocked since
+// StartGuarded) and returns the signal it got.
+int ReportAndAwaitSigterm(int report) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  WriteInt(report, getpid());
+  int sig = 0;
+  sigwait(&stop, &sig);
+  return sig;
+}
+
 TEST(ExecutorGuardTest, ForwardsAStopSignalToTheExecutor) {
-  Guarded run = StartGuarded([](int report) {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    WriteInt(report, getpid());
-    int sig = 0;
-    sigwait(&stop, &sig);  // blocked since StartGuarded
-    return sig == SIGTERM ? 7 : 1;
-  });
+  Guarded run =
+      StartGuarded([](int report) { return ReportAndAwaitSigterm(report) == SIGTERM ? 7 : 1; });
   ASSERT_GT(run.guard, 0);
   std::optional<int> executor = ReadInt(run.report);
   ASSERT_TRUE(executor.has_value());
@@ -158,13 +163,7 @@ TEST(ExecutorGuardTest, ForwardsAStopSignalToTheExecutor) {
 
 TEST(ExecutorGuardTest, AKilledGuardStopsTheExecutor) {
   Guarded run = StartGuarded([](int report) {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    WriteInt(report, getpid());
-    int sig = 0;
-    sigwait(&stop, &sig);
-    WriteInt(report, sig);
+    WriteInt(report, ReportAndAwaitSigterm(report));
     return 0;
   });
   ASSERT_GT(run.guard, 0);
@@ -210,20 +209,12 @@ void TouchFileMappings() {
 }
 
 TEST(ExecutorGuardTest, TheGuardLetsGoOfTheFilePagesItSharesWithTheExecutor) {
-  Guarded run = StartGuarded(
-      [](int report) {
-        WriteInt(report, getpid());
-        sigset_t stop;
-        sigemptyset(&stop);
-        sigaddset(&stop, SIGTERM);
-        int sig = 0;
-        sigwait(&stop, &sig);
-        return 0;
-      },
-      [](int report) {
-        TouchFileMappings();
-        WriteInt(report, static_cast<int>(RssFileKb(getpid())));
-      });
+  Guarded run =
+      StartGuarded([](int report) { return ReportAndAwaitSigterm(report) == SIGTERM ? 0 : 1; },
+                   [](int report) {
+                     TouchFileMappings();
+                     WriteInt(report, static_cast<int>(RssFileKb(getpid())));
+                   });
   ASSERT_GT(run.guard, 0);
   std::optional<int> before = ReadInt(run.report);
   ASSERT_TRUE(before.has_value() && *before > 1024) << "the file pages were not made resident";
