@@ -1,15 +1,18 @@
 #pragma once
-// The AM's gRPC service. Handlers check the job's secret and post the request into the AM's
-// event loop, where an AmRequestHandler answers it; a call that must wait (the cluster spec, a
-// job watch) keeps only its reactor, no thread.
+// The AM's gRPC service. Handlers check that the caller may make the call (rpc/auth.h: the
+// executor of a task only about that task, the job's client only the client's calls) and post
+// the request into the AM's event loop, where an AmRequestHandler answers it; a call that must
+// wait (the cluster spec, a job watch) keeps only its reactor, no thread.
 //
 // Threads: gRPC's callback threads call the service; the handler runs on the AM's loop.
 
 #include <string>
 
 #include "common/event_loop.h"
-#include "rpc/secret.h"
+#include "common/strings.h"
+#include "rpc/auth.h"
 #include "rpc/tony.grpc.pb.h"
+#include "spdlog/spdlog.h"
 
 namespace tony::am {
 
@@ -46,69 +49,97 @@ class AmRequestHandler {
 
 class AmService final : public rpc::TonyAm::CallbackService {
  public:
-  AmService(std::string secret, EventLoop* loop, AmRequestHandler* handler)
-      : secret_(std::move(secret)), loop_(loop), handler_(handler) {}
+  AmService(std::string app_id, std::string secret, EventLoop* loop, AmRequestHandler* handler)
+      : app_id_(std::move(app_id)), secret_(std::move(secret)), loop_(loop), handler_(handler) {}
 
   grpc::ServerUnaryReactor* RegisterTask(grpc::CallbackServerContext* context,
                                          const rpc::RegisterTaskRequest* request,
                                          rpc::RegisterTaskResponse* response) override {
-    return Dispatch(context, "RegisterTask", request, response, &AmRequestHandler::RegisterTask);
+    return DispatchTaskCall(context, "RegisterTask", request, response,
+                            &AmRequestHandler::RegisterTask);
   }
   grpc::ServerUnaryReactor* WaitClusterSpec(grpc::CallbackServerContext* context,
                                             const rpc::WaitClusterSpecRequest* request,
                                             rpc::WaitClusterSpecResponse* response) override {
-    return Dispatch(context, "WaitClusterSpec", request, response,
-                    &AmRequestHandler::WaitClusterSpec);
+    return DispatchTaskCall(context, "WaitClusterSpec", request, response,
+                            &AmRequestHandler::WaitClusterSpec);
   }
   grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* context,
                                       const rpc::HeartbeatRequest* request,
                                       rpc::HeartbeatResponse* response) override {
-    return Dispatch(context, "Heartbeat", request, response, &AmRequestHandler::Heartbeat);
+    return DispatchTaskCall(context, "Heartbeat", request, response, &AmRequestHandler::Heartbeat);
   }
   grpc::ServerUnaryReactor* ReportResult(grpc::CallbackServerContext* context,
                                          const rpc::ReportResultRequest* request,
                                          rpc::ReportResultResponse* response) override {
-    return Dispatch(context, "ReportResult", request, response, &AmRequestHandler::ReportResult);
+    return DispatchTaskCall(context, "ReportResult", request, response,
+                            &AmRequestHandler::ReportResult);
   }
   grpc::ServerUnaryReactor* RegisterTensorBoardUrl(
       grpc::CallbackServerContext* context, const rpc::RegisterTensorBoardUrlRequest* request,
       rpc::RegisterTensorBoardUrlResponse* response) override {
-    return Dispatch(context, "RegisterTensorBoardUrl", request, response,
-                    &AmRequestHandler::RegisterTensorBoardUrl);
+    return DispatchTaskCall(context, "RegisterTensorBoardUrl", request, response,
+                            &AmRequestHandler::RegisterTensorBoardUrl);
   }
   grpc::ServerUnaryReactor* GetJobStatus(grpc::CallbackServerContext* context,
                                          const rpc::GetJobStatusRequest* request,
                                          rpc::JobStatus* response) override {
-    return Dispatch(context, "GetJobStatus", request, response, &AmRequestHandler::GetJobStatus);
+    return DispatchJobCall(context, "GetJobStatus", request, response,
+                           &AmRequestHandler::GetJobStatus);
   }
   grpc::ServerUnaryReactor* WatchJob(grpc::CallbackServerContext* context,
                                      const rpc::WatchJobRequest* request,
                                      rpc::JobStatus* response) override {
-    return Dispatch(context, "WatchJob", request, response, &AmRequestHandler::WatchJob);
+    return DispatchJobCall(context, "WatchJob", request, response, &AmRequestHandler::WatchJob);
   }
   grpc::ServerUnaryReactor* KillJob(grpc::CallbackServerContext* context,
                                     const rpc::KillJobRequest* request,
                                     rpc::KillJobResponse* response) override {
-    return Dispatch(context, "KillJob", request, response, &AmRequestHandler::KillJob);
+    return DispatchJobCall(context, "KillJob", request, response, &AmRequestHandler::KillJob);
   }
   grpc::ServerUnaryReactor* AcknowledgeFinal(grpc::CallbackServerContext* context,
                                              const rpc::AcknowledgeFinalRequest* request,
                                              rpc::AcknowledgeFinalResponse* response) override {
-    return Dispatch(context, "AcknowledgeFinal", request, response,
-                    &AmRequestHandler::AcknowledgeFinal);
+    return DispatchJobCall(context, "AcknowledgeFinal", request, response,
+                           &AmRequestHandler::AcknowledgeFinal);
   }
 
  private:
   template <typename Request, typename Response>
   using Method = void (AmRequestHandler::*)(const Request&, Response*, grpc::ServerUnaryReactor*);
 
+  // An executor's call: only about the task (and container) its credential covers.
   template <typename Request, typename Response>
-  grpc::ServerUnaryReactor* Dispatch(grpc::CallbackServerContext* context, const char* name,
+  grpc::ServerUnaryReactor* DispatchTaskCall(grpc::CallbackServerContext* context, const char* name,
+                                             const Request* request, Response* response,
+                                             Method<Request, Response> method) {
+    const rpc::Principal caller = rpc::CallPrincipal(context, secret_);
+    const bool allowed =
+        caller.IsTask(request->task().type(), request->task().index(), ContainerOf(*request));
+    return Dispatch(context, caller, allowed, name, request, response, method);
+  }
+  // A client's call: only with the job's credential.
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* DispatchJobCall(grpc::CallbackServerContext* context, const char* name,
+                                            const Request* request, Response* response,
+                                            Method<Request, Response> method) {
+    const rpc::Principal caller = rpc::CallPrincipal(context, secret_);
+    return Dispatch(context, caller, caller.IsJob(), name, request, response, method);
+  }
+
+  template <typename Request>
+  static std::string_view ContainerOf(const Request& request) {
+    return request.container_id();
+  }
+  static std::string_view ContainerOf(const rpc::RegisterTensorBoardUrlRequest&) { return {}; }
+
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* Dispatch(grpc::CallbackServerContext* context,
+                                     const rpc::Principal& caller, bool allowed, const char* name,
                                      const Request* request, Response* response,
                                      Method<Request, Response> method);
 
-  bool CallHasSecretOf(const grpc::CallbackServerContext* context) const;
-
+  const std::string app_id_;
   const std::string secret_;
   EventLoop* const loop_;
   AmRequestHandler* const handler_;
@@ -116,13 +147,21 @@ class AmService final : public rpc::TonyAm::CallbackService {
 
 template <typename Request, typename Response>
 grpc::ServerUnaryReactor* AmService::Dispatch(grpc::CallbackServerContext* context,
+                                              const rpc::Principal& caller, bool allowed,
                                               const char* name, const Request* request,
                                               Response* response,
                                               Method<Request, Response> method) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!CallHasSecretOf(context)) {
+  if (caller.kind == rpc::Principal::Kind::kNone) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                                 "the call does not carry this job's secret"));
+                                 "the call carries no valid credential of this job"));
+    return reactor;
+  }
+  if (!allowed) {
+    spdlog::warn("[{}] refused {} from {}: its credential does not cover it", app_id_, name,
+                 caller.ToString());
+    reactor->Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                                 StrCat(caller.ToString(), " may not call ", name, " for this")));
     return reactor;
   }
   const bool posted = loop_->Post(name, [this, request, response, reactor, method] {
@@ -132,10 +171,6 @@ grpc::ServerUnaryReactor* AmService::Dispatch(grpc::CallbackServerContext* conte
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the AM is shutting down"));
   }
   return reactor;
-}
-
-inline bool AmService::CallHasSecretOf(const grpc::CallbackServerContext* context) const {
-  return rpc::CallHasSecret(context, secret_);
 }
 
 }  // namespace tony::am

@@ -54,6 +54,12 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(status.message()));
 }
 
+// gRPC's listening address for a host: IPv6 literals in brackets.
+std::string BindAddress(const std::string& host) {
+  if (host.find(':') != std::string::npos && !host.starts_with("[")) return StrCat("[", host, "]");
+  return host;
+}
+
 // Tick often enough for timely timeouts, never slower than a heartbeat interval.
 int64_t TickIntervalMs(const config::JobSpec& spec) {
   return std::clamp<int64_t>(spec.heartbeat_interval_ms, 20, 200);
@@ -71,18 +77,27 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
 ApplicationMaster::~ApplicationMaster() = default;
 
 int ApplicationMaster::Run() {
-  service_ = std::make_unique<AmService>(options_.secret, &loop_, this);
+  service_ =
+      std::make_unique<AmService>(options_.app_id, options_.credentials.secret, &loop_, this);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("0.0.0.0:0", grpc::InsecureServerCredentials(), &port_);
+  const std::string bind = BindAddress(options_.bind_host);
+  builder.AddListeningPort(StrCat(bind, ":0"), rpc::AmServerCredentials(options_.credentials),
+                           &port_);
+  builder.SetMaxReceiveMessageSize(rpc::kAmMaxReceiveBytes);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
-    spdlog::error("[{}] cannot start the control-plane server", options_.app_id);
+    spdlog::error("[{}] cannot start the control-plane server on {}", options_.app_id, bind);
     return 1;
   }
-  spdlog::info("[{}] AM listening on {}:{}", options_.app_id, options_.host, port_);
+  if (!options_.credentials.tls()) {
+    spdlog::warn("[{}] TLS is off (tony.am.tls.enabled=false): the control plane is plaintext",
+                 options_.app_id);
+  }
+  spdlog::info("[{}] AM listening on {}:{} ({}), executors reach it at {}:{}", options_.app_id,
+               bind, port_, options_.credentials.tls() ? "TLS" : "plaintext", options_.host, port_);
   std::string tracking_url;
-  if (absl::StatusOr<int> http = status_page_.Start(); http.ok()) {
+  if (absl::StatusOr<int> http = status_page_.Start(options_.bind_host); http.ok()) {
     tracking_url = StrCat("http://", options_.host, ":", *http, "/");
     UpdateStatusPage();
     spdlog::info("[{}] status page {}", options_.app_id, tracking_url);
@@ -186,7 +201,6 @@ void ApplicationMaster::Launch(const TaskRef& task) {
   for (const auto& [key, value] : type->docker_env) launch.env[key] = value;
   launch.env["TONY_APP_ID"] = options_.app_id;
   launch.env["TONY_AM_ADDRESS"] = StrCat(options_.host, ":", port_);
-  launch.env["TONY_SECRET_FILE"] = options_.secret_file;
   launch.env["TONY_CONF_FILE"] = options_.conf_file;
   launch.env["TONY_TASK_TYPE"] = task.type;
   launch.env["TONY_TASK_INDEX"] = std::to_string(task.index);
@@ -194,6 +208,10 @@ void ApplicationMaster::Launch(const TaskRef& task) {
   launch.env["TONY_CONTAINER_ID"] = container.id;
   launch.env["TONY_LOG_DIR"] = container.log_dir;
   launch.env["TONY_HOST"] = container.host;
+  launch.secrets[rpc::kTaskCredentialAlias] =
+      rpc::TaskCredential(options_.credentials.secret, task.type, task.index, container.id);
+  if (options_.credentials.tls())
+    launch.secrets[rpc::kAmCertAlias] = options_.credentials.am_cert_pem;
   launch.resources = cluster::ContainerResources(options_.staging_dir, options_.has_src,
                                                  options_.venv_source, type->localized_resources);
   spdlog::info("[{}] launching {} in {} on {}", options_.app_id, task.ToString(), container.id,

@@ -17,6 +17,7 @@
 #include "cluster/container_allocator.h"
 #include "common/clock.h"
 #include "common/event_loop.h"
+#include "rpc/job_credentials.h"
 
 namespace grpc {
 class Server;
@@ -26,12 +27,14 @@ namespace tony::am {
 
 struct AmOptions {
   std::string app_id;
-  std::string staging_dir;  // where the client staged the job's files
-  std::string conf_file;    // tony-final.xml, as executors should read it
-  std::string secret;
-  std::string secret_file;  // as executors should read it
-  std::string executable;   // the tony binary executors run
-  std::string host;         // this AM's address as executors reach it
+  std::string staging_dir;          // where the client staged the job's files
+  std::string conf_file;            // tony-final.xml, as executors should read it
+  rpc::JobCredentials credentials;  // the secret, and the TLS key unless TLS is off
+  // The address the control plane and the status page listen on: the host executors reach
+  // (loopback locally, the NodeManager's host on YARN), or tony.am.bind-host.
+  std::string bind_host;
+  std::string executable;  // the tony binary executors run
+  std::string host;        // this AM's address as executors reach it
   bool has_src = false;
   std::string venv_source;  // the venv zip: staged, or where the user keeps it (hdfs://); "" = none
   int64_t wait_client_ms = 15000;  // tony.am.wait-client-signal-stop-timeout-sec

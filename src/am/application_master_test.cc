@@ -12,7 +12,7 @@
 
 #include "config/key_catalog.h"
 #include "grpcpp/grpcpp.h"
-#include "rpc/secret.h"
+#include "rpc/auth.h"
 
 namespace tony::am {
 namespace {
@@ -90,7 +90,11 @@ class ApplicationMasterTest : public ::testing::Test {
   void SetUp() override {
     AmOptions options;
     options.app_id = "application_1_0001";
-    options.secret = "s3cret";
+    absl::StatusOr<rpc::JobCredentials> credentials = rpc::GenerateJobCredentials(/*tls=*/true);
+    ASSERT_TRUE(credentials.ok());
+    credentials_ = *credentials;
+    options.credentials = credentials_;
+    options.bind_host = "127.0.0.1";
     options.host = "127.0.0.1";
     options.executable = "/bin/false";
     options.wait_client_ms = 0;
@@ -98,8 +102,7 @@ class ApplicationMasterTest : public ::testing::Test {
         std::make_unique<ApplicationMaster>(options, TwoWorkers(), &allocator_, SystemClock::Get());
     run_ = std::async(std::launch::async, [this] { return am_->Run(); });
     ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.requests_.size() == 2; }));
-    stub_ = rpc::TonyAm::NewStub(
-        grpc::CreateChannel(allocator_.address_, grpc::InsecureChannelCredentials()));
+    stub_ = rpc::TonyAm::NewStub(rpc::AmChannel(allocator_.address_, credentials_.am_cert_pem));
   }
   void TearDown() override {
     am_->RequestKill("test over");
@@ -113,6 +116,13 @@ class ApplicationMasterTest : public ::testing::Test {
     container.host = "127.0.0.1";
     allocator_.callbacks_.on_allocated(container);
   }
+  // The credential the AM hands the executor of worker:index in `container`.
+  std::string TaskAuth(int index, const std::string& container) const {
+    return rpc::TaskAuthValue("worker", index, container,
+                              rpc::TaskCredential(credentials_.secret, "worker", index, container));
+  }
+  std::string JobAuth() const { return rpc::JobAuthValue(credentials_.secret); }
+
   grpc::Status Register(int index, const std::string& container, int port) {
     rpc::RegisterTaskRequest request;
     request.mutable_task()->set_type("worker");
@@ -122,17 +132,18 @@ class ApplicationMasterTest : public ::testing::Test {
     request.set_port(port);
     rpc::RegisterTaskResponse response;
     grpc::ClientContext context;
-    rpc::AttachSecret(&context, "s3cret");
+    rpc::AttachAuth(&context, TaskAuth(index, container));
     return stub_->RegisterTask(&context, request, &response);
   }
 
+  rpc::JobCredentials credentials_;
   FakeAllocator allocator_;
   std::unique_ptr<ApplicationMaster> am_;
   std::future<int> run_;
   std::unique_ptr<rpc::TonyAm::Stub> stub_;
 };
 
-TEST_F(ApplicationMasterTest, CallsWithoutTheJobSecretAreRefused) {
+TEST_F(ApplicationMasterTest, CallsWithoutTheJobCredentialAreRefused) {
   rpc::GetJobStatusRequest request;
   rpc::JobStatus status;
   {
@@ -142,7 +153,7 @@ TEST_F(ApplicationMasterTest, CallsWithoutTheJobSecretAreRefused) {
   }
   {
     grpc::ClientContext context;
-    rpc::AttachSecret(&context, "s3creT");
+    rpc::AttachAuth(&context, rpc::JobAuthValue(credentials_.secret.substr(1) + "0"));
     EXPECT_EQ(stub_->GetJobStatus(&context, request, &status).error_code(),
               grpc::StatusCode::UNAUTHENTICATED);
   }
@@ -154,7 +165,7 @@ TEST_F(ApplicationMasterTest, CallsWithoutTheJobSecretAreRefused) {
               grpc::StatusCode::UNAUTHENTICATED);
   }
   grpc::ClientContext context;
-  rpc::AttachSecret(&context, "s3cret");
+  rpc::AttachAuth(&context, JobAuth());
   ASSERT_TRUE(stub_->GetJobStatus(&context, request, &status).ok());
   EXPECT_EQ(status.app_id(), "application_1_0001");
   EXPECT_EQ(status.state(), rpc::JOB_RUNNING);
@@ -166,6 +177,15 @@ TEST_F(ApplicationMasterTest, GangBarrierAnswersTheWaiterWhenTheLastTaskRegister
   ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.launched_.size() == 2; }));
   EXPECT_EQ(allocator_.launched_[0].second.env.at("TONY_TASK_TYPE"), "worker");
   EXPECT_EQ(allocator_.launched_[0].second.env.at("TONY_CONTAINER_ID"), "c2");
+  // The executor's credential travels as a secret of the launch, never in its environment.
+  const cluster::LaunchSpec& launch = allocator_.launched_[0].second;
+  EXPECT_EQ(launch.secrets.at(rpc::kTaskCredentialAlias),
+            rpc::TaskCredential(credentials_.secret, "worker", 0, "c2"));
+  EXPECT_EQ(launch.secrets.at(rpc::kAmCertAlias), credentials_.am_cert_pem);
+  EXPECT_EQ(launch.secrets.count(rpc::kJobSecretAlias), 0u);
+  for (const auto& [key, value] : launch.env) {
+    EXPECT_EQ(value.find(credentials_.secret), std::string::npos) << key;
+  }
   ASSERT_TRUE(Register(0, "c2", 7001).ok());
 
   // worker:0 waits for the cluster spec; the call stays open until worker:1 registers.
@@ -176,7 +196,7 @@ TEST_F(ApplicationMasterTest, GangBarrierAnswersTheWaiterWhenTheLastTaskRegister
     request.set_container_id("c2");
     rpc::WaitClusterSpecResponse response;
     grpc::ClientContext context;
-    rpc::AttachSecret(&context, "s3cret");
+    rpc::AttachAuth(&context, TaskAuth(0, "c2"));
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     grpc::Status status = stub_->WaitClusterSpec(&context, request, &response);
     return std::make_pair(status.ok(), response);
@@ -192,6 +212,122 @@ TEST_F(ApplicationMasterTest, GangBarrierAnswersTheWaiterWhenTheLastTaskRegister
   EXPECT_EQ(response.cluster().at("worker").addresses(1), "127.0.0.1:7002");
   EXPECT_TRUE(response.is_chief());
   EXPECT_EQ(response.num_tracked_tasks(), 2);
+}
+
+TEST_F(ApplicationMasterTest, AnExecutorMayCallOnlyAboutItsOwnTask) {
+  Allocate("c2");
+  Allocate("c3");
+  ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.launched_.size() == 2; }));
+  ASSERT_TRUE(Register(0, "c2", 7001).ok());
+  ASSERT_TRUE(Register(1, "c3", 7002).ok());
+
+  // worker:0's executor (or a user process that stole its credential) reports worker:1 done.
+  rpc::ReportResultRequest report;
+  report.mutable_task()->set_type("worker");
+  report.mutable_task()->set_index(1);
+  report.set_container_id("c3");
+  report.set_exit_code(0);
+  rpc::ReportResultResponse reported;
+  {
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, TaskAuth(0, "c2"));
+    EXPECT_EQ(stub_->ReportResult(&context, report, &reported).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  rpc::HeartbeatRequest heartbeat;
+  heartbeat.mutable_task()->set_type("worker");
+  heartbeat.mutable_task()->set_index(1);
+  heartbeat.set_container_id("c3");
+  rpc::HeartbeatResponse beat;
+  {
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, TaskAuth(0, "c2"));
+    EXPECT_EQ(stub_->Heartbeat(&context, heartbeat, &beat).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  {  // Its own task, but another container's: refused too.
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, TaskAuth(1, "c2"));
+    EXPECT_EQ(stub_->Heartbeat(&context, heartbeat, &beat).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  {  // A task's credential is not the client's: it cannot kill the job.
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, TaskAuth(0, "c2"));
+    rpc::KillJobRequest kill;
+    rpc::KillJobResponse killed;
+    EXPECT_EQ(stub_->KillJob(&context, kill, &killed).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  {  // Nor is the client an executor.
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, JobAuth());
+    EXPECT_EQ(stub_->Heartbeat(&context, heartbeat, &beat).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  // worker:1 is unaffected: still running, no exit code.
+  rpc::GetJobStatusRequest request;
+  rpc::JobStatus status;
+  grpc::ClientContext context;
+  rpc::AttachAuth(&context, JobAuth());
+  ASSERT_TRUE(stub_->GetJobStatus(&context, request, &status).ok());
+  ASSERT_EQ(status.tasks_size(), 2);
+  EXPECT_EQ(status.tasks(1).state(), rpc::TASK_RUNNING);
+  EXPECT_FALSE(status.tasks(1).has_exit_code());
+  // Its own executor may heartbeat.
+  grpc::ClientContext own;
+  rpc::AttachAuth(&own, TaskAuth(1, "c3"));
+  EXPECT_TRUE(stub_->Heartbeat(&own, heartbeat, &beat).ok());
+}
+
+TEST_F(ApplicationMasterTest, ThePortSpeaksOnlyTlsWithTheJobsCertificate) {
+  rpc::GetJobStatusRequest request;
+  rpc::JobStatus status;
+  {  // Plaintext: no TLS handshake, no answer.
+    auto plain = rpc::TonyAm::NewStub(
+        grpc::CreateChannel(allocator_.address_, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, JobAuth());
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    EXPECT_EQ(plain->GetJobStatus(&context, request, &status).error_code(),
+              grpc::StatusCode::UNAVAILABLE);
+  }
+  {  // A caller that pins another job's certificate does not trust this AM.
+    absl::StatusOr<rpc::JobCredentials> other = rpc::GenerateJobCredentials(true);
+    ASSERT_TRUE(other.ok());
+    auto stranger = rpc::TonyAm::NewStub(rpc::AmChannel(allocator_.address_, other->am_cert_pem));
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, JobAuth());
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    EXPECT_EQ(stranger->GetJobStatus(&context, request, &status).error_code(),
+              grpc::StatusCode::UNAVAILABLE);
+  }
+  grpc::ClientContext context;
+  rpc::AttachAuth(&context, JobAuth());
+  EXPECT_TRUE(stub_->GetJobStatus(&context, request, &status).ok());
+}
+
+TEST_F(ApplicationMasterTest, OversizedMessagesAreRefused) {
+  rpc::KillJobRequest kill;
+  kill.set_reason(std::string(2 * rpc::kAmMaxReceiveBytes, 'x'));
+  rpc::KillJobResponse killed;
+  {  // Without a credential: refused on its headers.
+    grpc::ClientContext context;
+    EXPECT_EQ(stub_->KillJob(&context, kill, &killed).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {  // With one: still too large.
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, JobAuth());
+    EXPECT_EQ(stub_->KillJob(&context, kill, &killed).error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
+  rpc::GetJobStatusRequest request;
+  rpc::JobStatus status;
+  grpc::ClientContext context;
+  rpc::AttachAuth(&context, JobAuth());
+  ASSERT_TRUE(stub_->GetJobStatus(&context, request, &status).ok());
+  EXPECT_EQ(status.state(), rpc::JOB_RUNNING) << "the oversized kill must not have been applied";
 }
 
 }  // namespace

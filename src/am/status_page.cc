@@ -1,8 +1,10 @@
 #include "am/status_page.h"
 
 #include <microhttpd.h>
+#include <netdb.h>
 
 #include <ctime>
+#include <memory>
 
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
@@ -94,9 +96,23 @@ std::string RenderStatusHtml(const rpc::JobStatus& status) {
 
 StatusPage::~StatusPage() { Stop(); }
 
-absl::StatusOr<int> StatusPage::Start(int port) {
+absl::StatusOr<int> StatusPage::Start(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+      rc != 0 || found == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat("the status page cannot listen on '", host, "': ", gai_strerror(rc)));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
+  const bool ipv6 = found->ai_family == AF_INET6;
   daemon_ = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, static_cast<uint16_t>(port), nullptr, nullptr,
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (ipv6 ? MHD_USE_IPv6 : 0),
+      static_cast<uint16_t>(port), nullptr, nullptr,
       [](void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
          const char*, size_t* upload_size, void**) -> MHD_Result {
         if (upload_size != nullptr && *upload_size != 0) {
@@ -105,7 +121,8 @@ absl::StatusOr<int> StatusPage::Start(int port) {
         }
         return Handle(cls, connection, url, method) ? MHD_YES : MHD_NO;
       },
-      this, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
+      this, MHD_OPTION_SOCK_ADDR, found->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+      MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
   if (daemon_ == nullptr) return absl::InternalError("cannot start the status page's HTTP server");
   const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
   if (info == nullptr || info->port == 0) {

@@ -30,8 +30,9 @@ class StatusPage {
   StatusPage(const StatusPage&) = delete;
   StatusPage& operator=(const StatusPage&) = delete;
 
-  // Listens on every interface; returns the port.
-  absl::StatusOr<int> Start(int port = 0);
+  // Listens on `host` (an IPv4 or IPv6 address, or a name that resolves to one; "0.0.0.0" for
+  // every interface); returns the port.
+  absl::StatusOr<int> Start(const std::string& host, int port = 0);
   void Update(const rpc::JobStatus& status);
   void Stop();
 

@@ -72,7 +72,7 @@ TEST(RenderStatusHtmlTest, ShowsEveryTaskAndEscapesWhatTheJobWrote) {
 
 TEST(StatusPageTest, ServesTheLatestSnapshotAsHtmlAndJson) {
   StatusPage page;
-  absl::StatusOr<int> port = page.Start();
+  absl::StatusOr<int> port = page.Start("127.0.0.1");
   ASSERT_TRUE(port.ok()) << port.status();
   ASSERT_GT(*port, 0);
   page.Update(SampleStatus());

@@ -12,7 +12,7 @@
 #include "common/strings.h"
 #include "config/value_parsers.h"
 #include "hadoop/yarn_client.h"
-#include "rpc/secret.h"
+#include "rpc/job_credentials.h"
 
 namespace tony::cli {
 namespace {
@@ -84,10 +84,9 @@ std::optional<Target> Resolve(AppCommandOptions& options, int* exit_code) {
       target.conf.Set("tony.application.backend", *options.submit.request.flags.backend,
                       config::ValueSource::ConfFlag());
     }
-    if (absl::StatusOr<std::string> secret =
-            rpc::ReadSecretFile(StrCat(job_dir, "/", cluster::kSecretFile));
-        secret.ok()) {
-      target.control.secret = *secret;
+    if (absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(job_dir);
+        credentials.ok()) {
+      target.control.credentials = *std::move(credentials);
     }
   } else {
     std::optional<config::Configuration> conf = ResolveFromFlags(options.submit);

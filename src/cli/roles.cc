@@ -26,15 +26,16 @@
 #include "hadoop/am_rm_client.h"
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
-#include "rpc/secret.h"
+#include "nlohmann/json.hpp"
+#include "rpc/auth.h"
+#include "rpc/job_credentials.h"
+#include "rpc/launch_contract.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr char kSecretAlias[] = "tony.job.secret";
 
 // The credentials YARN gives a container ($HADOOP_TOKEN_FILE_LOCATION), if any.
 absl::StatusOr<hadoop::Credentials> ContainerCredentials() {
@@ -43,6 +44,46 @@ absl::StatusOr<hadoop::Credentials> ContainerCredentials() {
     return absl::NotFoundError("HADOOP_TOKEN_FILE_LOCATION is not set");
   }
   return hadoop::Credentials::ReadFile(path);
+}
+
+// The executor's credentials (LaunchSpec::secrets), taken so that nothing the user's process can
+// reach still holds them: the local backend's file is removed; on YARN the tony entries are
+// dropped from the container's credentials file, which keeps the rest (HDFS tokens) for the
+// user's process.
+absl::StatusOr<std::map<std::string, std::string>> TakeContainerSecrets() {
+  std::map<std::string, std::string> secrets;
+  if (const char* path = std::getenv(rpc::kEnvContainerSecrets); path && *path) {
+    absl::StatusOr<std::string> text = rpc::ReadPrivateFile(path);
+    if (!text.ok()) return text.status();
+    (void)unlink(path);
+    nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!json.is_object()) return absl::InvalidArgumentError(StrCat(path, " is not a JSON object"));
+    for (const auto& [alias, value] : json.items()) {
+      if (value.is_string()) secrets[alias] = value.get<std::string>();
+    }
+    return secrets;
+  }
+  const char* path = std::getenv("HADOOP_TOKEN_FILE_LOCATION");
+  absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
+  if (!credentials.ok()) {
+    return absl::InvalidArgumentError(StrCat("no credentials: neither ", rpc::kEnvContainerSecrets,
+                                             " nor the container's credentials (",
+                                             ToStd(credentials.status().message()), ")"));
+  }
+  hadoop::Credentials kept;
+  for (const auto& [alias, token] : credentials->tokens()) kept.AddToken(alias, token);
+  for (const auto& [alias, secret] : credentials->secrets()) {
+    if (alias.starts_with("tony.")) {
+      secrets[alias] = secret;
+    } else {
+      kept.AddSecret(alias, secret);
+    }
+  }
+  if (absl::Status s = kept.WriteFile(path); !s.ok()) {
+    return absl::Status(
+        s.code(), StrCat("cannot remove tony's credentials from ", path, ": ", ToStd(s.message())));
+  }
+  return secrets;
 }
 
 int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
@@ -238,13 +279,18 @@ int RunAm() {
                     ToStd(credentials.status().message()));
       return 2;
     }
-    const std::string* secret = credentials->FindSecret(kSecretAlias);
+    const std::string* secret = credentials->FindSecret(rpc::kJobSecretAlias);
+    const std::string* cert = credentials->FindSecret(rpc::kAmCertAlias);
+    const std::string* key = credentials->FindSecret(rpc::kAmKeyAlias);
     const hadoop::Token* am_rm_token =
         credentials->FindTokenByKind(std::string(hadoop::kAmRmTokenKind));
     absl::StatusOr<hadoop::HostPort> scheduler = hadoop::ParseHostPort(
         std::getenv("TONY_YARN_SCHEDULER") ? std::getenv("TONY_YARN_SCHEDULER") : "");
-    if (secret == nullptr || am_rm_token == nullptr || !scheduler.ok()) {
-      spdlog::error("the AM container lacks the job secret, its AMRMToken or TONY_YARN_SCHEDULER");
+    if (secret == nullptr || am_rm_token == nullptr || !scheduler.ok() ||
+        (spec->am_tls && (cert == nullptr || key == nullptr))) {
+      spdlog::error(
+          "the AM container lacks the job secret, its TLS key, its AMRMToken or "
+          "TONY_YARN_SCHEDULER");
       return 2;
     }
     const std::string staging =
@@ -255,7 +301,6 @@ int RunAm() {
     yarn.webhdfs = std::getenv("TONY_WEBHDFS") ? std::getenv("TONY_WEBHDFS") : "";
     yarn.user = hadoop::HadoopUser();
     yarn.am_rm_token = *am_rm_token;
-    yarn.job_secret = *secret;
     yarn.common_files = {{"tony", StrCat(staging, "/tony")},
                          {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
     if (const char* hints = std::getenv(std::string(cluster::kNodeHintsEnv).c_str())) {
@@ -267,12 +312,17 @@ int RunAm() {
       }
     }
     allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
-    options.secret = *secret;
+    options.credentials.secret = *secret;
+    if (cert != nullptr && key != nullptr) {
+      options.credentials.am_cert_pem = *cert;
+      options.credentials.am_key_pem = *key;
+    }
     options.staging_dir = staging;
     options.conf_file = cluster::kFinalConfFile;  // localized into every task's directory
     options.executable = "./tony";
     const char* nm_host = std::getenv("NM_HOST");
     options.host = nm_host != nullptr ? nm_host : "localhost";
+    options.bind_host = spec->am_bind_host.empty() ? options.host : spec->am_bind_host;
     options.has_src = std::getenv("TONY_HAS_SRC") != nullptr && *std::getenv("TONY_HAS_SRC");
     const std::string venv = conf->Get("tony.application.python-venv");
     if (cluster::IsRemotePath(venv)) {
@@ -281,11 +331,10 @@ int RunAm() {
       options.venv_source = StrCat(staging, "/", cluster::kVenvZip);
     }
   } else {
-    const std::string secret_file = StrCat(job_dir, "/", cluster::kSecretFile);
-    absl::StatusOr<std::string> secret = rpc::ReadSecretFile(secret_file);
+    absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(job_dir);
     absl::StatusOr<cluster::LocalCapacity> capacity =
-        secret.ok() ? cluster::ResolveLocalCapacity(*conf)
-                    : absl::StatusOr<cluster::LocalCapacity>(secret.status());
+        credentials.ok() ? cluster::ResolveLocalCapacity(*conf)
+                         : absl::StatusOr<cluster::LocalCapacity>(credentials.status());
     if (!capacity.ok()) {
       spdlog::error("cannot start: {}", ToStd(capacity.status().message()));
       return 2;
@@ -302,12 +351,12 @@ int RunAm() {
     local.enforce_memory = config::ParseBool(conf->Get("tony.local.enforce-memory")).value_or(true);
     local.am_attempt = am_attempt;
     allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
-    options.secret = *secret;
-    options.secret_file = secret_file;
+    options.credentials = *std::move(credentials);
     options.staging_dir = job_dir;
     options.conf_file = conf_file;
     options.executable = SelfExecutable();
     options.host = "127.0.0.1";
+    options.bind_host = spec->am_bind_host.empty() ? options.host : spec->am_bind_host;
     options.has_src = fs::exists(StrCat(job_dir, "/", cluster::kSrcZip));
     if (fs::exists(StrCat(job_dir, "/", cluster::kVenvZip))) {
       options.venv_source = StrCat(job_dir, "/", cluster::kVenvZip);
@@ -332,15 +381,20 @@ int RunExecutor(char* role_arg) {
     spdlog::error("{}", ToStd(options.status().message()));
     return 2;
   }
-  if (options->secret.empty()) {
-    // On YARN the secret travels in the container's credentials.
-    absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
-    const std::string* secret = credentials.ok() ? credentials->FindSecret(kSecretAlias) : nullptr;
-    if (secret == nullptr) {
-      spdlog::error("no job secret: neither TONY_SECRET_FILE nor the container's credentials");
-      return 2;
-    }
-    options->secret = *secret;
+  absl::StatusOr<std::map<std::string, std::string>> secrets = TakeContainerSecrets();
+  if (!secrets.ok()) {
+    spdlog::error("{}", ToStd(secrets.status().message()));
+    return 2;
+  }
+  auto credential = secrets->find(rpc::kTaskCredentialAlias);
+  if (credential == secrets->end()) {
+    spdlog::error("the container's credentials lack the task's credential");
+    return 2;
+  }
+  options->auth = rpc::TaskAuthValue(options->task.type, options->task.index, options->container_id,
+                                     credential->second);
+  if (auto cert = secrets->find(rpc::kAmCertAlias); cert != secrets->end()) {
+    options->am_cert_pem = cert->second;
   }
   absl::StatusOr<config::Configuration> conf = LoadFinalConf(options->conf_file);
   absl::StatusOr<config::JobSpec> spec =

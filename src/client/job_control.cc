@@ -10,18 +10,20 @@
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
-#include "rpc/secret.h"
+#include "rpc/auth.h"
 #include "rpc/tony.grpc.pb.h"
 
 namespace tony::client {
 namespace {
 
-std::unique_ptr<rpc::TonyAm::Stub> AmStub(const std::string& address) {
-  return rpc::TonyAm::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+std::unique_ptr<rpc::TonyAm::Stub> AmStub(const std::string& address,
+                                          const rpc::JobCredentials& credentials) {
+  return rpc::TonyAm::NewStub(rpc::AmChannel(address, credentials.am_cert_pem));
 }
 
-void AttachCall(grpc::ClientContext& context, const std::string& secret, int64_t timeout_ms) {
-  rpc::AttachSecret(&context, secret);
+void AttachCall(grpc::ClientContext& context, const rpc::JobCredentials& credentials,
+                int64_t timeout_ms) {
+  rpc::AttachAuth(&context, rpc::JobAuthValue(credentials.secret));
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
 }
 
@@ -102,7 +104,7 @@ int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
     return 0;
   }
   if (report->am_address.empty()) return 0;
-  if (options.secret.empty()) {
+  if (options.credentials.secret.empty()) {
     out << "(the tasks' table needs the job's secret, in the job directory of the machine that "
            "submitted it; the tracking URL shows them)\n";
     return 0;
@@ -113,8 +115,10 @@ int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
   request.set_max_wait_ms(0);
   rpc::JobStatus status;
   grpc::ClientContext context;
-  AttachCall(context, options.secret, 5000);
-  if (grpc::Status s = AmStub(report->am_address)->WatchJob(&context, request, &status); !s.ok()) {
+  AttachCall(context, options.credentials, 5000);
+  if (grpc::Status s =
+          AmStub(report->am_address, options.credentials)->WatchJob(&context, request, &status);
+      !s.ok()) {
     out << "(the AM at " << report->am_address << " did not answer: " << s.error_message() << ")\n";
     return 0;
   }
@@ -132,13 +136,14 @@ int KillJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
     return 0;
   }
   bool asked = false;
-  if (!options.secret.empty() && !report->am_address.empty()) {
+  if (!options.credentials.secret.empty() && !report->am_address.empty()) {
     rpc::KillJobRequest request;
     request.set_reason("killed with tony kill");
     rpc::KillJobResponse response;
     grpc::ClientContext context;
-    AttachCall(context, options.secret, 5000);
-    asked = AmStub(report->am_address)->KillJob(&context, request, &response).ok();
+    AttachCall(context, options.credentials, 5000);
+    asked =
+        AmStub(report->am_address, options.credentials)->KillJob(&context, request, &response).ok();
   }
   if (!asked) {
     if (absl::Status s = cluster.Kill(options.app_id, /*force=*/false); !s.ok()) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cluster/cluster_client.h"
+#include "rpc/job_credentials.h"
 #include "rpc/tony.pb.h"
 
 namespace tony::client {
@@ -17,7 +18,8 @@ rpc::JobStatus StatusFromReport(const std::string& app_id, const cluster::AppRep
 
 struct JobControlOptions {
   std::string app_id;
-  std::string secret;         // the job's, from the submitting machine's job directory; may be ""
+  // The job's, from the submitting machine's job directory; the secret may be "".
+  rpc::JobCredentials credentials;
   int64_t stop_grace_ms = 0;  // the job's tony.task.stop-grace-ms
 };
 

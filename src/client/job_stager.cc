@@ -35,15 +35,15 @@ absl::Status Copy(const fs::path& from, const fs::path& to) {
 
 absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& spec,
                       const std::string& working_dir, const std::string& job_dir,
-                      const std::string& secret) {
+                      const rpc::JobCredentials& credentials) {
   std::error_code ec;
-  fs::create_directories(fs::path(job_dir) / "logs", ec);
-  if (ec) return absl::InternalError(StrCat("cannot create ", job_dir, ": ", ec.message()));
-  if (absl::Status s = WriteFile(StrCat(job_dir, "/", cluster::kSecretFile), secret + "\n", 0600);
-      !s.ok()) {
-    return s;
+  for (const fs::path& dir : {fs::path(job_dir), fs::path(job_dir) / "logs"}) {
+    fs::create_directories(dir, ec);
+    if (!ec) fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    if (ec) return absl::InternalError(StrCat("cannot create ", dir.string(), ": ", ec.message()));
   }
-  if (absl::Status s = WriteFile(StrCat(job_dir, "/", cluster::kFinalConfFile), conf.ToXml(), 0644);
+  if (absl::Status s = rpc::WriteJobCredentials(job_dir, credentials); !s.ok()) return s;
+  if (absl::Status s = WriteFile(StrCat(job_dir, "/", cluster::kFinalConfFile), conf.ToXml(), 0600);
       !s.ok()) {
     return s;
   }

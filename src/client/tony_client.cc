@@ -14,7 +14,7 @@
 #include "common/clock.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
-#include "rpc/secret.h"
+#include "rpc/auth.h"
 
 namespace tony::client {
 namespace {
@@ -63,14 +63,16 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
         ok.code() == absl::StatusCode::kNotFound || ok.code() == absl::StatusCode::kInvalidArgument;
     return bad_input ? kExitBadInput : kExitJobFailed;
   }
-  absl::StatusOr<std::string> secret = rpc::GenerateSecret();
-  absl::StatusOr<std::string> app_id = secret.ok() ? cluster_->NewApplicationId() : secret.status();
+  absl::StatusOr<rpc::JobCredentials> credentials = rpc::GenerateJobCredentials(spec.am_tls);
+  absl::StatusOr<std::string> app_id =
+      credentials.ok() ? cluster_->NewApplicationId() : credentials.status();
   if (!app_id.ok()) {
     err_ << "tony: error: " << app_id.status().message() << "\n";
     return kExitJobFailed;
   }
   const std::string job_dir = cluster_->JobDir(*app_id);
-  if (absl::Status staged = StageJob(resolved.conf, spec, context.working_dir, job_dir, *secret);
+  if (absl::Status staged =
+          StageJob(resolved.conf, spec, context.working_dir, job_dir, *credentials);
       !staged.ok()) {
     err_ << "tony: error: staging " << *app_id << ": " << staged.message() << "\n";
     return kExitJobFailed;
@@ -90,7 +92,14 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
   submission.argv = {context.executable, "am"};
   submission.env["TONY_JOB_DIR"] = job_dir;
   submission.resources = {spec.am.memory_mb, spec.am.vcores, spec.am.gpus};
-  submission.secret = *secret;
+  submission.secrets[rpc::kJobSecretAlias] = credentials->secret;
+  submission.local_only_files = {rpc::kSecretFile};
+  if (credentials->tls()) {
+    submission.secrets[rpc::kAmCertAlias] = credentials->am_cert_pem;
+    submission.secrets[rpc::kAmKeyAlias] = credentials->am_key_pem;
+    submission.local_only_files.push_back(rpc::kAmKeyFile);
+    submission.local_only_files.push_back(rpc::kAmCertFile);
+  }
   if (absl::Status submitted = cluster_->Submit(submission); !submitted.ok()) {
     err_ << "tony: error: cannot start the AM of " << *app_id << ": " << submitted.message()
          << "\n";
@@ -101,7 +110,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
        << "tony: job directory " << job_dir << ", logs under " << job_dir << "/logs\n"
        << std::flush;
 
-  rpc::JobStatus final_status = Follow(*app_id, *secret, spec);
+  rpc::JobStatus final_status = Follow(*app_id, *credentials, spec);
   // The AM exits once it has told us; make sure nothing of the job outlives the client.
   if (absl::Status gone = cluster_->AwaitAmExit(*app_id, spec.stop_grace_ms + 10000); !gone.ok()) {
     err_ << "tony: warning: " << gone.message() << "; killing what is left of the job\n";
@@ -114,8 +123,9 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
   return interrupted_ != 0 ? kExitInterrupted : kExitJobFailed;
 }
 
-rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& secret,
+rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCredentials& credentials,
                                   const config::JobSpec& spec) {
+  const std::string auth = rpc::JobAuthValue(credentials.secret);
   rpc::JobStatus last;
   last.set_app_id(app_id);
   const Clock* clock = SystemClock::Get();
@@ -138,7 +148,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
         request.set_reason(StrCat("killed by the user (signal ", interrupted_.load(), ")"));
         rpc::KillJobResponse response;
         grpc::ClientContext context;
-        rpc::AttachSecret(&context, secret);
+        rpc::AttachAuth(&context, auth);
         context.set_deadline(DeadlineIn(5000));
         asked = stub->KillJob(&context, request, &response).ok();
       }
@@ -165,8 +175,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
           out_ << "tony: tracking URL " << report->tracking_url << "\n" << std::flush;
         }
         attempt = std::max(report->attempt, 1);
-        stub = rpc::TonyAm::NewStub(
-            grpc::CreateChannel(am_address, grpc::InsecureChannelCredentials()));
+        stub = rpc::TonyAm::NewStub(rpc::AmChannel(am_address, credentials.am_cert_pem));
         continue;
       }
       if (spec.am_startup_timeout_ms > 0 && clock->NowMs() - started > spec.am_startup_timeout_ms) {
@@ -187,7 +196,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
     request.set_max_wait_ms(2000);
     rpc::JobStatus status;
     grpc::ClientContext context;
-    rpc::AttachSecret(&context, secret);
+    rpc::AttachAuth(&context, auth);
     context.set_deadline(DeadlineIn(10000));
     {
       std::lock_guard lock(mu_);
@@ -211,7 +220,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const std::string& 
         rpc::AcknowledgeFinalRequest ack_request;
         rpc::AcknowledgeFinalResponse ack_response;
         grpc::ClientContext ack;
-        rpc::AttachSecret(&ack, secret);
+        rpc::AttachAuth(&ack, auth);
         ack.set_deadline(DeadlineIn(2000));
         (void)stub->AcknowledgeFinal(&ack, ack_request, &ack_response);
         return status;

@@ -13,6 +13,7 @@
 #include "cluster/cluster_client.h"
 #include "config/config_loader.h"
 #include "config/job_spec.h"
+#include "rpc/job_credentials.h"
 #include "rpc/tony.grpc.pb.h"
 
 namespace tony::client {
@@ -39,7 +40,7 @@ class TonyClient {
 
  private:
   // Follows the job until it is complete; returns its final status.
-  rpc::JobStatus Follow(const std::string& app_id, const std::string& secret,
+  rpc::JobStatus Follow(const std::string& app_id, const rpc::JobCredentials& credentials,
                         const config::JobSpec& spec);
   void SignalThread();
 

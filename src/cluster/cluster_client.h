@@ -25,9 +25,11 @@ struct AmSubmission {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   ResourceAsk resources;
-  // The job's secret. The local backend leaves it in the job directory's 0600 file; YARN puts it
-  // into the AM container's credentials.
-  std::string secret;
+  // Credentials for the AM alone, by alias. YARN puts them into the AM container's credentials;
+  // the local backend's AM reads them from the job directory's private files.
+  std::map<std::string, std::string> secrets;
+  // Files of job_dir that never leave this machine (the private files above).
+  std::vector<std::string> local_only_files;
 };
 
 enum class AppState { kSubmitted, kRunning, kFinished, kFailed, kKilled };

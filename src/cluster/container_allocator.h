@@ -45,6 +45,11 @@ struct LaunchSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   std::vector<LocalResource> resources;
+  // Credentials for the process alone, by alias: never in its environment or command line, but
+  // where only the job's user can read them (YARN: the container's credentials file; local: a
+  // 0600 file outside the container's directory, named by rpc::kEnvContainerSecrets), so that the
+  // process can read them and then make them unreachable for whatever it starts.
+  std::map<std::string, std::string> secrets;
 };
 
 // How a container ended.

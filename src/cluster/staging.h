@@ -12,7 +12,6 @@
 namespace tony::cluster {
 
 inline constexpr char kFinalConfFile[] = "tony-final.xml";
-inline constexpr char kSecretFile[] = "secret";
 inline constexpr char kSrcZip[] = "src.zip";
 inline constexpr char kVenvZip[] = "venv.zip";
 inline constexpr char kVenvDir[] = "venv";

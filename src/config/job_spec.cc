@@ -235,6 +235,8 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
                         reader.Bool("tony.application.fail-on-worker-failure-enabled"));
   TONY_ASSIGN_OR_RETURN(spec.application_timeout_ms, reader.Int("tony.application.timeout", 0));
   TONY_ASSIGN_OR_RETURN(spec.am_startup_timeout_ms, reader.Int("tony.am.startup-timeout", 0));
+  TONY_ASSIGN_OR_RETURN(spec.am_tls, reader.Bool("tony.am.tls.enabled"));
+  spec.am_bind_host = std::string(StripWhitespace(reader.String("tony.am.bind-host")));
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.retry-count", 0));
   if (value > 100) return reader.Error("tony.am.retry-count", "at most 100");
   spec.am_retry_count = static_cast<int>(value);

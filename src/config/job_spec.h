@@ -86,6 +86,8 @@ struct JobSpec {
   int64_t am_startup_timeout_ms = 0;     // 0: none
   int am_retry_count = 0;                // tony.am.retry-count: AM attempts after the first
   int64_t wait_client_ms = 15000;        // tony.am.wait-client-signal-stop-timeout-sec
+  bool am_tls = true;                    // tony.am.tls.enabled
+  std::string am_bind_host;              // tony.am.bind-host; "" = what the backend needs
   int64_t allocation_timeout_ms = -1;    // -1: none
   int64_t registration_timeout_ms = -1;  // -1: none
   int64_t execution_timeout_ms = 0;      // 0: none

@@ -19,7 +19,8 @@
 #include "common/process.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
-#include "rpc/secret.h"
+#include "rpc/auth.h"
+#include "rpc/launch_contract.h"
 #include "runtime/runtime.h"
 #include "spdlog/spdlog.h"
 
@@ -100,31 +101,20 @@ absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
   options.task.index = std::atoi(index.c_str());
   if (const char* attempt = std::getenv("TONY_TASK_ATTEMPT")) options.attempt = std::atoi(attempt);
   options.host = AdvertisedHost();
-  // The secret comes from TONY_SECRET_FILE (local backend) or is filled in by the caller from the
-  // container's credentials (YARN).
-  if (const char* secret_file = std::getenv("TONY_SECRET_FILE");
-      secret_file != nullptr && *secret_file != '\0') {
-    absl::StatusOr<std::string> secret = rpc::ReadSecretFile(secret_file);
-    if (!secret.ok()) return secret.status();
-    options.secret = *secret;
-  }
   return options;
 }
 
 TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
     : options_(std::move(options)), spec_(std::move(spec)) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  stub_ = rpc::TonyAm::NewStub(
-      grpc::CreateChannel(options_.am_address, grpc::InsecureChannelCredentials()));
+  stub_ = rpc::TonyAm::NewStub(rpc::AmChannel(options_.am_address, options_.am_cert_pem));
 }
 
 TaskExecutor::~TaskExecutor() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
-void TaskExecutor::Attach(grpc::ClientContext* context) {
-  rpc::AttachSecret(context, options_.secret);
-}
+void TaskExecutor::Attach(grpc::ClientContext* context) { rpc::AttachAuth(context, options_.auth); }
 
 void TaskExecutor::SignalThread() {
   sigset_t set = StopSignalSet();
@@ -197,7 +187,11 @@ void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool pr
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
   request.set_exit_code(exit_code);
-  request.set_diagnostics(diagnostics);
+  // The AM accepts small messages only (rpc::kAmMaxReceiveBytes): keep the end, which says most.
+  request.set_diagnostics(
+      diagnostics.size() > rpc::kMaxDiagnosticsBytes
+          ? StrCat("...", diagnostics.substr(diagnostics.size() - rpc::kMaxDiagnosticsBytes))
+          : diagnostics);
   rpc::ReportResultResponse response;
   grpc::ClientContext context;
   Attach(&context);
@@ -271,6 +265,8 @@ int TaskExecutor::Run() {
   spawn.argv = {"/bin/sh", "-c", type->command};
   spawn.set_env = *environment;
   spawn.unset_env = runtime::ScrubbedVariables();
+  // tony's launch contract is for tony's processes; the user's sees none of it.
+  for (std::string_view name : rpc::kInternalVariables) spawn.unset_env.emplace_back(name);
   spawn.stdout_path = StrCat(options_.log_dir, "/stdout");
   spawn.stderr_path = StrCat(options_.log_dir, "/stderr");
   // The user's processes share the container's process group: a resource manager that kills the

@@ -24,7 +24,8 @@ namespace tony::executor {
 struct ExecutorOptions {
   std::string app_id;
   std::string am_address;
-  std::string secret;
+  std::string auth;         // the task's credential as calls carry it (rpc::TaskAuthValue)
+  std::string am_cert_pem;  // the AM's certificate to pin; "" when TLS is off
   std::string conf_file;
   config::TaskRef task;
   int attempt = 0;

@@ -69,7 +69,8 @@ inline std::string DescribeProcesses(const std::vector<pid_t>& pids) {
     fields >> state >> ppid >> pgrp;
     std::string task;
     const std::string environ = std::string(1, '\0') + ReadAll(proc / "environ");
-    for (const std::string key : {"TONY_TASK_TYPE", "TONY_TASK_INDEX", "CONTAINER_ID"}) {
+    for (const std::string key :
+         {"TONY_TASK_TYPE", "TONY_TASK_INDEX", "JOB_NAME", "TASK_INDEX", "CONTAINER_ID"}) {
       const std::string needle = std::string(1, '\0') + key + "=";
       const size_t at = environ.find(needle);
       if (at == std::string::npos) continue;
@@ -211,12 +212,12 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     }
   }
 
-  // This job's processes (TONY_APP_ID, and this runner's TONY_HOME on the local backend) whose
-  // command line starts with `prefix` and whose environment has every pair of `env`.
+  // This job's processes (TONY_APP_ID for tony's own, JOB_ID for the user's, and this runner's
+  // TONY_HOME on the local backend) whose command line starts with `prefix` and whose environment
+  // has every pair of `env`.
   std::vector<pid_t> JobProcesses(const std::string& prefix,
                                   const std::map<std::string, std::string>& env) const {
     std::map<std::string, std::string> wanted = env;
-    wanted["TONY_APP_ID"] = app_id_;
     if (!yarn()) wanted["TONY_HOME"] = runner_.home();
     std::vector<pid_t> found;
     std::error_code ec;
@@ -226,7 +227,11 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
       const std::string environ = std::string(1, '\0') + ReadAll(entry.path() / "environ");
       std::string cmdline = ReadAll(entry.path() / "cmdline");
       std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-      bool match = cmdline.starts_with(prefix) && !cmdline.empty();
+      bool match =
+          cmdline.starts_with(prefix) && !cmdline.empty() &&
+          (environ.find(std::string(1, '\0') + "TONY_APP_ID=" + app_id_ + '\0') !=
+               std::string::npos ||
+           environ.find(std::string(1, '\0') + "JOB_ID=" + app_id_ + '\0') != std::string::npos);
       for (const auto& [key, value] : wanted) {
         match = match &&
                 environ.find(std::string(1, '\0') + key + "=" + value + '\0') != std::string::npos;

@@ -17,6 +17,7 @@
 #include "common/process.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
+#include "rpc/launch_contract.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::cluster {
@@ -154,7 +155,19 @@ absl::Status LocalContainerAllocator::Launch(const Container& container, const L
   SpawnOptions spawn;
   spawn.argv = spec.argv;
   spawn.set_env = spec.env;
-  spawn.set_env["TONY_WORK_DIR"] = work_dir;
+  spawn.set_env[rpc::kEnvWorkDir] = work_dir;
+  if (!spec.secrets.empty()) {
+    // Outside the container's directory, in a directory only the user can enter; the process
+    // removes the file once it has read it.
+    const std::string secrets_dir = StrCat(options_.job_dir, "/secrets");
+    fs::create_directories(secrets_dir, ec);
+    fs::permissions(secrets_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    if (ec) return absl::InternalError(StrCat("cannot create ", secrets_dir, ": ", ec.message()));
+    const std::string secrets_file = StrCat(secrets_dir, "/", container.id, ".json");
+    nlohmann::json secrets(spec.secrets);
+    if (absl::Status s = WriteFile(secrets_file, secrets.dump(), 0600); !s.ok()) return s;
+    spawn.set_env[rpc::kEnvContainerSecrets] = secrets_file;
+  }
   spawn.working_dir = work_dir;
   spawn.stdout_path = StrCat(container.log_dir, "/executor.log");
   spawn.stderr_path = spawn.stdout_path;

@@ -1,5 +1,6 @@
 #include "cluster/yarn/yarn_cluster_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -171,14 +172,18 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   if (absl::Status s = hdfs_.Mkdirs(StrCat(staging, "/", kResourcesDir), 0700); !s.ok()) return s;
 
   hadoop::ContainerLaunchContext am;
-  // Everything the client staged locally, except the secret, goes to HDFS.
+  // Everything the client staged locally, except its private files, goes to HDFS.
   std::error_code ec;
   fs::recursive_directory_iterator it(submission.job_dir, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const fs::directory_entry& entry = *it;
     if (!entry.is_regular_file(ec)) continue;
     const std::string relative = fs::relative(entry.path(), submission.job_dir).string();
-    if (relative == kSecretFile || relative.starts_with("logs/")) continue;
+    if (relative.starts_with("logs/") ||
+        std::find(submission.local_only_files.begin(), submission.local_only_files.end(),
+                  relative) != submission.local_only_files.end()) {
+      continue;
+    }
     absl::StatusOr<hadoop::LocalResource> uploaded =
         Upload(entry.path().string(), StrCat(staging, "/", relative));
     if (!uploaded.ok()) return uploaded.status();
@@ -214,7 +219,7 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   }
   am.commands = {"./tony am 1>><LOG_DIR>/am.log 2>&1"};
   hadoop::Credentials credentials;
-  credentials.AddSecret("tony.job.secret", submission.secret);
+  for (const auto& [alias, secret] : submission.secrets) credentials.AddSecret(alias, secret);
   am.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
 
   hadoop::AppSubmission app;

@@ -319,7 +319,7 @@ absl::Status YarnContainerAllocator::Launch(const Container& container, const La
   launch.commands = {command};
   launch.environment = spec.env;
   hadoop::Credentials credentials;
-  credentials.AddSecret("tony.job.secret", options_.job_secret);
+  for (const auto& [alias, secret] : spec.secrets) credentials.AddSecret(alias, secret);
   launch.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
   if (absl::Status started = nm_.StartContainer(yarn, launch); !started.ok()) return started;
   std::lock_guard lock(mu_);

@@ -30,7 +30,6 @@ struct YarnAllocatorOptions {
   std::string webhdfs;         // dfs.namenode.http-address
   std::string user;            // the HDFS user
   hadoop::Token am_rm_token;   // from the AM container's credentials
-  std::string job_secret;      // handed to executors in their container credentials
   // Files every task container gets besides the job's own: name -> HDFS path (the tony binary,
   // tony-final.xml).
   std::map<std::string, std::string> common_files;
