@@ -142,6 +142,7 @@ std::optional<std::string> KeyCatalog::Suggest(std::string_view key) const {
   return best;
 }
 
+// Keys are quoted through ForMessage: a warning is one line of reasonable length.
 std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
   std::vector<std::string> warnings;
   for (const auto& [key, entry] : conf.entries()) {
@@ -149,8 +150,9 @@ std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
     const std::string where = entry.source.ToString();
     if (const KeyInfo* info = Lookup(key)) {
       if (info->unsupported) {
-        warnings.push_back(StrCat(
-            key, " (", where, ") is not supported by tony and is ignored: ", *info->unsupported));
+        warnings.push_back(
+            StrCat(ForMessage(key), " (", where,
+                   ") is not supported by tony and is ignored: ", *info->unsupported));
       }
       continue;
     }
@@ -159,16 +161,16 @@ std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
         std::find_if(kUnsupportedFamilies.begin(), kUnsupportedFamilies.end(),
                      [&](const UnsupportedFamily& f) { return key.starts_with(f.prefix); });
     if (family != kUnsupportedFamilies.end()) {
-      warnings.push_back(
-          StrCat(key, " (", where, ") is not supported by tony and is ignored: ", family->reason));
+      warnings.push_back(StrCat(ForMessage(key), " (", where,
+                                ") is not supported by tony and is ignored: ", family->reason));
       continue;
     }
     if (!key.starts_with("tony.")) continue;  // Hadoop and user keys pass through
     if (std::optional<std::string> suggestion = Suggest(key)) {
-      warnings.push_back(
-          StrCat("unknown key ", key, " (", where, "); did you mean ", *suggestion, "?"));
+      warnings.push_back(StrCat("unknown key ", ForMessage(key), " (", where, "); did you mean ",
+                                ForMessage(*suggestion), "?"));
     } else {
-      warnings.push_back(StrCat("unknown key ", key, " (", where, ") is ignored"));
+      warnings.push_back(StrCat("unknown key ", ForMessage(key), " (", where, ") is ignored"));
     }
   }
   return warnings;
