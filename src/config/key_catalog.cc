@@ -157,9 +157,9 @@ std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
       continue;
     }
     if (IsKnownFamilyKey(key)) continue;
-    auto family =
-        std::find_if(kUnsupportedFamilies.begin(), kUnsupportedFamilies.end(),
-                     [&](const UnsupportedFamily& f) { return key.starts_with(f.prefix); });
+    auto family = std::find_if(
+        kUnsupportedFamilies.begin(), kUnsupportedFamilies.end(),
+        [&name = key](const UnsupportedFamily& f) { return name.starts_with(f.prefix); });
     if (family != kUnsupportedFamilies.end()) {
       warnings.push_back(StrCat(ForMessage(key), " (", where,
                                 ") is not supported by tony and is ignored: ", family->reason));
