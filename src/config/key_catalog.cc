@@ -117,26 +117,27 @@ Configuration KeyCatalog::Defaults() const {
 }
 
 std::optional<std::string> KeyCatalog::Suggest(std::string_view key) const {
-  std::vector<std::string> candidates;
+  // The closest candidate wins; among equals, the first: the fixed keys, then the per-job-type
+  // keys of the key's own type.
+  constexpr size_t kMaxEdits = 2;
+  std::optional<std::string> best;
+  size_t best_distance = kMaxEdits + 1;
+  auto consider = [&](std::string_view candidate) {
+    const size_t distance = BoundedEditDistance(key, candidate, kMaxEdits);
+    if (distance > 0 && distance < best_distance) {
+      best_distance = distance;
+      best = std::string(candidate);
+    }
+  };
   for (const KeyInfo& info : keys_) {
-    if (!Contains(info.name, "*")) candidates.push_back(info.name);
+    if (!Contains(info.name, "*")) consider(info.name);
   }
   std::string_view type, attribute;
   if (SplitJobTypeKey(key, &type, &attribute)) {
     for (const KeyInfo& info : keys_) {
       if (info.name.starts_with("tony.*.")) {
-        candidates.push_back(StrCat("tony.", type, ".", info.name.substr(7)));
+        consider(StrCat("tony.", type, ".", std::string_view(info.name).substr(7)));
       }
-    }
-  }
-  constexpr size_t kMaxEdits = 2;
-  std::optional<std::string> best;
-  size_t best_distance = kMaxEdits + 1;
-  for (const std::string& candidate : candidates) {
-    const size_t distance = BoundedEditDistance(key, candidate, kMaxEdits);
-    if (distance > 0 && distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
     }
   }
   return best;
