@@ -1,13 +1,13 @@
 #include "config/configuration.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 
 #include "common/strings.h"
@@ -98,7 +98,7 @@ class LineIndex {
     }
   }
   // 1-based; 0 for an unknown (negative) offset. Offsets past the end count as the last line.
-  int LineOf(ptrdiff_t offset) const {
+  [[nodiscard]] int LineOf(ptrdiff_t offset) const {
     if (offset < 0) return 0;
     const size_t at = std::min(static_cast<size_t>(offset), size_);
     return static_cast<int>(std::upper_bound(line_starts_.begin(), line_starts_.end(), at) -
