@@ -80,9 +80,12 @@ int RunConfigCommand(const SubmitOptions& options) {
     std::cout << conf.ToXml();
     return 0;
   }
+  // Sources line up in one column, except after lines longer than kMaxWidth: one huge value
+  // must not pad every other line to its length (output quadratic in the file's size).
+  constexpr size_t kMaxWidth = 100;
   size_t width = 0;
   for (const auto& [key, entry] : conf.entries()) {
-    width = std::max(width, key.size() + entry.value.size() + 1);
+    width = std::max(width, std::min(key.size() + entry.value.size() + 1, kMaxWidth));
   }
   for (const auto& [key, entry] : conf.entries()) {
     std::string line = key + "=" + entry.value;

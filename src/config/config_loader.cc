@@ -95,7 +95,8 @@ absl::StatusOr<ResolvedConfig> ResolveConfiguration(const ConfigRequest& request
       return s;
     }
   } else if (request.conf_file) {
-    if (!IsFile(*request.conf_file)) {
+    std::error_code ec;
+    if (!fs::exists(*request.conf_file, ec)) {
       return absl::NotFoundError(StrCat("--conf_file ", *request.conf_file, ": no such file"));
     }
     if (absl::Status s = conf.LoadXmlFile(*request.conf_file, SourceKind::kConfFile); !s.ok()) {

@@ -180,5 +180,28 @@ TEST_F(ConfigLoaderTest, MisspelledKeyWarnsWithTheIntendedKey) {
             "tony.application.framework?");
 }
 
+TEST_F(ConfigLoaderTest, ConfFileThatIsNoRegularFileIsAnErrorNotAHang) {
+  for (const std::string& path : {(dir_ / "confdir").string(), std::string("/dev/zero")}) {
+    ConfigRequest request = request_;
+    request.conf_file = path;
+    absl::StatusOr<ResolvedConfig> resolved = ResolveConfiguration(request);
+    ASSERT_FALSE(resolved.ok()) << path;
+    EXPECT_EQ(std::string(resolved.status().message()),
+              path + ": not a regular file (a configuration file must be a plain XML file)");
+  }
+}
+
+TEST_F(ConfigLoaderTest, HugeConfFlagsWork) {
+  request_.conf = {"tony.application.name=" + std::string(1 << 20, 'n'),
+                   "tony.x" + std::string(1 << 20, 'x') + "=1"};
+  absl::StatusOr<ResolvedConfig> resolved = ResolveConfiguration(request_);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->conf.Get("tony.application.name").size(), 1u << 20);
+  ASSERT_EQ(resolved->warnings.size(), 1u);
+  EXPECT_TRUE(resolved->warnings[0].starts_with("unknown key tony.xxx"));
+  EXPECT_TRUE(resolved->warnings[0].ends_with("... (1048582 bytes) (--conf) is ignored"))
+      << resolved->warnings[0];
+}
+
 }  // namespace
 }  // namespace tony::config

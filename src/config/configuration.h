@@ -2,6 +2,7 @@
 // A Hadoop-style configuration: string keys to string values, each remembering its source.
 // Not thread-safe; build it on one thread, then share it read-only.
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,8 +37,12 @@ class Configuration {
   std::string Get(std::string_view key) const;
   const std::map<std::string, ConfigEntry, std::less<>>& entries() const { return entries_; }
 
-  // Reads <configuration><property><name/><value/><final/></property>... from `path`.
-  // Errors name the file and line: "tony.xml:7: <property> has no <name>".
+  // The largest configuration file tony reads.
+  static constexpr size_t kMaxXmlBytes = size_t{64} << 20;
+
+  // Reads <configuration><property><name/><value/><final/></property>... from `path`, which
+  // must be a regular file of at most kMaxXmlBytes, in UTF-8, without NUL bytes or a DOCTYPE.
+  // Errors name the file and line: "tony.xml:7: <property> has no <name>". Linear in the size.
   [[nodiscard]] absl::Status LoadXmlFile(const std::string& path, SourceKind kind);
   // Same, from memory; `label` stands for the file name in sources and errors.
   [[nodiscard]] absl::Status LoadXmlString(std::string_view xml, const std::string& label,

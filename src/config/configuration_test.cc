@@ -1,6 +1,11 @@
 #include "config/configuration.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "config/key_catalog.h"
 #include "config/value_parsers.h"
@@ -181,6 +186,188 @@ TEST(KeyCatalogTest, LintWarnsAboutMisspellingsUnsupportedAndUnknownKeys) {
   EXPECT_FALSE(has("tony.application.dependency."));
   EXPECT_FALSE(has("fs.defaultFS"));
   EXPECT_EQ(warnings.size(), 3u);
+}
+
+// Hostile inputs: each is an error naming the file and line, or loads; none crashes or hangs.
+class HostileConfigurationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tony-hostile-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static absl::Status Load(std::string_view xml, Configuration* conf = nullptr) {
+    Configuration scratch;
+    return (conf ? conf : &scratch)->LoadXmlString(xml, "h.xml", SourceKind::kConfFile);
+  }
+  static std::string Message(const absl::Status& status) { return std::string(status.message()); }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(HostileConfigurationTest, LineNumbersStayRightAcrossManyProperties) {
+  std::string xml = "<configuration>\n";
+  for (int i = 0; i < 20000; ++i) {
+    xml += "<property><name>k" + std::to_string(i) + "</name><value>v</value></property>\n";
+  }
+  xml += "</configuration>\n";
+  Configuration conf;
+  ASSERT_TRUE(Load(xml, &conf).ok());
+  EXPECT_EQ(conf.Find("k0")->source.ToString(), "h.xml:2");
+  EXPECT_EQ(conf.Find("k19999")->source.ToString(), "h.xml:20001");
+}
+
+TEST_F(HostileConfigurationTest, NulByteIsAnErrorNamingTheLine) {
+  absl::Status status = Load(
+      std::string_view("<configuration>\n<property><name>a</name><value>x\0y</value></property>\n"
+                       "</configuration>\n",
+                       86));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Message(status), "h.xml:2: NUL byte (a configuration file must be UTF-8 text)");
+  // UTF-16 (here with its byte order mark) has NUL bytes too.
+  status = Load(std::string_view("\xff\xfe<\0c\0/\0>\0", 10));
+  EXPECT_EQ(Message(status), "h.xml:1: NUL byte (a configuration file must be UTF-8 text)");
+}
+
+TEST_F(HostileConfigurationTest, DoctypeWithEntitiesIsRefused) {
+  std::string laughs =
+      "<?xml version=\"1.0\"?>\n<!DOCTYPE configuration [\n<!ENTITY lol \"lol\">\n";
+  for (int i = 1; i < 10; ++i) {
+    laughs += "<!ENTITY lol" + std::to_string(i) + " \"";
+    for (int j = 0; j < 10; ++j) laughs += "&lol" + (i == 1 ? "" : std::to_string(i - 1)) + ";";
+    laughs += "\">\n";
+  }
+  laughs +=
+      "]>\n<configuration><property><name>a</name><value>&lol9;</value></property>"
+      "</configuration>\n";
+  absl::Status status = Load(laughs);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Message(status),
+            "h.xml:2: <!DOCTYPE> is not allowed in a configuration file (tony reads no DTD and "
+            "expands no entities)");
+  EXPECT_FALSE(Load("<!DOCTYPE configuration SYSTEM \"file:///etc/passwd\"><configuration/>").ok());
+  // Deeply nested declarations inside the internal subset.
+  std::string nested = "<!DOCTYPE c [";
+  for (int i = 0; i < 100000; ++i) nested += "<![";
+  EXPECT_FALSE(Load(nested).ok());
+}
+
+TEST_F(HostileConfigurationTest, UnknownEntityReferencesAreNotExpanded) {
+  Configuration conf;
+  ASSERT_TRUE(Load("<configuration><property><name>a</name><value>&lol9;&amp;</value>"
+                   "</property></configuration>",
+                   &conf)
+                  .ok());
+  EXPECT_EQ(conf.Get("a"), "&lol9;&");
+}
+
+TEST_F(HostileConfigurationTest, DeepNestingLoads) {
+  constexpr int kDepth = 200000;
+  std::string deep;
+  for (int i = 0; i < kDepth; ++i) deep += "<a>";
+  for (int i = 0; i < kDepth; ++i) deep += "</a>";
+  Configuration conf;
+  ASSERT_TRUE(Load("<configuration><property><name>n</name><value>v" + deep + "</value><x>" + deep +
+                       "</x></property></configuration>",
+                   &conf)
+                  .ok());
+  EXPECT_EQ(conf.Get("n"), "v");
+  EXPECT_EQ(Message(Load("<configuration>" + deep + "</configuration>")),
+            "h.xml:1: unexpected element <a> (expected <property>)");
+  // Unclosed: malformed, at the end.
+  EXPECT_TRUE(Message(Load("<configuration>" + deep.substr(0, 3 * kDepth)))
+                  .starts_with("h.xml:1: malformed XML"));
+}
+
+TEST_F(HostileConfigurationTest, LongNamesAndValuesLoad) {
+  const std::string name = "tony." + std::string(1 << 20, 'n');
+  const std::string value(4 << 20, 'v');
+  Configuration conf;
+  ASSERT_TRUE(Load("<configuration><property><name>" + name + "</name><value>" + value +
+                       "</value></property></configuration>",
+                   &conf)
+                  .ok());
+  EXPECT_EQ(conf.Get(name), value);
+  // A misspelling check of a long unknown key is linear, not quadratic, in its length.
+  const std::string type(1 << 20, 'w');
+  EXPECT_EQ(KeyCatalog::BuiltIn().Suggest("tony." + type + ".memroy"), "tony." + type + ".memory");
+  EXPECT_EQ(KeyCatalog::BuiltIn().Suggest(name), std::nullopt);
+}
+
+TEST_F(HostileConfigurationTest, LongElementNameInAnErrorIsCut) {
+  const std::string message =
+      Message(Load("<configuration><" + std::string(100000, 'e') + "/></configuration>"));
+  EXPECT_TRUE(message.starts_with("h.xml:1: unexpected element <eeee")) << message;
+  EXPECT_LT(message.size(), 400u);
+}
+
+TEST_F(HostileConfigurationTest, InvalidUtf8IsKeptAsBytes) {
+  Configuration conf;
+  ASSERT_TRUE(Load("<configuration><property><name>a</name><value>\xff\xc3(\x80</value>"
+                   "</property></configuration>",
+                   &conf)
+                  .ok());
+  EXPECT_EQ(conf.Get("a"), "\xff\xc3(\x80");
+  Configuration reloaded;
+  ASSERT_TRUE(Load(conf.ToXml(), &reloaded).ok());
+  EXPECT_EQ(reloaded.Get("a"), "\xff\xc3(\x80");
+}
+
+TEST_F(HostileConfigurationTest, EmptyAndBomOnlyFilesAreMalformed) {
+  for (std::string_view text : {"", "\xef\xbb\xbf", "   \n\n", "<!-- only a comment -->"}) {
+    EXPECT_TRUE(Message(Load(text)).starts_with("h.xml:")) << text;
+    EXPECT_NE(Message(Load(text)).find("malformed XML"), std::string::npos) << Message(Load(text));
+  }
+  Configuration conf;
+  EXPECT_TRUE(Load("\xef\xbb\xbf<configuration/>", &conf).ok());
+}
+
+TEST_F(HostileConfigurationTest, ManyAppendsToAMultiValuedKeyAreLinear) {
+  std::string xml = "<configuration>\n";
+  for (int i = 0; i < 50000; ++i) {
+    xml += "<property><name>tony.containers.envs</name><value>V" + std::to_string(i) +
+           "=1</value></property>\n";
+  }
+  xml += "</configuration>\n";
+  Configuration conf;
+  conf.Set("tony.containers.envs", "", ValueSource::Default());
+  ASSERT_TRUE(Load(xml, &conf).ok());
+  const ConfigEntry* entry = conf.Find("tony.containers.envs");
+  EXPECT_TRUE(entry->value.starts_with("V0=1,V1=1,"));
+  EXPECT_TRUE(entry->value.ends_with(",V49999=1"));
+  EXPECT_EQ(entry->appended.size(), 49999u);
+}
+
+TEST_F(HostileConfigurationTest, OnlyRegularFilesAreRead) {
+  Configuration conf;
+  absl::Status status = conf.LoadXmlFile(dir_.string(), SourceKind::kConfFile);
+  EXPECT_EQ(Message(status), dir_.string() +
+                                 ": not a regular file (a configuration file must be a plain XML "
+                                 "file)");
+  status = conf.LoadXmlFile("/dev/zero", SourceKind::kConfFile);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(Message(status).find("not a regular file"), std::string::npos);
+  // A FIFO with no writer: opening it must not block.
+  const std::string fifo = (dir_ / "fifo.xml").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  status = conf.LoadXmlFile(fifo, SourceKind::kConfFile);
+  EXPECT_NE(Message(status).find("not a regular file"), std::string::npos);
+}
+
+TEST_F(HostileConfigurationTest, FilesOverTheLimitAreRefusedUnread) {
+  const std::string big = (dir_ / "big.xml").string();
+  std::ofstream(big) << "<configuration/>";
+  std::filesystem::resize_file(big, Configuration::kMaxXmlBytes + 1);  // sparse
+  Configuration conf;
+  absl::Status status = conf.LoadXmlFile(big, SourceKind::kConfFile);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Message(status), big +
+                                 ": the configuration file is 67108865 bytes; tony reads at "
+                                 "most 64 MiB");
+  std::filesystem::resize_file(big, 16);
+  EXPECT_TRUE(conf.LoadXmlFile(big, SourceKind::kConfFile).ok());
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 #include "config/job_spec.h"
 
-#include <regex>
+#include <cstdint>
 #include <set>
 
 #include "common/strings.h"
 #include "config/key_catalog.h"
+#include "config/key_names.h"
 #include "config/value_parsers.h"
 
 namespace tony::config {
@@ -45,10 +46,10 @@ class Reader {
   absl::Status Error(std::string_view key, std::string_view detail) const {
     const ConfigEntry* entry = conf_.Find(key);
     if (entry == nullptr) {
-      return absl::InvalidArgumentError(StrCat(key, " (default): ", detail));
+      return absl::InvalidArgumentError(StrCat(ForMessage(key), " (default): ", detail));
     }
-    return absl::InvalidArgumentError(
-        StrCat(key, " = \"", entry->value, "\" (", entry->source.ToString(), "): ", detail));
+    return absl::InvalidArgumentError(StrCat(ForMessage(key), " = \"", ForMessage(entry->value),
+                                             "\" (", entry->source.ToString(), "): ", detail));
   }
 
   absl::StatusOr<int64_t> Int(std::string_view key, const std::string& value, int64_t min) const {
@@ -63,6 +64,13 @@ class Reader {
   }
   absl::StatusOr<int64_t> Int(std::string_view key, int64_t min) const {
     return Int(key, String(key), min);
+  }
+  // A whole number of seconds, in milliseconds.
+  absl::StatusOr<int64_t> SecondsAsMs(std::string_view key) const {
+    absl::StatusOr<int64_t> seconds = Int(key, 0);
+    if (!seconds.ok()) return seconds.status();
+    if (*seconds > INT64_MAX / 1000) return Error(key, "too large");
+    return *seconds * 1000;
   }
   absl::StatusOr<int64_t> JobTypeInt(const std::string& type, std::string_view attribute,
                                      int64_t min) const {
@@ -96,19 +104,25 @@ class Reader {
   } while (0)
 
 // Job types: every <t> with a tony.<t>.instances key, in name order.
-std::vector<std::string> DiscoverJobTypes(const Configuration& conf) {
-  static const std::regex kInstancesKey(R"(tony\.([a-z][a-z0-9_-]*)\.instances)");
+absl::StatusOr<std::vector<std::string>> DiscoverJobTypes(const Reader& reader,
+                                                          const Configuration& conf) {
   std::vector<std::string> types;
   for (const auto& [key, entry] : conf.entries()) {
-    std::smatch match;
-    if (std::regex_match(key, match, kInstancesKey) && !ReservedNames().count(match[1].str())) {
-      types.push_back(match[1].str());
+    std::optional<std::string_view> type = JobTypeOfInstancesKey(key);
+    if (!type || ReservedNames().count(*type)) continue;
+    if (type->size() > kMaxJobTypeNameLength) {
+      return reader.Error(
+          key, StrCat("the job type name is ", type->size(), " characters long; at most ",
+                      kMaxJobTypeNameLength, " are allowed"));
     }
+    types.emplace_back(*type);
   }
   return types;
 }
 
-absl::Status ReadJobType(const Reader& reader, const std::string& type, JobSpec* spec,
+// `common_resources`: tony.containers.resources, split once for every type.
+absl::Status ReadJobType(const Reader& reader, const std::string& type,
+                         const std::vector<std::string>& common_resources, JobSpec* spec,
                          JobTypeSpec* out) {
   out->name = type;
   int64_t value = 0;
@@ -136,9 +150,8 @@ absl::Status ReadJobType(const Reader& reader, const std::string& type, JobSpec*
   out->command = reader.JobTypeValue(type, "command");
   if (out->command.empty()) out->command = reader.String("tony.containers.command");
   out->localized_resources = SplitList(reader.JobTypeValue(type, "resources"));
-  for (std::string& r : SplitList(reader.String("tony.containers.resources"))) {
-    out->localized_resources.push_back(std::move(r));
-  }
+  out->localized_resources.insert(out->localized_resources.end(), common_resources.begin(),
+                                  common_resources.end());
   out->node_label = reader.JobTypeValue(type, "node-label");
   if (out->node_label.empty()) out->node_label = spec->node_label;
   return absl::OkStatus();
@@ -240,16 +253,16 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.retry-count", 0));
   if (value > 100) return reader.Error("tony.am.retry-count", "at most 100");
   spec.am_retry_count = static_cast<int>(value);
-  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.wait-client-signal-stop-timeout-sec", 0));
-  spec.wait_client_ms = value * 1000;
+  TONY_ASSIGN_OR_RETURN(spec.wait_client_ms,
+                        reader.SecondsAsMs("tony.am.wait-client-signal-stop-timeout-sec"));
   TONY_ASSIGN_OR_RETURN(spec.allocation_timeout_ms,
                         reader.Int("tony.container.allocation.timeout", -1));
   TONY_ASSIGN_OR_RETURN(spec.registration_timeout_ms,
                         reader.Int("tony.container.registration.timeout", -1));
   TONY_ASSIGN_OR_RETURN(spec.execution_timeout_ms,
                         reader.Int("tony.task.executor.execution-timeout-ms", 0));
-  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.executor.registry-timeout-sec", 0));
-  spec.registry_timeout_ms = value * 1000;
+  TONY_ASSIGN_OR_RETURN(spec.registry_timeout_ms,
+                        reader.SecondsAsMs("tony.task.executor.registry-timeout-sec"));
   TONY_ASSIGN_OR_RETURN(spec.heartbeat_interval_ms,
                         reader.Int("tony.task.heartbeat-interval-ms", 1));
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-missed-heartbeats", 1));
@@ -267,24 +280,30 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   spec.python_venv = reader.String("tony.application.python-venv");
   spec.src_dir = reader.String("tony.application.src-dir");
 
-  const std::vector<std::string> untracked =
-      SplitList(reader.String("tony.application.untracked.jobtypes"));
-  const std::vector<std::string> sidecars =
-      SplitList(reader.String("tony.application.sidecar.jobtypes"));
-  const std::vector<std::string> stop_on_failure =
-      SplitList(reader.String("tony.application.stop-on-failure-jobtypes"));
-  auto contains = [](const std::vector<std::string>& list, const std::string& name) {
-    return std::find(list.begin(), list.end(), name) != list.end();
+  // Sets, so that many job types against long lists stay O(n log n).
+  auto name_set = [&](std::string_view key) {
+    std::vector<std::string> list = SplitList(reader.String(key));
+    return std::set<std::string, std::less<>>(std::make_move_iterator(list.begin()),
+                                              std::make_move_iterator(list.end()));
   };
+  const auto untracked = name_set("tony.application.untracked.jobtypes");
+  const auto sidecars = name_set("tony.application.sidecar.jobtypes");
+  const auto stop_on_failure = name_set("tony.application.stop-on-failure-jobtypes");
+  const std::vector<std::string> common_resources =
+      SplitList(reader.String("tony.containers.resources"));
 
-  for (const std::string& type : DiscoverJobTypes(conf)) {
+  std::vector<std::string> types;
+  TONY_ASSIGN_OR_RETURN(types, DiscoverJobTypes(reader, conf));
+  for (const std::string& type : types) {
     JobTypeSpec job_type;
-    if (absl::Status s = ReadJobType(reader, type, &spec, &job_type); !s.ok()) return s;
+    if (absl::Status s = ReadJobType(reader, type, common_resources, &spec, &job_type); !s.ok()) {
+      return s;
+    }
     if (job_type.instances == 0) continue;
-    job_type.role = contains(sidecars, type)    ? JobTypeRole::kSidecar
-                    : contains(untracked, type) ? JobTypeRole::kUntracked
-                                                : JobTypeRole::kTracked;
-    job_type.stop_on_failure = contains(stop_on_failure, type);
+    job_type.role = sidecars.count(type)    ? JobTypeRole::kSidecar
+                    : untracked.count(type) ? JobTypeRole::kUntracked
+                                            : JobTypeRole::kTracked;
+    job_type.stop_on_failure = stop_on_failure.count(type) > 0;
     spec.job_types.emplace(type, std::move(job_type));
   }
 
@@ -315,7 +334,9 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     // Single-node mode: the command runs as one task, with the worker type's resources.
     spec.single_node = true;
     JobTypeSpec single;
-    if (absl::Status s = ReadJobType(reader, "worker", &spec, &single); !s.ok()) return s;
+    if (absl::Status s = ReadJobType(reader, "worker", common_resources, &spec, &single); !s.ok()) {
+      return s;
+    }
     single.instances = 1;
     spec.job_types.emplace("worker", std::move(single));
   }
@@ -367,34 +388,30 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
                          const std::vector<std::string>& types) -> absl::Status {
     for (const std::string& type : types) {
       if (!spec.job_types.count(type)) {
-        return reader.Error(key, StrCat("names job type ", type, ", which the job does not have"));
+        return reader.Error(
+            key, StrCat("names job type ", ForMessage(type), ", which the job does not have"));
       }
     }
     return absl::OkStatus();
   };
-  static const std::regex kGroupKey(R"(tony\.application\.group\.([A-Za-z0-9_-]+))");
-  static const std::regex kDependencyKey(
-      R"(tony\.application\.dependency\.([a-z][a-z0-9_-]*)\.timeout\.after\.([A-Za-z0-9_-]+))");
   for (const auto& [key, entry] : conf.entries()) {
-    std::smatch match;
-    if (std::regex_match(key, match, kGroupKey)) {
+    if (std::optional<std::string_view> group = GroupOfGroupKey(key)) {
       std::vector<std::string> types = SplitList(entry.value);
       if (absl::Status s = check_types(key, types); !s.ok()) return s;
-      spec.groups[match[1].str()] = types;
+      spec.groups[std::string(*group)] = types;
     }
   }
   for (const auto& [key, entry] : conf.entries()) {
-    std::smatch match;
-    if (!std::regex_match(key, match, kDependencyKey)) continue;
-    GroupDependency dependency{match[1].str(), match[2].str(), 0, false};
+    std::optional<DependencyKey> parts = ParseDependencyKey(key);
+    if (!parts) continue;
+    GroupDependency dependency{std::string(parts->type), std::string(parts->group), 0, false};
     if (absl::Status s = check_types(key, {dependency.type}); !s.ok()) return s;
     if (!spec.groups.count(dependency.group)) {
-      return reader.Error(key,
-                          StrCat("names group ", dependency.group, ", but tony.application.group.",
-                                 dependency.group, " is not set"));
+      return reader.Error(
+          key, StrCat("names group ", ForMessage(dependency.group), ", but tony.application.group.",
+                      ForMessage(dependency.group), " is not set"));
     }
-    TONY_ASSIGN_OR_RETURN(value, reader.Int(key, 0));
-    dependency.timeout_ms = value * 1000;
+    TONY_ASSIGN_OR_RETURN(dependency.timeout_ms, reader.SecondsAsMs(key));
     const std::string ignored_key = key + ".ignored";
     if (conf.Has(ignored_key)) {
       TONY_ASSIGN_OR_RETURN(dependency.ignored, reader.Bool(ignored_key));

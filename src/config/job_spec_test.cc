@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/key_catalog.h"
+#include "config/key_names.h"
 
 namespace tony::config {
 namespace {
@@ -327,6 +328,80 @@ TEST_F(JobSpecTest, DockerNeedsYarnAndAnImage) {
   EXPECT_EQ(Error(),
             "tony.docker.enabled = \"true\" (--conf): no image for job type worker: set "
             "tony.docker.worker.image or tony.docker.containers.image");
+}
+
+TEST_F(JobSpecTest, LongJobTypeNameIsAnErrorNotACrash) {
+  // A 50 KB name used to overflow the stack in std::regex.
+  const std::string name(60000, 'a');
+  conf_.Set("tony." + name + ".instances", "1",
+            ValueSource::File(SourceKind::kConfFile, "long.xml", 3));
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(spec.status().message());
+  EXPECT_TRUE(message.starts_with("tony.aaaa")) << message.substr(0, 300);
+  EXPECT_NE(message.find("... (60015 bytes) = \"1\" (long.xml:3): the job type name is 60000 "
+                         "characters long; at most 128 are allowed"),
+            std::string::npos)
+      << message;
+  EXPECT_LT(message.size(), 400u);
+}
+
+TEST_F(JobSpecTest, JobTypeNamesUpToTheLimitAreAccepted) {
+  const std::string longest(kMaxJobTypeNameLength, 'w');
+  Set("tony." + longest + ".instances", "1");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_NE(spec->Find(longest), nullptr);
+  Set("tony." + longest + "x.instances", "0");  // even with no instances
+  EXPECT_NE(Error().find("the job type name is 129 characters long"), std::string::npos);
+}
+
+TEST_F(JobSpecTest, LongGroupAndDependencyNamesDoNotCrash) {
+  const std::string name(60000, 'g');
+  Set("tony.worker.instances", "1");
+  Set("tony.application.group." + name, "worker");
+  Set("tony.application.dependency.worker.timeout.after." + name, "10");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status().message().substr(0, 300);
+  EXPECT_EQ(spec->groups.count(name), 1u);
+  ASSERT_EQ(spec->dependencies.size(), 1u);
+  EXPECT_EQ(spec->dependencies[0].timeout_ms, 10000);
+
+  Set("tony.application.group." + name, "worker," + std::string(60000, 'x'));
+  const std::string message = Error();
+  EXPECT_NE(message.find("which the job does not have"), std::string::npos);
+  EXPECT_LT(message.size(), 800u);
+}
+
+TEST_F(JobSpecTest, ErrorMessagesStayOneLine) {
+  Set("tony.worker.instances", "1");
+  Set("tony.worker.memory", "4\nlots\n" + std::string(1 << 20, 'x'));
+  const std::string message = Error();
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message.substr(0, 300);
+  EXPECT_NE(message.find("tony.worker.memory = \"4\\nlots\\nxxx"), std::string::npos);
+  EXPECT_LT(message.size(), 800u);
+}
+
+TEST_F(JobSpecTest, SecondsThatOverflowMillisecondsAreAnError) {
+  Set("tony.task.executor.registry-timeout-sec", "9223372036854775807");
+  EXPECT_NE(Error().find("tony.task.executor.registry-timeout-sec = \"9223372036854775807\" "
+                         "(--conf): too large"),
+            std::string::npos);
+}
+
+TEST_F(JobSpecTest, ManyJobTypesWithLongRoleLists) {
+  std::string names;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string type = "t" + std::to_string(i);
+    Set("tony." + type + ".instances", "1");
+    names += type + ",";
+  }
+  Set("tony.application.untracked.jobtypes", names);
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.size(), 3000u);
+  EXPECT_EQ(spec->Find("t2999")->role, JobTypeRole::kUntracked);
 }
 
 }  // namespace

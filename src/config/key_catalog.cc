@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <regex>
 
 #include "common/strings.h"
+#include "config/key_names.h"
 #include "pugixml.hpp"
 
 namespace tony::config {
@@ -17,16 +17,6 @@ struct UnsupportedFamily {
 };
 constexpr std::array<UnsupportedFamily, 0> kUnsupportedFamilies = {};
 
-// Key families tony implements whose names hold user-chosen parts.
-bool IsKnownFamily(std::string_view key) {
-  static const std::regex kFamilies(
-      R"(tony\.application\.group\.[A-Za-z0-9_-]+|)"
-      R"(tony\.docker\.[a-z][a-z0-9_-]*\.image|)"
-      R"(tony\.application\.dependency\.[a-z][a-z0-9_-]*\.timeout\.after\.[A-Za-z0-9_-]+)"
-      R"((\.ignored)?)");
-  return std::regex_match(key.begin(), key.end(), kFamilies);
-}
-
 // Splits "tony.<type>.<attribute>" when the key has exactly that shape.
 bool SplitJobTypeKey(std::string_view key, std::string_view* type, std::string_view* attribute) {
   std::vector<std::string_view> parts = Split(key, '.');
@@ -38,18 +28,30 @@ bool SplitJobTypeKey(std::string_view key, std::string_view* type, std::string_v
   return true;
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> previous(b.size() + 1), current(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+// The edit distance of `a` and `b` when it is at most `limit`, else limit + 1. Only the band of
+// the table within `limit` of its diagonal is computed, so the cost is O(size * limit): a long
+// unknown key costs no more than its length.
+size_t BoundedEditDistance(std::string_view a, std::string_view b, size_t limit) {
+  if (a.size() > b.size()) std::swap(a, b);
+  if (b.size() - a.size() > limit) return limit + 1;
+  const size_t beyond = limit + 1;
+  std::vector<size_t> previous(b.size() + 1, beyond), current(b.size() + 1, beyond);
+  for (size_t j = 0; j <= std::min(b.size(), limit); ++j) previous[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    current[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
+    const size_t first = i > limit ? i - limit : 1;
+    const size_t last = std::min(b.size(), i + limit);
+    // The cell left of the band: row 0's value, or outside the band (this array holds row i-2).
+    current[first - 1] = i <= limit ? i : beyond;
+    size_t row_min = current[first - 1];
+    for (size_t j = first; j <= last; ++j) {
       const size_t substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution, beyond});
+      row_min = std::min(row_min, current[j]);
     }
+    if (row_min > limit) return beyond;
     std::swap(previous, current);
   }
-  return previous[b.size()];
+  return std::min(previous[b.size()], beyond);
 }
 
 bool IsUserSet(const ConfigEntry& entry) {
@@ -115,30 +117,33 @@ Configuration KeyCatalog::Defaults() const {
 }
 
 std::optional<std::string> KeyCatalog::Suggest(std::string_view key) const {
-  std::vector<std::string> candidates;
+  // The closest candidate wins; among equals, the first: the fixed keys, then the per-job-type
+  // keys of the key's own type.
+  constexpr size_t kMaxEdits = 2;
+  std::optional<std::string> best;
+  size_t best_distance = kMaxEdits + 1;
+  auto consider = [&](std::string_view candidate) {
+    const size_t distance = BoundedEditDistance(key, candidate, kMaxEdits);
+    if (distance > 0 && distance < best_distance) {
+      best_distance = distance;
+      best = std::string(candidate);
+    }
+  };
   for (const KeyInfo& info : keys_) {
-    if (!Contains(info.name, "*")) candidates.push_back(info.name);
+    if (!Contains(info.name, "*")) consider(info.name);
   }
   std::string_view type, attribute;
   if (SplitJobTypeKey(key, &type, &attribute)) {
     for (const KeyInfo& info : keys_) {
       if (info.name.starts_with("tony.*.")) {
-        candidates.push_back(StrCat("tony.", type, ".", info.name.substr(7)));
+        consider(StrCat("tony.", type, ".", std::string_view(info.name).substr(7)));
       }
-    }
-  }
-  std::optional<std::string> best;
-  size_t best_distance = 3;  // suggest only within two edits
-  for (const std::string& candidate : candidates) {
-    const size_t distance = EditDistance(key, candidate);
-    if (distance > 0 && distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
     }
   }
   return best;
 }
 
+// Keys are quoted through ForMessage: a warning is one line of reasonable length.
 std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
   std::vector<std::string> warnings;
   for (const auto& [key, entry] : conf.entries()) {
@@ -146,26 +151,27 @@ std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
     const std::string where = entry.source.ToString();
     if (const KeyInfo* info = Lookup(key)) {
       if (info->unsupported) {
-        warnings.push_back(StrCat(
-            key, " (", where, ") is not supported by tony and is ignored: ", *info->unsupported));
+        warnings.push_back(
+            StrCat(ForMessage(key), " (", where,
+                   ") is not supported by tony and is ignored: ", *info->unsupported));
       }
       continue;
     }
-    if (IsKnownFamily(key)) continue;
-    auto family =
-        std::find_if(kUnsupportedFamilies.begin(), kUnsupportedFamilies.end(),
-                     [&](const UnsupportedFamily& f) { return key.starts_with(f.prefix); });
+    if (IsKnownFamilyKey(key)) continue;
+    auto family = std::find_if(
+        kUnsupportedFamilies.begin(), kUnsupportedFamilies.end(),
+        [&name = key](const UnsupportedFamily& f) { return name.starts_with(f.prefix); });
     if (family != kUnsupportedFamilies.end()) {
-      warnings.push_back(
-          StrCat(key, " (", where, ") is not supported by tony and is ignored: ", family->reason));
+      warnings.push_back(StrCat(ForMessage(key), " (", where,
+                                ") is not supported by tony and is ignored: ", family->reason));
       continue;
     }
     if (!key.starts_with("tony.")) continue;  // Hadoop and user keys pass through
     if (std::optional<std::string> suggestion = Suggest(key)) {
-      warnings.push_back(
-          StrCat("unknown key ", key, " (", where, "); did you mean ", *suggestion, "?"));
+      warnings.push_back(StrCat("unknown key ", ForMessage(key), " (", where, "); did you mean ",
+                                ForMessage(*suggestion), "?"));
     } else {
-      warnings.push_back(StrCat("unknown key ", key, " (", where, ") is ignored"));
+      warnings.push_back(StrCat("unknown key ", ForMessage(key), " (", where, ") is ignored"));
     }
   }
   return warnings;

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "common/strings.h"
+#include "config/key_names.h"
 
 namespace tony::config {
 
@@ -13,7 +14,8 @@ absl::StatusOr<int64_t> ParseInt(std::string_view text) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
-    return absl::InvalidArgumentError(StrCat("expected an integer, got \"", text, "\""));
+    return absl::InvalidArgumentError(
+        StrCat("expected an integer, got \"", ForMessage(text), "\""));
   }
   return value;
 }
@@ -35,8 +37,8 @@ absl::StatusOr<int64_t> ParseMemoryMb(std::string_view text) {
   constexpr int64_t kMaxMb = int64_t{1} << 30;  // 1 PiB
   if (s.empty() || ec != std::errc() || end != s.data() + s.size() || value <= 0 ||
       value > kMaxMb / multiplier) {
-    return absl::InvalidArgumentError(
-        StrCat("expected a memory size such as 2g, 2048m or 2048 (MiB), got \"", text, "\""));
+    return absl::InvalidArgumentError(StrCat(
+        "expected a memory size such as 2g, 2048m or 2048 (MiB), got \"", ForMessage(text), "\""));
   }
   return value * multiplier;
 }
@@ -45,7 +47,8 @@ absl::StatusOr<bool> ParseBool(std::string_view text) {
   std::string s = ToLower(StripWhitespace(text));
   if (s == "true") return true;
   if (s == "false") return false;
-  return absl::InvalidArgumentError(StrCat("expected true or false, got \"", text, "\""));
+  return absl::InvalidArgumentError(
+      StrCat("expected true or false, got \"", ForMessage(text), "\""));
 }
 
 std::vector<std::string> SplitList(std::string_view text) {
@@ -67,7 +70,7 @@ absl::StatusOr<std::map<std::string, std::string>> ParseEnvList(std::string_view
     for (char c : name) valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
     if (!valid) {
       return absl::InvalidArgumentError(
-          StrCat("expected NAME=VALUE with a valid variable name, got \"", item, "\""));
+          StrCat("expected NAME=VALUE with a valid variable name, got \"", ForMessage(item), "\""));
     }
     out[std::string(name)] = item.substr(eq + 1);
   }

@@ -2,6 +2,7 @@
 // started (no job directory).
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -151,6 +152,72 @@ TEST_F(CliTest, MisspelledKeyWarnsWithTheIntendedKey) {
       runner_.Run({"config", "--executes", "x", "--conf", "tony.application.framwork=pytorch"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.err.find("did you mean tony.application.framework?"), std::string::npos) << r.err;
+}
+
+// Hostile configuration files: each is one error line naming the file and line, exit code 2,
+// never a crash or a hang (issue #11).
+TEST_F(CliTest, HostileConfigurationFiles) {
+  auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = runner_.work_dir() + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  };
+  // A 60 KB job-type name overflowed the stack in std::regex (SIGSEGV).
+  const std::string long_name =
+      write("long.xml", "<configuration>\n<property>\n<name>tony." + std::string(60000, 'a') +
+                            ".instances</name>\n<value>1</value>\n</property>\n</configuration>\n");
+  std::string error = ExpectBadInput({"submit", "--executes", "true", "--conf_file", long_name});
+  EXPECT_TRUE(error.starts_with("tony: error: tony.aaaa")) << error.substr(0, 300);
+  EXPECT_NE(error.find("(" + long_name +
+                       ":2): the job type name is 60000 characters long; at most 128 are allowed"),
+            std::string::npos)
+      << error.substr(0, 300);
+  EXPECT_LT(error.size(), 600u);
+
+  const std::string nul =
+      write("nul.xml", std::string("<configuration>\n<property><name>a</name><value>1") + '\0' +
+                           "2</value></property>\n</configuration>\n");
+  EXPECT_EQ(ExpectBadInput({"config", "--conf_file", nul}),
+            "tony: error: " + nul + ":2: NUL byte (a configuration file must be UTF-8 text)");
+
+  const std::string doctype =
+      write("doctype.xml",
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE configuration [\n<!ENTITY a \"aaaaaaaaaa\">\n"
+            "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">\n"
+            "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">\n]>\n"
+            "<configuration><property><name>tony.application.name</name><value>&c;</value>"
+            "</property></configuration>\n");
+  EXPECT_EQ(ExpectBadInput({"config", "--conf_file", doctype}),
+            "tony: error: " + doctype +
+                ":2: <!DOCTYPE> is not allowed in a configuration file (tony reads no DTD and "
+                "expands no entities)");
+}
+
+TEST_F(CliTest, ConfFileThatIsNoRegularFile) {
+  const std::string fifo = runner_.work_dir() + "/fifo.xml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), runner_.work_dir()}) {
+    EXPECT_EQ(ExpectBadInput({"config", "--conf_file", path}),
+              "tony: error: " + path +
+                  ": not a regular file (a configuration file must be a plain XML file)");
+  }
+  const std::string big = runner_.work_dir() + "/big.xml";
+  std::ofstream(big) << "<configuration/>";
+  fs::resize_file(big, (64 << 20) + 1);  // sparse: not written, and must not be read
+  EXPECT_EQ(ExpectBadInput({"config", "--conf_file", big}),
+            "tony: error: " + big +
+                ": the configuration file is 67108865 bytes; tony reads at most 64 MiB");
+}
+
+TEST_F(CliTest, HugeConfFlag) {
+  std::string error = ExpectBadInput(
+      {"config", "--executes", "x", "--conf", "tony." + std::string(100000, 'b') + ".instances=1"});
+  EXPECT_NE(error.find("(--conf): the job type name is 100000 characters long"), std::string::npos)
+      << error.substr(0, 300);
+  TonyResult r = runner_.Run(
+      {"config", "--executes", "x", "--conf", "tony.application.name=" + std::string(100000, 'n')},
+      30000);
+  EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 300);
 }
 
 }  // namespace
