@@ -18,6 +18,7 @@
 #include "cluster/staging.h"
 #include "cluster/yarn/yarn_cluster_client.h"
 #include "cluster/yarn/yarn_container_allocator.h"
+#include "common/signal_thread.h"
 #include "common/strings.h"
 #include "config/key_catalog.h"
 #include "config/value_parsers.h"
@@ -363,12 +364,10 @@ int RunAm() {
     }
   }
   am::ApplicationMaster master(options, *spec, allocator.get(), SystemClock::Get());
-  std::thread([&master, stop] {
-    int sig = 0;
-    while (sigwait(&stop, &sig) == 0) {
-      master.RequestKill(StrCat("the AM received signal ", sig));
-    }
-  }).detach();
+  // Destroyed before `master`: a signal that comes as the AM exits (YARN stops the AM's container
+  // at the end of every job) is dropped, never delivered to a destroyed AM.
+  SignalThread signals(
+      stop, [&master](int sig) { master.RequestKill(StrCat("the AM received signal ", sig)); });
   return master.Run();
 }
 

@@ -43,14 +43,10 @@ void BlockInterruptSignals() {
 TonyClient::TonyClient(cluster::ClusterClient* cluster, std::ostream& out, std::ostream& err)
     : cluster_(cluster), out_(out), err_(err) {}
 
-void TonyClient::SignalThread() {
-  sigset_t set = InterruptSignals();
-  int sig = 0;
-  while (sigwait(&set, &sig) == 0) {
-    interrupted_ = sig;
-    std::lock_guard lock(mu_);
-    if (in_flight_ != nullptr) in_flight_->TryCancel();
-  }
+void TonyClient::OnInterrupt(int sig) {
+  interrupted_ = sig;
+  std::lock_guard lock(mu_);
+  if (in_flight_ != nullptr) in_flight_->TryCancel();
 }
 
 int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::JobSpec& spec,
@@ -77,7 +73,8 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
     err_ << "tony: error: staging " << *app_id << ": " << staged.message() << "\n";
     return kExitJobFailed;
   }
-  std::thread(&TonyClient::SignalThread, this).detach();
+  signals_ =
+      std::make_unique<SignalThread>(InterruptSignals(), [this](int sig) { OnInterrupt(sig); });
 
   cluster::AmSubmission submission;
   submission.app_id = *app_id;

@@ -7,10 +7,12 @@
 
 #include <atomic>
 #include <iosfwd>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "cluster/cluster_client.h"
+#include "common/signal_thread.h"
 #include "config/config_loader.h"
 #include "config/job_spec.h"
 #include "rpc/job_credentials.h"
@@ -42,7 +44,7 @@ class TonyClient {
   // Follows the job until it is complete; returns its final status.
   rpc::JobStatus Follow(const std::string& app_id, const rpc::JobCredentials& credentials,
                         const config::JobSpec& spec);
-  void SignalThread();
+  void OnInterrupt(int sig);
 
   cluster::ClusterClient* const cluster_;
   std::ostream& out_;
@@ -50,6 +52,7 @@ class TonyClient {
   std::atomic<int> interrupted_{0};
   std::mutex mu_;
   grpc::ClientContext* in_flight_ = nullptr;  // guarded by mu_; cancelled on a signal
+  std::unique_ptr<SignalThread> signals_;     // last: destroyed first, before what it uses
 };
 
 }  // namespace tony::client

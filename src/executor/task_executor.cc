@@ -111,24 +111,21 @@ TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
 }
 
 TaskExecutor::~TaskExecutor() {
+  signals_.reset();  // no handler runs after this
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 void TaskExecutor::Attach(grpc::ClientContext* context) { rpc::AttachAuth(context, options_.auth); }
 
-void TaskExecutor::SignalThread() {
-  sigset_t set = StopSignalSet();
-  int sig = 0;
-  while (sigwait(&set, &sig) == 0) {
-    stop_signal_ = sig;  // first: Supervise may be deciding right now whether it was signalled
-    spdlog::info("received signal {}", sig);
-    {
-      std::lock_guard lock(mu_);
-      if (blocking_call_ != nullptr) blocking_call_->TryCancel();
-    }
-    const uint64_t one = 1;
-    (void)!write(wake_fd_, &one, sizeof(one));
+void TaskExecutor::OnStopSignal(int sig) {
+  stop_signal_ = sig;  // first: Supervise may be deciding right now whether it was signalled
+  spdlog::info("received signal {}", sig);
+  {
+    std::lock_guard lock(mu_);
+    if (blocking_call_ != nullptr) blocking_call_->TryCancel();
   }
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
 }
 
 absl::Status TaskExecutor::Register(int port) {
@@ -203,7 +200,8 @@ void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool pr
 int TaskExecutor::Run() {
   // Orphans of the user's tree become the executor's children, so that it can always stop them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  std::thread(&TaskExecutor::SignalThread, this).detach();
+  signals_ =
+      std::make_unique<SignalThread>(StopSignalSet(), [this](int sig) { OnStopSignal(sig); });
   const std::string task = options_.task.ToString();
   spdlog::info("executor for {} in {} (attempt {}), AM at {}", task, options_.container_id,
                options_.attempt, options_.am_address);

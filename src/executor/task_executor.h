@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/signal_thread.h"
 #include "config/job_spec.h"
 #include "rpc/tony.grpc.pb.h"
 
@@ -54,7 +55,7 @@ class TaskExecutor {
   int Supervise(pid_t pid, int64_t start_ms);
   void Report(int exit_code, const std::string& diagnostics, bool provisional = false,
               int64_t peak_rss_bytes = 0);
-  void SignalThread();
+  void OnStopSignal(int sig);
   void Attach(grpc::ClientContext* context);
 
   const ExecutorOptions options_;
@@ -64,6 +65,7 @@ class TaskExecutor {
   std::atomic<int> stop_signal_{0};  // the stop signal received, 0 if none
   std::mutex mu_;
   grpc::ClientContext* blocking_call_ = nullptr;  // guarded by mu_; cancelled on a stop signal
+  std::unique_ptr<SignalThread> signals_;         // last: destroyed first, before what it uses
 };
 
 }  // namespace tony::executor
