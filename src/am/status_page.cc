@@ -1,10 +1,20 @@
 #include "am/status_page.h"
 
+#include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <ctime>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
@@ -94,15 +104,181 @@ std::string RenderStatusHtml(const rpc::JobStatus& status) {
   return html;
 }
 
-StatusPage::~StatusPage() { Stop(); }
+namespace {
+
+// Sized so that 1,024 held connections cost at most 16 MiB: a request through the proxy (its
+// headers, a cookie or two) and our response headers fit; a larger one is refused.
+constexpr size_t kConnectionMemoryBytes = size_t{16} * 1024;
+// A connection that neither sends nor receives for this long is closed: a half-sent request holds
+// its slot no longer.
+constexpr unsigned kConnectionTimeoutSeconds = 5;
+constexpr unsigned kMaxConnections = 1024;
+// In proxy mode a peer that is not the proxy only ever gets a redirect; it needs few connections.
+constexpr unsigned kMaxConnectionsPerOtherPeer = 8;
+
+constexpr char kHtmlType[] = "text/html; charset=utf-8";
+constexpr char kTextType[] = "text/plain; charset=utf-8";
+
+// A quarter of the process's file descriptors at most, so that the page never takes those the
+// AM's RPC server and its task launches need.
+unsigned ConnectionLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return kMaxConnections;
+  }
+  return static_cast<unsigned>(std::clamp<rlim_t>(limit.rlim_cur / 4, 16, kMaxConnections));
+}
+
+std::optional<std::array<uint8_t, 16>> ParseAddress(const std::string& text) {
+  std::array<uint8_t, 16> address{};
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    address[10] = address[11] = 0xff;
+    std::memcpy(address.data() + 12, &v4, 4);
+    return address;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
+    std::memcpy(address.data(), &v6, 16);
+    return address;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::array<uint8_t, 16>> AddressOf(const sockaddr* peer) {
+  if (peer == nullptr) return std::nullopt;
+  std::array<uint8_t, 16> address{};
+  if (peer->sa_family == AF_INET) {
+    address[10] = address[11] = 0xff;
+    std::memcpy(address.data() + 12, &reinterpret_cast<const sockaddr_in*>(peer)->sin_addr, 4);
+    return address;
+  }
+  if (peer->sa_family == AF_INET6) {
+    std::memcpy(address.data(), &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr, 16);
+    return address;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::array<uint8_t, 16>> PeerOf(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return info == nullptr ? std::nullopt : AddressOf(info->client_addr);
+}
+
+// The base every other peer is sent to: "/proxy/" at the start of its path gets Hadoop's
+// "redirect/" marker, a trailing '/' goes (the request's path brings one).
+absl::StatusOr<std::string> RedirectBase(std::string_view url) {
+  const auto bad = [url](std::string_view why) {
+    return absl::InvalidArgumentError(StrCat("the status page's proxy base URL '", url, "' ", why));
+  };
+  const size_t scheme_end = url.find("://");
+  if (!url.starts_with("http://") && !url.starts_with("https://")) {
+    return bad("is not an http:// or https:// URL");
+  }
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f || c == '?' || c == '#') {
+      return bad("has a space, a control character, a query or a fragment");
+    }
+  }
+  const size_t host = scheme_end + 3;
+  const size_t path = url.find('/', host);
+  if (path == host || host == url.size()) return bad("has no host");
+  std::string base(url);
+  while (path != std::string::npos && base.size() > path && base.ends_with('/')) base.pop_back();
+  if (path != std::string::npos && std::string_view(base).substr(path).starts_with("/proxy/")) {
+    base.insert(path + 7, "redirect/");
+  }
+  return base;
+}
+
+// `path` as it goes into a Location header: every byte outside RFC 3986's path characters as %XX.
+std::string EncodePath(std::string_view path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = path.starts_with('/') ? "" : "/";
+  for (char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) != 0 || std::strchr("-._~!$&'()*+,;=:@/", c) != nullptr) {
+      out += c;
+    } else {
+      out += StrCat('%', kHex[byte >> 4], kHex[byte & 0xf]);
+    }
+  }
+  return out;
+}
+
+MHD_Response* MakeResponse(std::string_view body, const char* content_type) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return nullptr;
+  MHD_add_response_header(response, "Content-Type", content_type);
+  MHD_add_response_header(response, "Cache-Control", "no-store");
+  MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+  // Escaping is the defence; this is the second line: no script runs on the page.
+  MHD_add_response_header(response, "Content-Security-Policy",
+                          "default-src 'none'; style-src 'unsafe-inline'");
+  return response;
+}
+
+bool Queue(MHD_Connection* connection, unsigned code, MHD_Response* response) {
+  return response != nullptr && MHD_queue_response(connection, code, response) == MHD_YES;
+}
+
+// For a response made for one request only.
+bool QueueOnce(MHD_Connection* connection, unsigned code, MHD_Response* response) {
+  const bool queued = Queue(connection, code, response);
+  if (response != nullptr) MHD_destroy_response(response);
+  return queued;
+}
+
+}  // namespace
+
+StatusPage::~StatusPage() {
+  Stop();
+  if (html_ != nullptr) MHD_destroy_response(html_);
+  if (json_ != nullptr) MHD_destroy_response(json_);
+}
 
 absl::StatusOr<int> StatusPage::Start(const std::string& host, int port) {
+  return Start(StatusPageOptions{.bind_host = host, .port = port});
+}
+
+absl::StatusOr<int> StatusPage::Start(const StatusPageOptions& options) {
+  if (daemon_ != nullptr) return absl::FailedPreconditionError("the status page already runs");
+  if (options.proxy_addresses.empty() != options.proxy_base_url.empty()) {
+    return absl::InvalidArgumentError(
+        "the status page needs both the web proxy's addresses and its base URL, or neither");
+  }
+  proxies_.clear();
+  redirect_base_.clear();
+  for (const std::string& text : options.proxy_addresses) {
+    std::optional<PeerAddress> address = ParseAddress(text);
+    if (!address) {
+      return absl::InvalidArgumentError(StrCat("the web proxy address '", text,
+                                               "' is not an IP address; resolve its host first"));
+    }
+    proxies_.insert(*address);
+  }
+  if (!proxies_.empty()) {
+    absl::StatusOr<std::string> base = RedirectBase(options.proxy_base_url);
+    if (!base.ok()) {
+      proxies_.clear();
+      return base.status();
+    }
+    redirect_base_ = *std::move(base);
+  }
+  {
+    std::lock_guard lock(mu_);
+    other_peers_.clear();
+  }
+
+  const std::string& host = options.bind_host;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
   addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
+  const std::string service = std::to_string(options.port);
   if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
       rc != 0 || found == nullptr) {
     return absl::InvalidArgumentError(
@@ -110,19 +286,35 @@ absl::StatusOr<int> StatusPage::Start(const std::string& host, int port) {
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
   const bool ipv6 = found->ai_family == AF_INET6;
+  const MHD_AcceptPolicyCallback may_connect = [](void* self, const sockaddr* peer,
+                                                  socklen_t) -> MHD_Result {
+    return static_cast<StatusPage*>(self)->MayConnect(peer) ? MHD_YES : MHD_NO;
+  };
+  const MHD_NotifyConnectionCallback on_connection = [](void* self, MHD_Connection* connection,
+                                                        void** context,
+                                                        MHD_ConnectionNotificationCode code) {
+    static_cast<StatusPage*>(self)->OnConnection(connection, context,
+                                                 code == MHD_CONNECTION_NOTIFY_STARTED);
+  };
+  // Answered on the first call, once the headers are in; a body (nothing here takes one) is
+  // read and dropped.
+  const MHD_AccessHandlerCallback answer =
+      [](void* self, MHD_Connection* connection, const char* url, const char* method, const char*,
+         const char*, size_t* upload_size, void** request) -> MHD_Result {
+    if (*request != nullptr) {
+      if (upload_size != nullptr) *upload_size = 0;
+      return MHD_YES;
+    }
+    *request = self;
+    return static_cast<StatusPage*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
+  };
   daemon_ = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (ipv6 ? MHD_USE_IPv6 : 0),
-      static_cast<uint16_t>(port), nullptr, nullptr,
-      [](void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
-         const char*, size_t* upload_size, void**) -> MHD_Result {
-        if (upload_size != nullptr && *upload_size != 0) {
-          *upload_size = 0;  // a body is ignored: every page is a GET
-          return MHD_YES;
-        }
-        return Handle(cls, connection, url, method) ? MHD_YES : MHD_NO;
-      },
-      this, MHD_OPTION_SOCK_ADDR, found->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-      MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
+      MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0), static_cast<uint16_t>(options.port),
+      may_connect, this, answer, this, MHD_OPTION_SOCK_ADDR, found->ai_addr,
+      MHD_OPTION_CONNECTION_LIMIT,
+      options.max_connections > 0 ? options.max_connections : ConnectionLimit(),
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes, MHD_OPTION_CONNECTION_TIMEOUT,
+      kConnectionTimeoutSeconds, MHD_OPTION_NOTIFY_CONNECTION, on_connection, this, MHD_OPTION_END);
   if (daemon_ == nullptr) return absl::InternalError("cannot start the status page's HTTP server");
   const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
   if (info == nullptr || info->port == 0) {
@@ -138,39 +330,84 @@ void StatusPage::Stop() {
 }
 
 void StatusPage::Update(const rpc::JobStatus& status) {
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(status, &json);
-  std::string html = RenderStatusHtml(status);
-  std::lock_guard lock(mu_);
-  json_ = std::move(json);
-  html_ = std::move(html);
+  std::string json_text;
+  (void)google::protobuf::util::MessageToJsonString(status, &json_text);
+  MHD_Response* json = MakeResponse(json_text, "application/json");
+  MHD_Response* html = MakeResponse(RenderStatusHtml(status), kHtmlType);
+  if (json == nullptr || html == nullptr) {  // out of memory: keep serving the last snapshot
+    if (json != nullptr) MHD_destroy_response(json);
+    if (html != nullptr) MHD_destroy_response(html);
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    std::swap(json_, json);
+    std::swap(html_, html);
+  }
+  // Connections still sending the old snapshot hold their own references.
+  if (json != nullptr) MHD_destroy_response(json);
+  if (html != nullptr) MHD_destroy_response(html);
 }
 
-StatusPage::Response StatusPage::Answer(const std::string& method, const std::string& url) {
-  if (method != "GET" && method != "HEAD") {
-    return {405, "text/plain", "only GET\n"};
-  }
+bool StatusPage::MayConnect(const sockaddr* peer) {
+  if (proxies_.empty()) return true;
+  std::optional<PeerAddress> address = AddressOf(peer);
+  if (!address) return false;
+  if (proxies_.contains(*address)) return true;
   std::lock_guard lock(mu_);
+  auto it = other_peers_.find(*address);
+  return it == other_peers_.end() || it->second < kMaxConnectionsPerOtherPeer;
+}
+
+void StatusPage::OnConnection(MHD_Connection* connection, void** context, bool opened) {
+  if (proxies_.empty()) return;
+  if (opened) {
+    std::optional<PeerAddress> address = PeerOf(connection);
+    if (!address || proxies_.contains(*address)) return;
+    std::lock_guard lock(mu_);
+    ++other_peers_[*address];
+    *context = this;  // counted: the close uncounts it
+    return;
+  }
+  if (*context == nullptr) return;
+  std::optional<PeerAddress> address = PeerOf(connection);
+  if (!address) return;
+  std::lock_guard lock(mu_);
+  auto it = other_peers_.find(*address);
+  if (it != other_peers_.end() && --it->second == 0) other_peers_.erase(it);
+}
+
+bool StatusPage::Answer(MHD_Connection* connection, const char* url, const char* method) {
+  const std::string_view path = url == nullptr ? "/" : url;
+  if (!proxies_.empty()) {
+    std::optional<PeerAddress> peer = PeerOf(connection);
+    if (!peer || !proxies_.contains(*peer)) {
+      const std::string location = StrCat(redirect_base_, EncodePath(path));
+      MHD_Response* response =
+          MakeResponse(StrCat("This page is served through ", location, "\n"), kTextType);
+      if (response != nullptr) MHD_add_response_header(response, "Location", location.c_str());
+      return QueueOnce(connection, 302, response);
+    }
+  }
+  const std::string_view verb = method == nullptr ? "" : method;
+  if (verb != "GET" && verb != "HEAD") {
+    MHD_Response* response = MakeResponse("only GET\n", kTextType);
+    if (response != nullptr) MHD_add_response_header(response, "Allow", "GET, HEAD");
+    return QueueOnce(connection, 405, response);
+  }
   // Behind YARN's web proxy the path keeps the proxy's prefix: match the end.
-  if (url == "/" || url.empty() || url.ends_with("/index.html")) {
-    return {200, "text/html; charset=utf-8", html_.empty() ? "starting\n" : html_};
+  const bool page = path == "/" || path.empty() || path.ends_with("/index.html");
+  const bool json = path.ends_with("/status.json");
+  if (page || json) {
+    std::lock_guard lock(mu_);  // queueing takes a reference before Update can drop the snapshot
+    if (MHD_Response* snapshot = page ? html_ : json_; snapshot != nullptr) {
+      return Queue(connection, 200, snapshot);
+    }
+    return QueueOnce(
+        connection, 200,
+        page ? MakeResponse("starting\n", kTextType) : MakeResponse("{}", "application/json"));
   }
-  if (url.ends_with("/status.json")) return {200, "application/json", json_};
-  return {404, "text/plain", "not found\n"};
-}
-
-int StatusPage::Handle(void* self, MHD_Connection* connection, const char* url,
-                       const char* method) {
-  Response answer = static_cast<StatusPage*>(self)->Answer(method, url);
-  MHD_Response* response = MHD_create_response_from_buffer(answer.body.size(), answer.body.data(),
-                                                           MHD_RESPMEM_MUST_COPY);
-  if (response == nullptr) return 0;
-  MHD_add_response_header(response, "Content-Type", answer.content_type.c_str());
-  MHD_add_response_header(response, "Cache-Control", "no-store");
-  const MHD_Result queued =
-      MHD_queue_response(connection, static_cast<unsigned>(answer.code), response);
-  MHD_destroy_response(response);
-  return queued == MHD_YES;
+  return QueueOnce(connection, 404, MakeResponse("not found\n", kTextType));
 }
 
 }  // namespace tony::am

@@ -2,11 +2,15 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <vector>
 
+#include "common/strings.h"
 #include "gtest/gtest.h"
 
 namespace tony::am {
@@ -27,28 +31,88 @@ rpc::JobStatus SampleStatus() {
   worker->set_container_id("container_1700000000000_0007_01_000003");
   worker->set_log_dir("http://nm1.example:8042/node/containerlogs/container_1/alice");
   worker->set_diagnostics("Traceback: <script>alert('x')</script> & more");
+  status.set_diagnostics("worker:1 failed: token=hunter2");
   return status;
 }
 
-// GET (or another method) on 127.0.0.1:port; the whole answer, headers included.
-std::string Request(int port, const std::string& method, const std::string& path) {
+using Clock = std::chrono::steady_clock;
+
+// A socket connected to 127.0.0.1:port from `source`, another loopback address standing for
+// another host; -1 on failure.
+int Connect(int port, const char* source = "127.0.0.1") {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
     close(fd);
-    return "";
+    return -1;
   }
+  return fd;
+}
+
+// A request (or another method) from `source`; the whole answer, headers included, as far as it
+// came before the server closed or 5 s passed; "" when nothing answered.
+std::string Request(int port, const std::string& method, const std::string& path,
+                    const char* source = "127.0.0.1") {
+  const int fd = Connect(port, source);
+  if (fd < 0) return "";
   const std::string request = method + " " + path + " HTTP/1.0\r\nHost: x\r\n\r\n";
   (void)!write(fd, request.data(), request.size());
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(5);
   std::string answer;
   char buffer[4096];
-  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) answer.append(buffer, n);
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd ready{.fd = fd, .events = POLLIN, .revents = 0};
+    if (left <= 0 || poll(&ready, 1, static_cast<int>(left)) <= 0) break;
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    answer.append(buffer, n);
+  }
   close(fd);
   return answer;
 }
+
+bool IsStatus(const std::string& answer, int code) {
+  const std::string status = " " + std::to_string(code) + " ";
+  return (answer.starts_with("HTTP/1.0") || answer.starts_with("HTTP/1.1")) &&
+         answer.compare(8, status.size(), status) == 0;
+}
+
+// Connections that send half a request and hold on, as a slow or hostile client does; closed when
+// the test ends.
+class HalfSentRequests {
+ public:
+  HalfSentRequests(int port, int count, const char* source = "127.0.0.1") {
+    const std::string half = "GET / HTTP/1.1\r\nHost: x\r\n";
+    for (int i = 0; i < count; ++i) {
+      const int fd = Connect(port, source);
+      if (fd < 0) continue;
+      (void)!write(fd, half.data(), half.size());
+      fds_.push_back(fd);
+    }
+  }
+  ~HalfSentRequests() {
+    for (int fd : fds_) close(fd);
+  }
+  HalfSentRequests(const HalfSentRequests&) = delete;
+  HalfSentRequests& operator=(const HalfSentRequests&) = delete;
+  [[nodiscard]] size_t size() const { return fds_.size(); }
+
+ private:
+  std::vector<int> fds_;
+};
+
+constexpr char kProxyBase[] = "http://proxy.example:8088/proxy/application_1700000000000_0007";
+constexpr char kRedirectBase[] =
+    "http://proxy.example:8088/proxy/redirect/application_1700000000000_0007";
 
 TEST(RenderStatusHtmlTest, ShowsEveryTaskAndEscapesWhatTheJobWrote) {
   const std::string html = RenderStatusHtml(SampleStatus());
@@ -78,7 +142,7 @@ TEST(StatusPageTest, ServesTheLatestSnapshotAsHtmlAndJson) {
   page.Update(SampleStatus());
 
   const std::string html = Request(*port, "GET", "/");
-  EXPECT_TRUE(html.starts_with("HTTP/1.0 200") || html.starts_with("HTTP/1.1 200")) << html;
+  EXPECT_TRUE(IsStatus(html, 200)) << html;
   EXPECT_NE(html.find("Content-Type: text/html"), std::string::npos) << html;
   EXPECT_NE(html.find("worker:1"), std::string::npos);
 
@@ -97,6 +161,105 @@ TEST(StatusPageTest, ServesTheLatestSnapshotAsHtmlAndJson) {
   EXPECT_NE(Request(*port, "POST", "/").find(" 405 "), std::string::npos);
   page.Stop();
   EXPECT_EQ(Request(*port, "GET", "/"), "");  // nothing listens any more
+}
+
+TEST(StatusPageTest, SendsPeersThatAreNotTheProxyToTheProxyWithoutTheJob) {
+  StatusPage page;
+  absl::StatusOr<int> port =
+      page.Start(StatusPageOptions{.bind_host = "127.0.0.1",
+                                   .proxy_addresses = {"10.0.0.5", "fd00::5"},
+                                   .proxy_base_url = kProxyBase});
+  ASSERT_TRUE(port.ok()) << port.status();
+  page.Update(SampleStatus());
+
+  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/"}, {"GET", "/status.json"}, {"HEAD", "/status.json"}, {"POST", "/"}}) {
+    const std::string answer = Request(*port, method, path);
+    EXPECT_TRUE(IsStatus(answer, 302)) << method << " " << path << ": " << answer;
+    EXPECT_NE(answer.find(StrCat("\r\nLocation: ", kRedirectBase, path, "\r\n")), std::string::npos)
+        << answer;
+    EXPECT_EQ(answer.find("worker"), std::string::npos) << answer;
+    EXPECT_EQ(answer.find("Traceback"), std::string::npos) << answer;
+    EXPECT_EQ(answer.find("hunter2"), std::string::npos) << answer;
+  }
+  // Whatever the path holds stays inside the Location header.
+  const std::string odd = Request(*port, "GET", "/a%0d%0aSet-Cookie:%20x=1");
+  EXPECT_TRUE(IsStatus(odd, 302)) << odd;
+  EXPECT_EQ(odd.find("\r\nSet-Cookie"), std::string::npos) << odd;
+  EXPECT_NE(odd.find(StrCat("\r\nLocation: ", kRedirectBase, "/a%")), std::string::npos) << odd;
+}
+
+TEST(StatusPageTest, ServesTheProxyEverythingEscaped) {
+  StatusPage page;
+  absl::StatusOr<int> port =
+      page.Start(StatusPageOptions{.bind_host = "127.0.0.1",
+                                   .proxy_addresses = {"10.0.0.5", "127.0.0.1"},
+                                   .proxy_base_url = kProxyBase});
+  ASSERT_TRUE(port.ok()) << port.status();
+  page.Update(SampleStatus());
+
+  const std::string html = Request(*port, "GET", "/");
+  EXPECT_TRUE(IsStatus(html, 200)) << html;
+  EXPECT_NE(html.find("worker:1 failed: token=hunter2"), std::string::npos) << html;
+  EXPECT_NE(html.find("Traceback: &lt;script&gt;"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<script>"), std::string::npos) << html;
+  const std::string json =
+      Request(*port, "GET", "/proxy/application_1700000000000_0007/status.json");
+  EXPECT_TRUE(IsStatus(json, 200)) << json;
+  EXPECT_NE(json.find("token=hunter2"), std::string::npos) << json;
+  EXPECT_NE(json.find("Traceback"), std::string::npos) << json;
+}
+
+TEST(StatusPageTest, RefusesProxySettingsItCannotEnforce) {
+  StatusPage page;
+  EXPECT_EQ(page.Start(StatusPageOptions{.bind_host = "127.0.0.1", .proxy_addresses = {"10.0.0.5"}})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(page.Start(StatusPageOptions{.bind_host = "127.0.0.1", .proxy_base_url = kProxyBase})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<int> named = page.Start(StatusPageOptions{
+      .bind_host = "127.0.0.1", .proxy_addresses = {"rm.example"}, .proxy_base_url = kProxyBase});
+  EXPECT_EQ(named.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(named.status().message().find("rm.example"), std::string_view::npos);
+  for (const char* url :
+       {"ftp://rm:8088/proxy/x", "http://", "http://rm:8088/a b", "http://rm:8088/proxy/x?y"}) {
+    const StatusPageOptions options{
+        .bind_host = "127.0.0.1", .proxy_addresses = {"10.0.0.5"}, .proxy_base_url = url};
+    EXPECT_EQ(page.Start(options).status().code(), absl::StatusCode::kInvalidArgument) << url;
+  }
+}
+
+TEST(StatusPageTest, AnswersWhileAHundredHalfSentRequestsAreHeld) {
+  StatusPage page;
+  absl::StatusOr<int> port = page.Start("127.0.0.1");
+  ASSERT_TRUE(port.ok()) << port.status();
+  page.Update(SampleStatus());
+
+  HalfSentRequests held(*port, 100);
+  ASSERT_EQ(held.size(), 100u);
+  const std::string json = Request(*port, "GET", "/status.json");
+  EXPECT_TRUE(IsStatus(json, 200)) << json;
+  EXPECT_NE(json.find("application_1700000000000_0007"), std::string::npos) << json;
+}
+
+TEST(StatusPageTest, AnswersTheProxyWhileAnotherPeerHoldsAHundredHalfSentRequests) {
+  StatusPage page;
+  // 127.0.0.2 stands for the proxy's host, 127.0.0.1 for another one. The other peer tries to
+  // take more than every slot; only its own limit leaves the proxy room.
+  absl::StatusOr<int> port = page.Start(StatusPageOptions{.bind_host = "127.0.0.1",
+                                                          .proxy_addresses = {"127.0.0.2"},
+                                                          .proxy_base_url = kProxyBase,
+                                                          .max_connections = 32});
+  ASSERT_TRUE(port.ok()) << port.status();
+  page.Update(SampleStatus());
+
+  HalfSentRequests held(*port, 100, "127.0.0.1");
+  const std::string json = Request(*port, "GET", "/status.json", "127.0.0.2");
+  EXPECT_TRUE(IsStatus(json, 200)) << json;
+  EXPECT_NE(json.find("application_1700000000000_0007"), std::string::npos) << json;
 }
 
 }  // namespace
