@@ -84,6 +84,11 @@ int ApplicationMaster::Run() {
   builder.AddListeningPort(StrCat(bind, ":0"), rpc::AmServerCredentials(options_.credentials),
                            &port_);
   builder.SetMaxReceiveMessageSize(rpc::kAmMaxReceiveBytes);
+  // What a connection may send before the AM reads it: the default window grows with the
+  // measured bandwidth (to megabytes per stream), which lets unauthenticated senders park data
+  // in the AM's memory while their calls are being refused. tony's calls are small.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 * 1024);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
@@ -97,7 +102,15 @@ int ApplicationMaster::Run() {
   spdlog::info("[{}] AM listening on {}:{} ({}), executors reach it at {}:{}", options_.app_id,
                bind, port_, options_.credentials.tls() ? "TLS" : "plaintext", options_.host, port_);
   std::string tracking_url;
-  if (absl::StatusOr<int> http = status_page_.Start(options_.bind_host); http.ok()) {
+  StatusPageOptions page;
+  page.bind_host = options_.bind_host;
+  page.proxy_addresses = options_.proxy_addresses;
+  page.proxy_base_url = options_.proxy_base_url;
+  absl::StatusOr<int> http =
+      options_.status_page
+          ? status_page_.Start(page)
+          : absl::StatusOr<int>(absl::UnavailableError("the web proxy is unknown"));
+  if (http.ok()) {
     tracking_url = StrCat("http://", options_.host, ":", *http, "/");
     UpdateStatusPage();
     spdlog::info("[{}] status page {}", options_.app_id, tracking_url);

@@ -33,8 +33,13 @@ struct AmOptions {
   // The address the control plane and the status page listen on: the host executors reach
   // (loopback locally, the NodeManager's host on YARN), or tony.am.bind-host.
   std::string bind_host;
-  std::string executable;  // the tony binary executors run
-  std::string host;        // this AM's address as executors reach it
+  // YARN: the web proxy's addresses (IP literals) and its URL of this application; only the proxy
+  // sees the status page, others are redirected to it. Empty: serve whoever reaches the page.
+  std::vector<std::string> proxy_addresses;
+  std::string proxy_base_url;
+  bool status_page = true;  // false: no status page at all (YARN, when the proxy is unknown)
+  std::string executable;   // the tony binary executors run
+  std::string host;         // this AM's address as executors reach it
   bool has_src = false;
   std::string venv_source;  // the venv zip: staged, or where the user keeps it (hdfs://); "" = none
   int64_t wait_client_ms = 15000;  // tony.am.wait-client-signal-stop-timeout-sec

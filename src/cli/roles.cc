@@ -1,5 +1,7 @@
 #include "cli/roles.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -85,6 +87,42 @@ absl::StatusOr<std::map<std::string, std::string>> TakeContainerSecrets() {
         s.code(), StrCat("cannot remove tony's credentials from ", path, ": ", ToStd(s.message())));
   }
   return secrets;
+}
+
+// The RM's web proxy as the AM's status page admits it: its addresses and its URL of this
+// application (YARN gives the AM the path in APPLICATION_WEB_PROXY_BASE).
+absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) {
+  const char* proxy = std::getenv(rpc::kEnvYarnWebProxy);
+  absl::StatusOr<hadoop::HostPort> address = hadoop::ParseHostPort(proxy != nullptr ? proxy : "");
+  if (!address.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat(rpc::kEnvYarnWebProxy, ": ", ToStd(address.status().message())));
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(address->host.c_str(), nullptr, &hints, &found); rc != 0) {
+    return absl::UnavailableError(
+        StrCat("cannot resolve the web proxy ", address->host, ": ", gai_strerror(rc)));
+  }
+  for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw =
+        entry->ai_family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(entry->ai_addr)->sin_addr)
+            : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(entry->ai_addr)->sin6_addr);
+    if (inet_ntop(entry->ai_family, raw, text, sizeof(text)) != nullptr &&
+        std::find(options->proxy_addresses.begin(), options->proxy_addresses.end(), text) ==
+            options->proxy_addresses.end()) {
+      options->proxy_addresses.push_back(text);
+    }
+  }
+  freeaddrinfo(found);
+  const char* base = std::getenv("APPLICATION_WEB_PROXY_BASE");
+  options->proxy_base_url =
+      StrCat("http://", address->ToString(),
+             base != nullptr && *base == '/' ? std::string(base) : StrCat("/proxy/", app_id));
+  return absl::OkStatus();
 }
 
 int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
@@ -324,6 +362,10 @@ int RunAm() {
     const char* nm_host = std::getenv("NM_HOST");
     options.host = nm_host != nullptr ? nm_host : "localhost";
     options.bind_host = spec->am_bind_host.empty() ? options.host : spec->am_bind_host;
+    if (absl::Status proxy = ResolveWebProxy(app_id, &options); !proxy.ok()) {
+      spdlog::warn("[{}] no status page: {}", app_id, ToStd(proxy.message()));
+      options.status_page = false;
+    }
     options.has_src = std::getenv("TONY_HAS_SRC") != nullptr && *std::getenv("TONY_HAS_SRC");
     const std::string venv = conf->Get("tony.application.python-venv");
     if (cluster::IsRemotePath(venv)) {

@@ -119,6 +119,10 @@ absl::StatusOr<HostPort> HadoopConf::SchedulerAddress() const {
 absl::StatusOr<HostPort> HadoopConf::NameNodeHttpAddress() const {
   return Address("dfs.namenode.http-address");
 }
+absl::StatusOr<HostPort> HadoopConf::WebProxyAddress() const {
+  if (!Get("yarn.web-proxy.address").empty()) return Address("yarn.web-proxy.address");
+  return Address("yarn.resourcemanager.webapp.address");
+}
 std::string HadoopConf::DefaultFs() const { return Get("fs.defaultFS"); }
 
 std::string HadoopUser() {

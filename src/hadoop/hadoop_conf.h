@@ -36,7 +36,10 @@ class HadoopConf {
   absl::StatusOr<HostPort> ResourceManagerAddress() const;  // yarn.resourcemanager.address
   absl::StatusOr<HostPort> SchedulerAddress() const;        // ...resourcemanager.scheduler.address
   absl::StatusOr<HostPort> NameNodeHttpAddress() const;     // dfs.namenode.http-address
-  std::string DefaultFs() const;                            // fs.defaultFS
+  // YARN's web proxy, through which the RM links to an AM's tracking URL: yarn.web-proxy.address
+  // when it runs on its own, else (inside the RM) yarn.resourcemanager.webapp.address.
+  absl::StatusOr<HostPort> WebProxyAddress() const;
+  std::string DefaultFs() const;  // fs.defaultFS
 
  private:
   absl::StatusOr<HostPort> Address(const std::string& key) const;

@@ -24,6 +24,7 @@ inline constexpr char kEnvWebHdfs[] = "TONY_WEBHDFS";
 inline constexpr char kEnvHasSrc[] = "TONY_HAS_SRC";
 inline constexpr char kEnvHasVenv[] = "TONY_HAS_VENV";
 inline constexpr char kEnvYarnNodes[] = "TONY_YARN_NODES";
+inline constexpr char kEnvYarnWebProxy[] = "TONY_YARN_WEB_PROXY";  // host:port
 // AM -> executor.
 inline constexpr char kEnvAmAddress[] = "TONY_AM_ADDRESS";
 inline constexpr char kEnvConfFile[] = "TONY_CONF_FILE";

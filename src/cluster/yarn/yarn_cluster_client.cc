@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "common/strings.h"
 #include "hadoop/credentials.h"
+#include "rpc/launch_contract.h"
 
 namespace tony::cluster {
 namespace {
@@ -209,6 +210,10 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   am.environment["TONY_YARN_SCHEDULER"] = scheduler->ToString();
   am.environment["TONY_DEFAULT_FS"] = conf_.DefaultFs();
   am.environment["TONY_WEBHDFS"] = webhdfs->ToString();
+  // The status page serves task output only to the RM's web proxy (AmIpFilter's rule).
+  if (absl::StatusOr<hadoop::HostPort> proxy = conf_.WebProxyAddress(); proxy.ok()) {
+    am.environment[rpc::kEnvYarnWebProxy] = proxy->ToString();
+  }
   am.environment["HADOOP_USER_NAME"] = options_.user;
   am.environment["TONY_HAS_SRC"] = fs::exists(StrCat(submission.job_dir, "/", kSrcZip)) ? "1" : "";
   am.environment["TONY_HAS_VENV"] =
