@@ -250,7 +250,11 @@ def wait_stamps(stamp_dir, n, popen, deadline):
 
 # ---------------------------------------------------------------- runs
 
-def run_tony(args, n):
+def run_tony_without_tls(args, n):
+    return run_tony(args, n, ["--conf", "tony.am.tls.enabled=false"])
+
+
+def run_tony(args, n, extra=()):
     tmp = tempfile.mkdtemp(prefix="tony-bench-")
     home = os.path.join(tmp, "home")
     stamps = os.path.join(tmp, "stamps")
@@ -265,7 +269,7 @@ def run_tony(args, n):
            "--shell_env", "STAMP_DIR=" + stamps,
            "--conf", "tony.worker.instances=%d" % n,
            "--conf", "tony.worker.memory=64m",
-           "--conf", "tony.local.vcores=%d" % max(64, 2 * n)]
+           "--conf", "tony.local.vcores=%d" % max(64, 2 * n)] + list(extra)
     out = open(os.path.join(tmp, "submit.out"), "wb")
     res = {"ok": False}
     popen = None
@@ -459,6 +463,8 @@ def main():
     ap.add_argument("--tony", default=DEFAULT_TONY, help="tony binary (default: build/tony)")
     ap.add_argument("--no-torchrun", action="store_true", help="skip the torchrun peer")
     ap.add_argument("--warmup", type=int, default=1, help="untimed warm-up runs of each launcher (default 1)")
+    ap.add_argument("--tls-compare", action="store_true",
+                    help="also run tony with tony.am.tls.enabled=false: what TLS costs the launch")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every run")
     args = ap.parse_args()
 
@@ -480,9 +486,11 @@ def main():
     results = {}
     failures = 0
     for n in tasks:
-        rows = {"tony": [], "torchrun": [], "direct": []}
+        rows = {"tony": [], "torchrun": [], "direct": [], "tony-notls": []}
         for r in range(args.repeats):
             order = [("tony", run_tony), ("direct", run_direct)]
+            if args.tls_compare:
+                order.append(("tony-notls", run_tony_without_tls))
             if have_torch:
                 order.append(("torchrun", run_torchrun))
             for name, fn in order:
@@ -529,6 +537,13 @@ def main():
                  mb(peak_of(ams, "VmHWM")), ex_txt, mb(peak_of(exs, "Pss")),
                  "%s (%s)" % (mb(peak_of(gds, "VmRSS")), mb(peak_of(gds, "Pss"))),
                  mb(peak_of(lns, "VmHWM")) if have_torch else "-"))
+    if args.tls_compare:
+        print("TLS on the control plane (tony.am.tls.enabled): launch ms median/min, with / without")
+        for n in tasks:
+            on = [r["launch_ms"] for r in results[n]["tony"] if r["ok"]]
+            off = [r["launch_ms"] for r in results[n]["tony-notls"] if r["ok"]]
+            ratio = ("%.2f" % (statistics.median(on) / statistics.median(off))) if on and off else "-"
+            print("  %d tasks: %s with TLS, %s without, ratio %s" % (n, med_min(on), med_min(off), ratio))
     maps = [r["ex_maps"] for n in tasks for r in results[n]["tony"] if r.get("ex_maps")]
     if maps:
         print("one tony executor's largest mappings (Rss kB / Pss kB, N=%d): %s" % (

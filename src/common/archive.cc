@@ -342,7 +342,7 @@ absl::Status CreateZipFromDirectory(const std::string& dir, const std::string& z
   ScopedFd fd(mkstemp(temp_path.data()));
   if (fd.get() < 0) return absl::ErrnoToStatus(errno, StrCat("cannot create '", temp_path, "'"));
   absl::Status status = WriteZip(root, entries, fd.get(), zip_path);
-  if (status.ok() && fchmod(fd.get(), 0644) != 0) {
+  if (status.ok() && fchmod(fd.get(), 0600) != 0) {
     status = absl::ErrnoToStatus(errno, StrCat("cannot chmod '", temp_path, "'"));
   }
   if (status.ok() && fd.Close() != 0) {

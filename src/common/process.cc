@@ -84,8 +84,9 @@ int AboveStdio(int fd) {
   return moved;
 }
 
-absl::StatusOr<int> OpenForChild(const std::string& path, int flags, const char* what) {
-  int fd = AboveStdio(open(path.c_str(), flags | O_CLOEXEC, 0644));
+absl::StatusOr<int> OpenForChild(const std::string& path, int flags, const char* what,
+                                 mode_t mode = 0600) {
+  int fd = AboveStdio(open(path.c_str(), flags | O_CLOEXEC, mode));
   if (fd < 0)
     return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", what, " '", path, "'"));
   return fd;
@@ -280,13 +281,15 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
   plan.stdin_fd = *stdin_fd;
   Fd stdout_owner, stderr_owner;
   if (!options.stdout_path.empty()) {
-    auto fd = OpenForChild(options.stdout_path, O_WRONLY | O_CREAT | O_APPEND, "stdout file");
+    auto fd = OpenForChild(options.stdout_path, O_WRONLY | O_CREAT | O_APPEND, "stdout file",
+                           options.output_mode);
     if (!fd.ok()) return fd.status();
     plan.stdout_fd = *fd;
     stdout_owner.Reset(*fd);
   }
   if (!options.stderr_path.empty()) {
-    auto fd = OpenForChild(options.stderr_path, O_WRONLY | O_CREAT | O_APPEND, "stderr file");
+    auto fd = OpenForChild(options.stderr_path, O_WRONLY | O_CREAT | O_APPEND, "stderr file",
+                           options.output_mode);
     if (!fd.ok()) return fd.status();
     plan.stderr_fd = *fd;
     stderr_owner.Reset(*fd);

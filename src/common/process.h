@@ -29,11 +29,12 @@ struct SpawnOptions {
   bool clear_env = false;
   // Empty: inherit the parent's.
   std::string working_dir;
-  // Empty: inherit the parent's stdout/stderr. Otherwise opened O_CREAT|O_APPEND with mode 0644
-  // (before the umask). The same path for both is fine. Relative paths (here and in stdin_path) are
-  // resolved against the parent's working directory, not working_dir.
+  // Empty: inherit the parent's stdout/stderr. Otherwise opened O_CREAT|O_APPEND, created with
+  // output_mode (before the umask). The same path for both is fine. Relative paths (here and in
+  // stdin_path) are resolved against the parent's working directory, not working_dir.
   std::string stdout_path;
   std::string stderr_path;
+  mode_t output_mode = 0600;
   // Empty: /dev/null.
   std::string stdin_path;
   // setsid() in the child: it leads a new session and process group.

@@ -267,6 +267,8 @@ int TaskExecutor::Run() {
   for (std::string_view name : rpc::kInternalVariables) spawn.unset_env.emplace_back(name);
   spawn.stdout_path = StrCat(options_.log_dir, "/stdout");
   spawn.stderr_path = StrCat(options_.log_dir, "/stderr");
+  // YARN's NodeManager aggregates a container's logs through the log directory's group.
+  spawn.output_mode = std::getenv("LOG_DIRS") != nullptr ? 0640 : 0600;
   // The user's processes share the container's process group: a resource manager that kills the
   // container's group (YARN's NodeManager) reaches them even when the executor is gone, while
   // the executor stops them by walking its own descendants (it is their subreaper).

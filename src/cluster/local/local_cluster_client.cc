@@ -41,7 +41,7 @@ absl::StatusOr<std::string> LocalClusterClient::NewApplicationId() {
   if (ec) return absl::InternalError(StrCat("cannot create ", tony_home_, ": ", ec.message()));
   // A counter shared by concurrent clients on this machine, under an exclusive lock.
   const std::string path = StrCat(tony_home_, "/application-sequence");
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return absl::InternalError(StrCat(path, ": ", std::strerror(errno)));
   flock(fd, LOCK_EX);
   char buffer[32] = {};
@@ -83,7 +83,7 @@ absl::Status LocalClusterClient::SpawnAm(const Submitted& submitted) {
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) return pid.status();
   children_[submission.app_id] = *pid;
-  return WriteFile(StrCat(submission.job_dir, "/am.pid"), StrCat(*pid, "\n"), 0644);
+  return WriteFile(StrCat(submission.job_dir, "/am.pid"), StrCat(*pid, "\n"), 0600);
 }
 
 pid_t LocalClusterClient::AmPid(const std::string& app_id) const {

@@ -76,7 +76,7 @@ absl::Status LocalContainerAllocator::Start(const std::string& am_host, int am_p
   if (!tracking_url.empty()) {
     // Before am.address: the client reads it once it sees the address.
     absl::Status url =
-        WriteFile(StrCat(options_.job_dir, "/am.tracking-url"), StrCat(tracking_url, "\n"), 0644);
+        WriteFile(StrCat(options_.job_dir, "/am.tracking-url"), StrCat(tracking_url, "\n"), 0600);
     if (!url.ok()) return url;
   }
   // The client finds the AM through this file; written atomically, so it is whole when seen.
@@ -234,7 +234,7 @@ void LocalContainerAllocator::Finish(const std::string& final_state, const std::
   record["diagnostics"] = diagnostics;
   record["job_status"] = nlohmann::json::parse(status_json, nullptr, /*allow_exceptions=*/false);
   absl::Status written =
-      WriteFile(StrCat(options_.job_dir, "/final-status.json"), record.dump(2) + "\n", 0644);
+      WriteFile(StrCat(options_.job_dir, "/final-status.json"), record.dump(2) + "\n", 0600);
   if (!written.ok()) spdlog::error("[{}] {}", options_.app_id, ToStd(written.message()));
 }
 
