@@ -351,6 +351,8 @@ int RunAm() {
     }
     local.enforce_memory = config::ParseBool(conf->Get("tony.local.enforce-memory")).value_or(true);
     local.am_attempt = am_attempt;
+    local.keep_work_dirs_on_failure =
+        config::ParseBool(conf->Get("tony.local.keep-work-dirs-on-failure")).value_or(false);
     allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
     options.credentials = *std::move(credentials);
     options.staging_dir = job_dir;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,9 @@ namespace tony::cluster {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Less free space than this, and a missing final-status.json is most likely a full disk's doing.
+constexpr uint64_t kAlmostFullBytes = 64 * 1024;
 
 }  // namespace
 
@@ -147,6 +151,12 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
     report.final_state = "FAILED";
     report.diagnostics = StrCat("the AM ", am_exit.empty() ? "exited" : am_exit,
                                 " before it recorded a final status; see ", dir, "/am.log");
+    if (struct statvfs fs_info{}; statvfs(dir.c_str(), &fs_info) == 0 &&
+                                  fs_info.f_bavail * fs_info.f_frsize < kAlmostFullBytes) {
+      report.diagnostics += StrCat(" (the file system of ", dir,
+                                   " is full: ", fs_info.f_bavail * fs_info.f_frsize / 1024,
+                                   " KiB free; the AM may have been unable to write it)");
+    }
     if (absl::StatusOr<std::vector<std::string>> tail = ReadTailLines(dir + "/am.log", 5);
         tail.ok() && !tail->empty()) {
       report.diagnostics += StrCat(":\n  ", Join(*tail, "\n  "));
