@@ -86,8 +86,17 @@ absl::Status LocalClusterClient::SpawnAm(const Submitted& submitted) {
   spawn.new_session = true;
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) return pid.status();
+  // Without am.pid nothing outside this client could find the AM (tony kill, tony gc): an AM
+  // that cannot be recorded (a full disk) is stopped at once.
+  if (absl::Status recorded =
+          WriteFile(StrCat(submission.job_dir, "/am.pid"), StrCat(*pid, "\n"), 0644);
+      !recorded.ok()) {
+    SignalTree(*pid, SIGKILL);
+    (void)WaitForExit(*pid);
+    return recorded;
+  }
   children_[submission.app_id] = *pid;
-  return WriteFile(StrCat(submission.job_dir, "/am.pid"), StrCat(*pid, "\n"), 0644);
+  return absl::OkStatus();
 }
 
 pid_t LocalClusterClient::AmPid(const std::string& app_id) const {
@@ -179,10 +188,12 @@ bool LocalClusterClient::RetryAm(const std::string& app_id) {
   std::error_code ec;
   fs::remove(it->second.submission.job_dir + "/am.address", ec);
   fs::remove(it->second.submission.job_dir + "/am.tracking-url", ec);
+  const std::string previous_exit = exits_[app_id];
   exits_.erase(app_id);
   it->second.attempt += 1;
   if (absl::Status spawned = SpawnAm(it->second); !spawned.ok()) {
     it->second.attempt = it->second.submission.max_attempts;  // no further tries
+    exits_[app_id] = previous_exit;  // the reaped AM is still the one this client knows
     return false;
   }
   return true;
