@@ -284,7 +284,13 @@ void ApplicationMaster::Complete() {
   job_.FinishRemaining();
   complete_ = true;
   completed_at_ms_ = clock_->NowMs();
-  allocator_->Finish(std::string(ToString(job_.state())), job_.diagnostics(), StatusJson());
+  if (absl::Status recorded =
+          allocator_->Finish(std::string(ToString(job_.state())), job_.diagnostics(), StatusJson());
+      !recorded.ok()) {
+    final_status_unsaved_ = std::string(ToStd(recorded.message()));
+    spdlog::error("[{}] the final status {} could not be recorded: {}", options_.app_id,
+                  ToString(job_.state()), final_status_unsaved_);
+  }
   AnswerWatchers(/*all=*/false);
   UpdateStatusPage();
 }
@@ -387,6 +393,7 @@ void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
   status->set_end_ms(job_.end_wall_ms());
   status->set_tensorboard_url(tensorboard_url_);
   status->set_complete(complete_);
+  status->set_final_status_unsaved(final_status_unsaved_);
   for (const TaskRecord& record : job_.tasks()) {
     rpc::TaskStatus* task = status->add_tasks();
     task->set_type(record.ref.type);

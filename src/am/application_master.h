@@ -127,6 +127,7 @@ class ApplicationMaster final : public AmRequestHandler {
   bool complete_ = false;
   std::optional<int64_t> completed_at_ms_;
   bool acknowledged_ = false;
+  std::string final_status_unsaved_;  // why the allocator could not record it; "" = recorded
 };
 
 }  // namespace tony::am

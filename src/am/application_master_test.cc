@@ -52,9 +52,10 @@ class FakeAllocator final : public cluster::ContainerAllocator {
     callbacks.on_completed({id, 143, "", cluster::ContainerExit::Cause::kStoppedByAm});
   }
   void Release(const std::string&) override {}
-  void Finish(const std::string& state, const std::string&, const std::string&) override {
+  absl::Status Finish(const std::string& state, const std::string&, const std::string&) override {
     std::lock_guard lock(mu_);
     final_state_ = state;
+    return finish_error_;
   }
   int RunningContainers() const override { return 0; }
   void Shutdown() override {}
@@ -73,6 +74,7 @@ class FakeAllocator final : public cluster::ContainerAllocator {
   std::vector<cluster::ContainerRequest> requests_;
   std::vector<std::pair<cluster::Container, cluster::LaunchSpec>> launched_;
   std::string final_state_;
+  absl::Status finish_error_;  // what Finish answers
 };
 
 config::JobSpec TwoWorkers() {
@@ -97,7 +99,7 @@ class ApplicationMasterTest : public ::testing::Test {
     options.bind_host = "127.0.0.1";
     options.host = "127.0.0.1";
     options.executable = "/bin/false";
-    options.wait_client_ms = 0;
+    options.wait_client_ms = wait_client_ms_;
     am_ =
         std::make_unique<ApplicationMaster>(options, TwoWorkers(), &allocator_, SystemClock::Get());
     run_ = std::async(std::launch::async, [this] { return am_->Run(); });
@@ -136,6 +138,7 @@ class ApplicationMasterTest : public ::testing::Test {
     return stub_->RegisterTask(&context, request, &response);
   }
 
+  int64_t wait_client_ms_ = 0;  // the AM's wait for the client's acknowledgement
   rpc::JobCredentials credentials_;
   FakeAllocator allocator_;
   std::unique_ptr<ApplicationMaster> am_;
@@ -278,6 +281,49 @@ TEST_F(ApplicationMasterTest, AnExecutorMayCallOnlyAboutItsOwnTask) {
   grpc::ClientContext own;
   rpc::AttachAuth(&own, TaskAuth(1, "c3"));
   EXPECT_TRUE(stub_->Heartbeat(&own, heartbeat, &beat).ok());
+}
+
+// An AM that waits for the client to read the final status, as under `tony submit`.
+class ApplicationMasterWithClientTest : public ApplicationMasterTest {
+ protected:
+  void SetUp() override {
+    wait_client_ms_ = 20000;
+    allocator_.finish_error_ =
+        absl::ResourceExhaustedError("cannot write 'final-status.json': No space left on device");
+    ApplicationMasterTest::SetUp();
+  }
+};
+
+TEST_F(ApplicationMasterWithClientTest, AFinalStatusThatCannotBeSavedIsStillReported) {
+  {
+    rpc::KillJobRequest kill;
+    kill.set_reason("test kill");
+    rpc::KillJobResponse killed;
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, JobAuth());
+    ASSERT_TRUE(stub_->KillJob(&context, kill, &killed).ok());
+  }
+  rpc::JobStatus status;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!status.complete() && std::chrono::steady_clock::now() < deadline) {
+    rpc::WatchJobRequest watch;
+    watch.set_after_version(status.version());
+    watch.set_max_wait_ms(5000);
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, JobAuth());
+    ASSERT_TRUE(stub_->WatchJob(&context, watch, &status).ok());
+  }
+  ASSERT_TRUE(status.complete());
+  EXPECT_EQ(status.state(), rpc::JOB_KILLED);
+  EXPECT_EQ(status.final_status_unsaved(),
+            "cannot write 'final-status.json': No space left on device");
+  rpc::AcknowledgeFinalRequest ack;
+  rpc::AcknowledgeFinalResponse acked;
+  grpc::ClientContext context;
+  rpc::AttachAuth(&context, JobAuth());
+  EXPECT_TRUE(stub_->AcknowledgeFinal(&context, ack, &acked).ok());
+  EXPECT_EQ(run_.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(allocator_.final_state_, "KILLED");
 }
 
 TEST_F(ApplicationMasterTest, ThePortSpeaksOnlyTlsWithTheJobsCertificate) {

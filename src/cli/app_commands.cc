@@ -7,8 +7,10 @@
 #include "cli/roles.h"
 #include "client/job_control.h"
 #include "client/tony_client.h"
+#include "cluster/local/job_dir_retention.h"
 #include "cluster/local/local_cluster_client.h"
 #include "cluster/staging.h"
+#include "common/clock.h"
 #include "common/strings.h"
 #include "config/value_parsers.h"
 #include "hadoop/yarn_client.h"
@@ -18,6 +20,15 @@ namespace tony::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// "3 d", "5 h", "12 min", "40 s": how long a directory has been unchanged.
+std::string Age(int64_t ms) {
+  const int64_t s = ms / 1000;
+  if (s >= 2 * 86400) return StrCat(s / 86400, " d");
+  if (s >= 2 * 3600) return StrCat(s / 3600, " h");
+  if (s >= 2 * 60) return StrCat(s / 60, " min");
+  return StrCat(s, " s");
+}
 
 // The backend that runs jobs configured by `conf`; nullptr after the one error line.
 std::unique_ptr<cluster::ClusterClient> MakeClusterClient(const config::Configuration& conf,
@@ -133,6 +144,48 @@ int RunListCommand(ListOptions& options) {
   if (cluster == nullptr) return code;
   return client::ListJobs(*cluster, conf->Get("tony.application.type"), options.all, std::cout,
                           std::cerr);
+}
+
+void AddGcFlags(CLI::App* app, GcOptions* options) {
+  app->add_flag("--dry-run", options->dry_run, "List what would be removed; remove nothing");
+  app->add_option("--conf", options->submit.request.conf,
+                  "key=value (repeatable), e.g. tony.history.retention-sec=86400");
+}
+
+int RunGcCommand(GcOptions& options) {
+  std::optional<config::Configuration> conf = ResolveFromFlags(options.submit);
+  if (!conf) return client::kExitBadInput;
+  absl::StatusOr<int64_t> retention_sec = RetentionSec(*conf);
+  if (!retention_sec.ok()) {
+    std::cerr << "tony: error: " << retention_sec.status().message() << "\n";
+    return client::kExitBadInput;
+  }
+  cluster::JobDirRetention retention(TonyHome(), *retention_sec, SystemClock::Get());
+  if (retention.KeepsForever()) {
+    std::cout << "tony.history.retention-sec is " << *retention_sec
+              << ": job directories are kept forever\n";
+    return 0;
+  }
+  std::vector<cluster::ExpiredJobDir> expired = retention.FindExpired();
+  if (expired.empty()) {
+    std::cout << "nothing to remove: no ended job under " << retention.jobs_dir() << " older than "
+              << *retention_sec << " s (tony.history.retention-sec)\n";
+    return 0;
+  }
+  int code = 0;
+  for (const cluster::ExpiredJobDir& dir : expired) {
+    const std::string why =
+        StrCat(" (", dir.ended_because, "; unchanged for ", Age(dir.age_ms), ")");
+    if (options.dry_run) {
+      std::cout << "would remove " << dir.path << why << "\n";
+    } else if (absl::Status removed = retention.Remove(dir); removed.ok()) {
+      std::cout << "removed " << dir.path << why << "\n";
+    } else {
+      std::cerr << "tony: error: " << removed.message() << "\n";
+      code = client::kExitJobFailed;
+    }
+  }
+  return code;
 }
 
 int RunStatusCommand(AppCommandOptions& options) {

@@ -1,5 +1,6 @@
 #pragma once
-// `tony list`, `tony status APP_ID` and `tony kill APP_ID`: submitted jobs, from any terminal.
+// `tony list`, `tony status APP_ID` and `tony kill APP_ID`: submitted jobs, from any terminal;
+// `tony gc`: the ended jobs' directories.
 
 #include <string>
 
@@ -25,6 +26,18 @@ struct ListOptions {
 void AddListFlags(CLI::App* app, ListOptions* options);
 
 int RunListCommand(ListOptions& options);
+
+struct GcOptions {
+  bool dry_run = false;  // list only
+  SubmitOptions submit;  // --conf (tony.history.retention-sec)
+};
+
+void AddGcFlags(CLI::App* app, GcOptions* options);
+
+// `tony gc`: removes the ended job directories under $TONY_HOME/jobs older than
+// tony.history.retention-sec and prints each one. Exit code 0, 2 for a bad retention value, 1 if
+// a directory could not be removed.
+int RunGcCommand(GcOptions& options);
 
 int RunStatusCommand(AppCommandOptions& options);
 int RunKillCommand(AppCommandOptions& options);

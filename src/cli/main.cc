@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
       "kill", "Kill a submitted job (its tasks get their grace period; the job ends KILLED)");
   tony::cli::AddAppCommandFlags(kill_cmd, &kill_options);
 
+  tony::cli::GcOptions gc_options;
+  CLI::App* gc_cmd = app.add_subcommand(
+      "gc", "Remove ended jobs' directories older than tony.history.retention-sec");
+  tony::cli::AddGcFlags(gc_cmd, &gc_options);
+
   CLI::App* am = app.add_subcommand("am", "The ApplicationMaster (started by the backend)");
   CLI::App* executor =
       app.add_subcommand("executor", "The task executor (started by the AM in each container)");
@@ -73,6 +78,7 @@ int main(int argc, char** argv) {
   if (list_cmd->parsed()) return tony::cli::RunListCommand(list_options);
   if (status_cmd->parsed()) return tony::cli::RunStatusCommand(status_options);
   if (kill_cmd->parsed()) return tony::cli::RunKillCommand(kill_options);
+  if (gc_cmd->parsed()) return tony::cli::RunGcCommand(gc_options);
   if (am->parsed()) return tony::cli::RunAm();
   if (executor->parsed()) {
     char** role = std::find_if(argv + 1, argv + argc,

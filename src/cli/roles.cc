@@ -15,6 +15,7 @@
 #include "am/application_master.h"
 #include "cli/config_command.h"
 #include "client/tony_client.h"
+#include "cluster/local/job_dir_retention.h"
 #include "cluster/local/local_cluster_client.h"
 #include "cluster/local/local_container_allocator.h"
 #include "cluster/staging.h"
@@ -169,6 +170,16 @@ std::string TonyHome() {
   return StrCat(user_home != nullptr ? user_home : "/tmp", "/.tony");
 }
 
+absl::StatusOr<int64_t> RetentionSec(const config::Configuration& conf) {
+  constexpr char kKey[] = "tony.history.retention-sec";
+  absl::StatusOr<int64_t> seconds = config::ParseInt(conf.Get(kKey));
+  if (!seconds.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat(kKey, " = \"", conf.Get(kKey), "\": ", ToStd(seconds.status().message())));
+  }
+  return seconds;
+}
+
 // The configuration a job was staged with, as the AM and executors read it.
 absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path) {
   config::Configuration conf = config::KeyCatalog::BuiltIn().Defaults();
@@ -255,6 +266,13 @@ int RunSubmit(SubmitOptions& options) {
       std::cerr << "tony: error: " << fits.message() << "\n";
       return client::kExitBadInput;
     }
+  }
+  // Old ended jobs' directories go first, quietly: whatever fails there is no reason to fail
+  // this job (tony gc reports it).
+  if (absl::StatusOr<int64_t> retention_sec = RetentionSec(job->resolved.conf);
+      retention_sec.ok()) {
+    cluster::JobDirRetention retention(TonyHome(), *retention_sec, SystemClock::Get());
+    for (const cluster::ExpiredJobDir& dir : retention.FindExpired()) (void)retention.Remove(dir);
   }
   // Before any thread exists, so that every thread inherits the mask.
   client::BlockInterruptSignals();
@@ -393,6 +411,8 @@ int RunAm() {
     }
     local.enforce_memory = config::ParseBool(conf->Get("tony.local.enforce-memory")).value_or(true);
     local.am_attempt = am_attempt;
+    local.keep_work_dirs_on_failure =
+        config::ParseBool(conf->Get("tony.local.keep-work-dirs-on-failure")).value_or(false);
     allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
     options.credentials = *std::move(credentials);
     options.staging_dir = job_dir;

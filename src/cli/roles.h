@@ -27,6 +27,9 @@ std::string SelfExecutable();
 // $TONY_HOME, else ~/.tony: where the client keeps each job's directory (jobs/<app id>).
 std::string TonyHome();
 
+// tony.history.retention-sec of `conf`; the error names the key and the value.
+absl::StatusOr<int64_t> RetentionSec(const config::Configuration& conf);
+
 // The configuration a job was staged with (its tony-final.xml over the built-in defaults).
 absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path);
 

@@ -124,6 +124,10 @@ std::string Summary(const rpc::JobStatus& status) {
   }
   if (!status.diagnostics().empty()) out += StrCat(": ", status.diagnostics());
   out += "\n";
+  if (!status.final_status_unsaved().empty()) {
+    out += StrCat("warning: final status ", ToString(status.state()),
+                  "; could not be saved: ", status.final_status_unsaved(), "\n");
+  }
 
   std::vector<std::vector<std::string>> rows = {
       {"TASK", "STATE", "HOST:PORT", "EXIT", "ATTEMPTS", "DURATION", "PEAK RSS", "LOGS"}};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <ostream>
 #include <thread>
 
@@ -71,6 +72,10 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
           StageJob(resolved.conf, spec, context.working_dir, job_dir, *credentials);
       !staged.ok()) {
     err_ << "tony: error: staging " << *app_id << ": " << staged.message() << "\n";
+    // Nothing runs from it; a half-staged directory would only hold space (a full disk is the
+    // usual cause).
+    std::error_code ec;
+    std::filesystem::remove_all(job_dir, ec);
     return kExitJobFailed;
   }
   signals_ =

@@ -94,9 +94,12 @@ class ContainerAllocator {
   virtual void Stop(const std::string& container_id, int64_t grace_ms) = 0;
   // Returns a granted container that will not be launched.
   virtual void Release(const std::string& container_id) = 0;
-  // Records the final status with the resource manager (YARN: unregister).
-  virtual void Finish(const std::string& final_state, const std::string& diagnostics,
-                      const std::string& status_json) = 0;
+  // Records the final status with the resource manager (YARN: unregister; local: the job
+  // directory's final-status.json). An error says why it could not be recorded (a full disk, an
+  // unreachable resource manager); the job's result stays what it is.
+  [[nodiscard]] virtual absl::Status Finish(const std::string& final_state,
+                                            const std::string& diagnostics,
+                                            const std::string& status_json) = 0;
   // The container's process has ended (its executor reported); its completion will follow soon.
   // A backend that polls for completions may poll faster until it has it.
   virtual void ExpectCompletion(const std::string& container_id) {}

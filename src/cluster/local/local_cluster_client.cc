@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,9 @@ namespace tony::cluster {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Less free space than this, and a missing final-status.json is most likely a full disk's doing.
+constexpr uint64_t kAlmostFullBytes = 64 * 1024;
 
 }  // namespace
 
@@ -82,8 +86,17 @@ absl::Status LocalClusterClient::SpawnAm(const Submitted& submitted) {
   spawn.new_session = true;
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) return pid.status();
+  // Without am.pid nothing outside this client could find the AM (tony kill, tony gc): an AM
+  // that cannot be recorded (a full disk) is stopped at once.
+  if (absl::Status recorded =
+          WriteFile(StrCat(submission.job_dir, "/am.pid"), StrCat(*pid, "\n"), 0600);
+      !recorded.ok()) {
+    SignalTree(*pid, SIGKILL);
+    (void)WaitForExit(*pid);
+    return recorded;
+  }
   children_[submission.app_id] = *pid;
-  return WriteFile(StrCat(submission.job_dir, "/am.pid"), StrCat(*pid, "\n"), 0600);
+  return absl::OkStatus();
 }
 
 pid_t LocalClusterClient::AmPid(const std::string& app_id) const {
@@ -147,6 +160,12 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
     report.final_state = "FAILED";
     report.diagnostics = StrCat("the AM ", am_exit.empty() ? "exited" : am_exit,
                                 " before it recorded a final status; see ", dir, "/am.log");
+    if (struct statvfs fs_info{}; statvfs(dir.c_str(), &fs_info) == 0 &&
+                                  fs_info.f_bavail * fs_info.f_frsize < kAlmostFullBytes) {
+      report.diagnostics += StrCat(" (the file system of ", dir,
+                                   " is full: ", fs_info.f_bavail * fs_info.f_frsize / 1024,
+                                   " KiB free; the AM may have been unable to write it)");
+    }
     if (absl::StatusOr<std::vector<std::string>> tail = ReadTailLines(dir + "/am.log", 5);
         tail.ok() && !tail->empty()) {
       report.diagnostics += StrCat(":\n  ", Join(*tail, "\n  "));
@@ -169,10 +188,12 @@ bool LocalClusterClient::RetryAm(const std::string& app_id) {
   std::error_code ec;
   fs::remove(it->second.submission.job_dir + "/am.address", ec);
   fs::remove(it->second.submission.job_dir + "/am.tracking-url", ec);
+  const std::string previous_exit = exits_[app_id];
   exits_.erase(app_id);
   it->second.attempt += 1;
   if (absl::Status spawned = SpawnAm(it->second); !spawned.ok()) {
     it->second.attempt = it->second.submission.max_attempts;  // no further tries
+    exits_[app_id] = previous_exit;  // the reaped AM is still the one this client knows
     return false;
   }
   return true;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cluster/local/job_dir_cleanup.h"
 #include "common/archive.h"
 #include "common/files.h"
 #include "common/proc_table.h"
@@ -227,15 +228,43 @@ void LocalContainerAllocator::Release(const std::string& container_id) {
   containers_.erase(it);
 }
 
-void LocalContainerAllocator::Finish(const std::string& final_state, const std::string& diagnostics,
-                                     const std::string& status_json) {
+absl::Status LocalContainerAllocator::Finish(const std::string& final_state,
+                                             const std::string& diagnostics,
+                                             const std::string& status_json) {
   nlohmann::json record;
   record["final_state"] = final_state;
   record["diagnostics"] = diagnostics;
   record["job_status"] = nlohmann::json::parse(status_json, nullptr, /*allow_exceptions=*/false);
-  absl::Status written =
-      WriteFile(StrCat(options_.job_dir, "/final-status.json"), record.dump(2) + "\n", 0600);
-  if (!written.ok()) spdlog::error("[{}] {}", options_.app_id, ToStd(written.message()));
+  std::string text = record.dump(2) + "\n";
+  {
+    std::lock_guard lock(mu_);
+    final_state_ = final_state;
+  }
+  absl::Status written = WriteFile(FinalStatusPath(), text, 0600);
+  if (!written.ok() && RunningContainers() == 0 && RemovesWorkFiles()) {
+    // Most often a task filled the disk from its working directory, which is no longer needed.
+    spdlog::warn("[{}] {}; removing the containers' working directories first", options_.app_id,
+                 ToStd(written.message()));
+    for (const absl::Status& error : RemoveJobWorkFiles(options_.job_dir, false)) {
+      spdlog::warn("[{}] {}", options_.app_id, ToStd(error.message()));
+    }
+    written = WriteFile(FinalStatusPath(), text, 0600);
+  }
+  if (!written.ok()) {
+    std::lock_guard lock(mu_);
+    unsaved_record_ = std::move(text);
+  }
+  return written;
+}
+
+bool LocalContainerAllocator::RemovesWorkFiles() const {
+  std::lock_guard lock(mu_);
+  return final_state_.has_value() &&
+         (*final_state_ == "SUCCEEDED" || !options_.keep_work_dirs_on_failure);
+}
+
+std::string LocalContainerAllocator::FinalStatusPath() const {
+  return StrCat(options_.job_dir, "/final-status.json");
 }
 
 int LocalContainerAllocator::RunningContainers() const {
@@ -255,12 +284,53 @@ void LocalContainerAllocator::Shutdown() {
   }
   Wake();
   if (monitor_.joinable()) monitor_.join();
-  std::lock_guard lock(mu_);
-  for (auto& [id, local] : containers_) {
-    if (local.pid > 0) (void)WaitForExit(local.pid);
-    if (local.pidfd >= 0) close(local.pidfd);
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, local] : containers_) {
+      if (local.pid > 0) (void)WaitForExit(local.pid);
+      if (local.pidfd >= 0) close(local.pidfd);
+    }
+    containers_.clear();
   }
-  containers_.clear();
+  RemoveWorkFiles();
+}
+
+void LocalContainerAllocator::RemoveWorkFiles() {
+  std::optional<std::string> final_state;
+  std::string unsaved;
+  {
+    std::lock_guard lock(mu_);
+    final_state = final_state_;
+    unsaved = unsaved_record_;
+  }
+  if (!final_state.has_value()) return;  // the job did not end: a retried AM needs everything
+  const bool remove = RemovesWorkFiles();
+  if (!remove) {
+    spdlog::info(
+        "[{}] keeping the working directories of the {} job (tony.local.keep-work-dirs-on-failure)",
+        options_.app_id, *final_state);
+  }
+  if (remove) {
+    for (const absl::Status& error : RemoveJobWorkFiles(options_.job_dir, /*staged_files=*/false)) {
+      spdlog::warn("[{}] {}", options_.app_id, ToStd(error.message()));
+    }
+  }
+  if (!unsaved.empty()) {
+    // Room may have been made since the job ended.
+    if (absl::Status written = WriteFile(FinalStatusPath(), unsaved, 0600); !written.ok()) {
+      spdlog::error("[{}] the final status is not saved: {}", options_.app_id,
+                    ToStd(written.message()));
+      return;  // a retried AM would need the staged files
+    }
+    spdlog::info("[{}] saved the final status at the second try", options_.app_id);
+    std::lock_guard lock(mu_);
+    unsaved_record_.clear();
+  }
+  if (remove) {
+    for (const absl::Status& error : RemoveJobWorkFiles(options_.job_dir, /*staged_files=*/true)) {
+      spdlog::warn("[{}] {}", options_.app_id, ToStd(error.message()));
+    }
+  }
 }
 
 void LocalContainerAllocator::Wake() {

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,9 @@ struct LocalAllocatorOptions {
   bool enforce_memory = true;
   std::string host = "127.0.0.1";
   int am_attempt = 1;  // in container ids, so that a retried AM's logs go to new directories
+  // tony.local.keep-work-dirs-on-failure: a job that did not succeed keeps its containers'
+  // working directories, secrets/ and staged files for inspection.
+  bool keep_work_dirs_on_failure = false;
 };
 
 class LocalContainerAllocator final : public ContainerAllocator {
@@ -45,9 +49,14 @@ class LocalContainerAllocator final : public ContainerAllocator {
   absl::Status Launch(const Container& container, const LaunchSpec& spec) override;
   void Stop(const std::string& container_id, int64_t grace_ms) override;
   void Release(const std::string& container_id) override;
-  void Finish(const std::string& final_state, const std::string& diagnostics,
-              const std::string& status_json) override;
+  // Writes final-status.json; an error (a full disk) names the file and the reason. When the
+  // disk is full and no container runs any more, it first removes the containers' working
+  // directories (as Shutdown would) and tries again.
+  absl::Status Finish(const std::string& final_state, const std::string& diagnostics,
+                      const std::string& status_json) override;
   int RunningContainers() const override;
+  // Kills what still runs, then removes what the job no longer needs (see RemoveWorkFiles); if
+  // final-status.json could not be written, tries once more.
   void Shutdown() override;
 
  private:
@@ -70,6 +79,14 @@ class LocalContainerAllocator final : public ContainerAllocator {
   void Reap(const std::string& container_id);
   void CheckMemory();
   void Wake();
+  // After every container has stopped: removes the containers' working directories and
+  // secrets/ and, once the final status is saved, the staged src.zip, venv.zip and resources/
+  // (a retried AM needs them otherwise). Keeps all of them for a job that did not succeed with
+  // keep_work_dirs_on_failure, and does nothing before Finish (the job is not over).
+  void RemoveWorkFiles();
+  // Whether the job has ended and its working files are to go.
+  bool RemovesWorkFiles() const;
+  std::string FinalStatusPath() const;
 
   const LocalAllocatorOptions options_;
   Callbacks callbacks_;
@@ -83,6 +100,9 @@ class LocalContainerAllocator final : public ContainerAllocator {
   std::vector<int> free_gpus_;                        // guarded by mu_
   int next_container_ = 2;                            // guarded by mu_; 1 is the AM's
   bool shutdown_ = false;                             // guarded by mu_
+  // Set by Finish: the job's final state, and the record that could not be written ("" = saved).
+  std::optional<std::string> final_state_;  // guarded by mu_
+  std::string unsaved_record_;              // guarded by mu_
   std::thread monitor_;
 };
 

@@ -389,8 +389,9 @@ void YarnContainerAllocator::Release(const std::string& container_id) {
   wake_.notify_all();
 }
 
-void YarnContainerAllocator::Finish(const std::string& final_state, const std::string& diagnostics,
-                                    const std::string& status_json) {
+absl::Status YarnContainerAllocator::Finish(const std::string& final_state,
+                                            const std::string& diagnostics,
+                                            const std::string& status_json) {
   {
     std::lock_guard lock(mu_);
     finished_ = true;
@@ -399,7 +400,8 @@ void YarnContainerAllocator::Finish(const std::string& final_state, const std::s
   if (heartbeat_.joinable()) heartbeat_.join();
   {
     std::lock_guard lock(mu_);
-    if (ended_by_rm_) return;  // the RM no longer knows the attempt: nothing to unregister
+    // The RM no longer knows the attempt: nothing to unregister, and nothing lost by that.
+    if (ended_by_rm_) return absl::OkStatus();
   }
   const hadoop::FinalApplicationStatus status =
       final_state == "SUCCEEDED" ? hadoop::FinalApplicationStatus::kSucceeded
@@ -409,11 +411,14 @@ void YarnContainerAllocator::Finish(const std::string& final_state, const std::s
     absl::StatusOr<bool> done = am_rm_->Finish(status, diagnostics, "");
     if (!done.ok()) {
       spdlog::error("unregistering from {}: {}", am_rm_->peer(), ToStd(done.status().message()));
-      return;
+      return absl::UnavailableError(
+          StrCat("unregistering from ", am_rm_->peer(), ": ", ToStd(done.status().message())));
     }
-    if (*done) return;
+    if (*done) return absl::OkStatus();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the RM is saving the state
   }
+  return absl::DeadlineExceededError(
+      StrCat("the ResourceManager ", am_rm_->peer(), " did not confirm the unregistration"));
 }
 
 int YarnContainerAllocator::RunningContainers() const {

@@ -1,0 +1,128 @@
+#include "cluster/local/job_dir_retention.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <utility>
+
+#include "cluster/local/job_dir_cleanup.h"
+#include "common/files.h"
+#include "common/strings.h"
+
+namespace tony::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kJobDirMarker[] = "TONY_JOB_DIR=";
+
+std::optional<int64_t> ModifiedMs(const std::string& path) {
+  struct stat info {};
+  if (lstat(path.c_str(), &info) != 0) return std::nullopt;
+  return static_cast<int64_t>(info.st_mtim.tv_sec) * 1000 + info.st_mtim.tv_nsec / 1000000;
+}
+
+// Whether the environment the process `pid` started with names `job_dir` as its job directory;
+// nullopt if it cannot be read (another user's process).
+std::optional<bool> IsAmOf(pid_t pid, const std::string& job_dir) {
+  absl::StatusOr<std::string> environ = ReadFile(StrCat("/proc/", pid, "/environ"));
+  if (!environ.ok()) return std::nullopt;
+  for (std::string_view entry : Split(*environ, '\0')) {
+    if (!entry.starts_with(kJobDirMarker)) continue;
+    std::error_code ec;
+    const std::string named(entry.substr(sizeof(kJobDirMarker) - 1));
+    // The same directory however it was spelled (a relative or non-canonical TONY_HOME).
+    if (named == job_dir || fs::equivalent(named, job_dir, ec)) return true;
+  }
+  return false;
+}
+
+// The (timestamp, sequence) of "application_<timestamp>_<sequence>", or nullopt for any other name.
+std::optional<std::pair<int64_t, int64_t>> ApplicationOrder(const std::string& name) {
+  std::vector<std::string_view> parts = Split(name, '_');
+  if (parts.size() != 3 || parts[0] != "application" || parts[1].empty() || parts[2].empty()) {
+    return std::nullopt;
+  }
+  for (std::string_view part : {parts[1], parts[2]}) {
+    if (!std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+  }
+  return std::make_pair(std::atoll(std::string(parts[1]).c_str()),
+                        std::atoll(std::string(parts[2]).c_str()));
+}
+
+}  // namespace
+
+std::optional<std::string> JobEndedBecause(const std::string& job_dir) {
+  std::error_code ec;
+  if (fs::exists(StrCat(job_dir, "/final-status.json"), ec)) return "final status recorded";
+  absl::StatusOr<std::string> pid_text = ReadFile(StrCat(job_dir, "/am.pid"));
+  if (!pid_text.ok()) {
+    if (absl::IsNotFound(pid_text.status())) return "no AM on this machine";
+    return std::nullopt;  // cannot tell
+  }
+  const pid_t pid = static_cast<pid_t>(std::strtol(pid_text->c_str(), nullptr, 10));
+  if (pid <= 0) return std::nullopt;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return StrCat("its AM (pid ", pid, ") has exited");
+  if (std::optional<bool> is_am = IsAmOf(pid, job_dir); is_am.has_value() && !*is_am) {
+    return StrCat("its AM (pid ", pid, ") has exited; the pid is another process's now");
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> NewestChangeMs(const std::string& job_dir) {
+  std::optional<int64_t> newest = ModifiedMs(job_dir);
+  if (!newest.has_value()) return std::nullopt;
+  std::error_code ec;
+  for (fs::directory_iterator it(job_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (std::optional<int64_t> entry = ModifiedMs(it->path().string())) {
+      newest = std::max(*newest, *entry);
+    }
+  }
+  if (ec) return std::nullopt;
+  return newest;
+}
+
+JobDirRetention::JobDirRetention(std::string tony_home, int64_t retention_sec, const Clock* clock)
+    : jobs_dir_(StrCat(tony_home, "/jobs")), retention_sec_(retention_sec), clock_(clock) {}
+
+std::vector<ExpiredJobDir> JobDirRetention::FindExpired() const {
+  std::vector<std::pair<std::pair<int64_t, int64_t>, ExpiredJobDir>> found;
+  if (KeepsForever()) return {};
+  const int64_t now = clock_->WallMs();
+  std::error_code ec;
+  for (fs::directory_iterator it(jobs_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (!it->is_directory(type_ec) || it->is_symlink(type_ec)) continue;
+    const std::string name = it->path().filename().string();
+    std::optional<std::pair<int64_t, int64_t>> order = ApplicationOrder(name);
+    if (!order.has_value()) continue;
+    ExpiredJobDir dir;
+    dir.app_id = name;
+    dir.path = StrCat(jobs_dir_, "/", name);
+    std::optional<int64_t> changed = NewestChangeMs(dir.path);
+    if (!changed.has_value()) continue;
+    dir.age_ms = now - *changed;
+    if (dir.age_ms <= retention_sec_ * 1000) continue;
+    std::optional<std::string> ended = JobEndedBecause(dir.path);
+    if (!ended.has_value()) continue;
+    dir.ended_because = *std::move(ended);
+    found.emplace_back(*order, std::move(dir));
+  }
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<ExpiredJobDir> expired;
+  for (auto& [order, dir] : found) expired.push_back(std::move(dir));
+  return expired;
+}
+
+absl::Status JobDirRetention::Remove(const ExpiredJobDir& dir) const {
+  return RemoveTree(dir.path);
+}
+
+}  // namespace tony::cluster

@@ -1,0 +1,58 @@
+#pragma once
+// tony.history.retention-sec for the job directories under $TONY_HOME/jobs/: a directory whose
+// job has ended and that nothing has changed for longer than the retention is removed, by
+// `tony gc` and by each local `tony submit`. A job has ended when its final-status.json exists,
+// or when its am.pid names no process, or a process that is not that job's AM (its
+// /proc/<pid>/environ lacks TONY_JOB_DIR=<the directory>). A directory with neither file (the
+// copy a YARN job's client keeps) has ended as far as this machine can tell. A directory whose AM
+// may still run is never touched.
+//
+// Threads: any thread; no state beyond the options.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/clock.h"
+
+namespace tony::cluster {
+
+struct ExpiredJobDir {
+  std::string app_id;
+  std::string path;
+  int64_t age_ms = 0;         // since the newest change of the directory or its top-level entries
+  std::string ended_because;  // e.g. "final status recorded", "its AM (pid 4242) has exited"
+};
+
+// How we know that the job of `job_dir` has ended; nullopt while its AM may still run.
+std::optional<std::string> JobEndedBecause(const std::string& job_dir);
+
+// Milliseconds since the epoch of the newest modification of `job_dir` or of an entry directly
+// in it (links not followed); nullopt if the directory cannot be read.
+std::optional<int64_t> NewestChangeMs(const std::string& job_dir);
+
+class JobDirRetention {
+ public:
+  // `retention_sec` <= 0 keeps every directory forever.
+  JobDirRetention(std::string tony_home, int64_t retention_sec, const Clock* clock);
+
+  bool KeepsForever() const { return retention_sec_ <= 0; }
+  const std::string& jobs_dir() const { return jobs_dir_; }
+
+  // The ended job directories (named application_<timestamp>_<n>) older than the retention, in
+  // the order of their application ids. Nothing if the retention keeps them forever or there is
+  // no jobs directory.
+  std::vector<ExpiredJobDir> FindExpired() const;
+
+  // Removes one directory FindExpired returned; the error names it and the reason.
+  [[nodiscard]] absl::Status Remove(const ExpiredJobDir& dir) const;
+
+ private:
+  const std::string jobs_dir_;
+  const int64_t retention_sec_;
+  const Clock* const clock_;
+};
+
+}  // namespace tony::cluster
