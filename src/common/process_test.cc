@@ -150,7 +150,19 @@ TEST_F(SpawnTest, RedirectsAndAppendsStdoutAndStderr) {
   ASSERT_EQ(stat(Out().c_str(), &info), 0);
   mode_t mask = umask(0);
   umask(mask);
-  EXPECT_EQ(info.st_mode & 0777, 0644 & ~mask);
+  EXPECT_EQ(info.st_mode & 0777, 0600 & ~mask) << "output files are the user's alone by default";
+}
+
+TEST_F(SpawnTest, OutputFilesAreCreatedWithTheGivenMode) {
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "echo out"};
+  options.output_mode = 0640;
+  const mode_t mask = umask(0);
+  EXPECT_EQ(Run(options).exit_code, 0);
+  umask(mask);
+  struct stat info {};
+  ASSERT_EQ(stat(Out().c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0640u);
 }
 
 TEST_F(SpawnTest, StdinIsDevNullOrTheGivenFile) {

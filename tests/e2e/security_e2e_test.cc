@@ -13,6 +13,7 @@
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
 #include "rpc/job_credentials.h"
+#include "rpc/launch_contract.h"
 #include "rpc/tony.grpc.pb.h"
 
 namespace tony::testing {
@@ -337,9 +338,13 @@ TEST_P(SecurityE2eTest, TheUsersProcessGetsNoCredential) {
     nlohmann::json report = nlohmann::json::parse(line.substr(6));
     for (const auto& [key, value] : report["env"].items()) {
       const std::string text = value.get<std::string>();
-      EXPECT_TRUE(!key.starts_with("TONY_") || key == "TONY_HOME" || key == "TONY_JOB_DIR" ||
-                  key == "TONY_CONF_DIR")
+      EXPECT_EQ(std::find(rpc::kInternalVariables.begin(), rpc::kInternalVariables.end(), key),
+                rpc::kInternalVariables.end())
           << "tony's internal variable reaches the user: " << key;
+      // Any other TONY_* must be the submitting user's own, passed through.
+      EXPECT_TRUE(!key.starts_with("TONY_") || key == "TONY_JOB_DIR" || key == "TONY_HOME" ||
+                  std::getenv(key.c_str()) != nullptr)
+          << "a variable of tony's reaches the user: " << key;
       EXPECT_EQ(text.find(credentials->secret), std::string::npos) << key;
       EXPECT_EQ(text.find("BEGIN"), std::string::npos) << key;
     }
