@@ -4,10 +4,19 @@
 Run under tony with the pytorch framework: tony sets MASTER_ADDR, MASTER_PORT, RANK and
 WORLD_SIZE, so torch.distributed's init_method="env://" works. Without WORLD_SIZE the script
 trains in a single process (tony's single-node mode, or a plain `python3 train.py`).
+
+--hdfs_input_path hdfs://[namenode]/path.csv reads the data from HDFS instead (one sample a line:
+64 pixel values, then the label; `--export_digits FILE` writes the bundled set in that form), and
+--hdfs_output_path hdfs://[namenode]/path.pt writes the model there. Both use hdfs-native, a
+native HDFS client: the task finds the cluster through HADOOP_CONF_DIR, and its user and tokens
+through HADOOP_USER_NAME / HADOOP_TOKEN_FILE_LOCATION, all of which tony gives a task on YARN.
 """
+import argparse
+import io
 import os
 import sys
 import time
+from urllib.parse import urlparse
 
 import torch
 import torch.distributed as dist
@@ -22,7 +31,40 @@ BATCH = 32  # per rank
 LR = 0.05
 
 
+def hdfs(uri):
+    """A client for the namenode an hdfs:// URI names (the default file system if none), and
+    the path within it."""
+    from hdfs_native import Client  # only needed with HDFS paths
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("hdfs", ""):
+        raise SystemExit(f"{uri}: expected an hdfs:// path")
+    client = Client(f"hdfs://{parsed.netloc}") if parsed.netloc else Client()
+    return client, parsed.path
+
+
+def load_data(args):
+    if not args.hdfs_input_path:
+        return load_digits(return_X_y=True)
+    import numpy as np
+    client, path = hdfs(args.hdfs_input_path)
+    with client.read(path) as f:
+        table = np.loadtxt(io.BytesIO(f.read()), delimiter=",")
+    print(f"read {len(table)} samples from {args.hdfs_input_path}", flush=True)
+    return table[:, :-1], table[:, -1].astype(int)
+
+
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hdfs_input_path", help="the data set on HDFS (CSV: 64 pixels, label)")
+    ap.add_argument("--hdfs_output_path", help="where on HDFS rank 0 saves the model")
+    ap.add_argument("--export_digits", metavar="FILE",
+                    help="write the bundled digits as CSV to FILE and exit")
+    args = ap.parse_args()
+    if args.export_digits:
+        import numpy as np
+        x, y = load_digits(return_X_y=True)
+        np.savetxt(args.export_digits, np.column_stack([x, y]), delimiter=",", fmt="%g")
+        return 0
     torch.set_num_threads(1)
     torch.manual_seed(SEED)
     distributed = "WORLD_SIZE" in os.environ or "WORLD" in os.environ
@@ -39,7 +81,7 @@ def main():
     print(f"rank {rank} of world size {world} (local rank {os.environ.get('LOCAL_RANK', 0)})"
           f" on {os.uname().nodename}", flush=True)
 
-    x, y = load_digits(return_X_y=True)
+    x, y = load_data(args)
     x_train, x_test, y_train, y_test = train_test_split(
         x, y, test_size=0.2, random_state=0, stratify=y)
     scaler = StandardScaler().fit(x_train)
@@ -92,6 +134,13 @@ def main():
         path = os.path.abspath(os.path.join(model_dir, "model.pt"))
         torch.save(net.state_dict(), path)
         print(f"saved model to {path}", flush=True)
+        if args.hdfs_output_path:
+            client, hdfs_path = hdfs(args.hdfs_output_path)
+            buffer = io.BytesIO()
+            torch.save(net.state_dict(), buffer)
+            with client.create(hdfs_path) as out:
+                out.write(buffer.getvalue())
+            print(f"saved model to {args.hdfs_output_path}", flush=True)
 
     if distributed:
         dist.barrier()

@@ -209,7 +209,8 @@ void ApplicationMaster::Launch(const TaskRef& task) {
 
   cluster::LaunchSpec launch;
   launch.argv = {options_.executable, "executor"};
-  launch.env = job_.spec().container_envs;
+  launch.env = options_.task_env;
+  for (const auto& [key, value] : job_.spec().container_envs) launch.env[key] = value;
   for (const auto& [key, value] : container.env) launch.env[key] = value;
   for (const auto& [key, value] : type->docker_env) launch.env[key] = value;
   launch.env["TONY_APP_ID"] = options_.app_id;
@@ -227,6 +228,8 @@ void ApplicationMaster::Launch(const TaskRef& task) {
     launch.secrets[rpc::kAmCertAlias] = options_.credentials.am_cert_pem;
   launch.resources = cluster::ContainerResources(options_.staging_dir, options_.has_src,
                                                  options_.venv_source, type->localized_resources);
+  launch.resources.insert(launch.resources.end(), options_.task_resources.begin(),
+                          options_.task_resources.end());
   spdlog::info("[{}] launching {} in {} on {}", options_.app_id, task.ToString(), container.id,
                container.host);
   if (absl::Status launched = allocator_->Launch(container, launch); !launched.ok()) {

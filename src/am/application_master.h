@@ -43,6 +43,10 @@ struct AmOptions {
   bool has_src = false;
   std::string venv_source;  // the venv zip: staged, or where the user keeps it (hdfs://); "" = none
   int64_t wait_client_ms = 15000;  // tony.am.wait-client-signal-stop-timeout-sec
+  // What every task container gets besides its job type's files and variables (YARN: the job's
+  // Hadoop client configuration, HADOOP_USER_NAME).
+  std::vector<cluster::LocalResource> task_resources;
+  std::map<std::string, std::string> task_env;
 };
 
 class ApplicationMaster final : public AmRequestHandler {

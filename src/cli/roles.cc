@@ -385,6 +385,14 @@ int RunAm() {
       options.status_page = false;
     }
     options.has_src = std::getenv("TONY_HAS_SRC") != nullptr && *std::getenv("TONY_HAS_SRC");
+    // Tasks reach HDFS with the client's configuration and, without Kerberos, as the job's user.
+    if (const char* has = std::getenv(rpc::kEnvHasHadoopConf); has != nullptr && *has) {
+      options.task_resources.push_back(
+          {StrCat(staging, "/", cluster::kHadoopConfZip), cluster::kHadoopConfDir, true});
+    }
+    if (const char* user = std::getenv("HADOOP_USER_NAME"); user != nullptr && *user) {
+      options.task_env["HADOOP_USER_NAME"] = user;
+    }
     const std::string venv = conf->Get("tony.application.python-venv");
     if (cluster::IsRemotePath(venv)) {
       options.venv_source = venv;

@@ -16,6 +16,10 @@ inline constexpr char kSrcZip[] = "src.zip";
 inline constexpr char kVenvZip[] = "venv.zip";
 inline constexpr char kVenvDir[] = "venv";
 inline constexpr char kResourcesDir[] = "resources";
+// YARN: the client's Hadoop configuration (its *-site.xml files), shipped with the job and
+// unpacked into every task container as ./hadoop-conf, the tasks' HADOOP_CONF_DIR.
+inline constexpr char kHadoopConfZip[] = "hadoop-conf.zip";
+inline constexpr char kHadoopConfDir[] = "hadoop-conf";
 
 struct ResourceSpec {
   std::string path;  // as the user wrote it

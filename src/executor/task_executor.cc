@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "common/clock.h"
@@ -18,6 +19,7 @@
 #include "common/proc_table.h"
 #include "common/process.h"
 #include "common/strings.h"
+#include "executor/hadoop_env.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
 #include "rpc/launch_contract.h"
@@ -26,6 +28,8 @@
 
 namespace tony::executor {
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
@@ -261,7 +265,11 @@ int TaskExecutor::Run() {
 
   SpawnOptions spawn;
   spawn.argv = {"/bin/sh", "-c", type->command};
-  spawn.set_env = *environment;
+  // On YARN, Hadoop's client configuration and classpath; what the job sets itself wins.
+  if (std::getenv("LOG_DIRS") != nullptr) {
+    spawn.set_env = HadoopTaskEnvironment(fs::current_path().string(), options_.log_dir);
+  }
+  for (const auto& [key, value] : *environment) spawn.set_env[key] = value;
   spawn.unset_env = runtime::ScrubbedVariables();
   // tony's launch contract is for tony's processes; the user's sees none of it.
   for (std::string_view name : rpc::kInternalVariables) spawn.unset_env.emplace_back(name);

@@ -69,6 +69,7 @@ absl::StatusOr<HadoopConf> HadoopConf::Load(const std::vector<std::string>& dirs
       if (absl::Status s = result.conf_.LoadXmlFile(path, config::SourceKind::kSiteFile); !s.ok()) {
         return s;
       }
+      result.files_[name] = path;
     }
   }
   return result;
@@ -122,6 +123,9 @@ absl::StatusOr<HostPort> HadoopConf::NameNodeHttpAddress() const {
 absl::StatusOr<HostPort> HadoopConf::WebProxyAddress() const {
   if (!Get("yarn.web-proxy.address").empty()) return Address("yarn.web-proxy.address");
   return Address("yarn.resourcemanager.webapp.address");
+}
+bool HadoopConf::SecurityEnabled() const {
+  return ToLower(Get("hadoop.security.authentication")) == "kerberos";
 }
 std::string HadoopConf::DefaultFs() const { return Get("fs.defaultFS"); }
 

@@ -4,6 +4,7 @@
 // for the addresses tony needs and Hadoop's ${variable} expansion. Reuses config::Configuration
 // for the XML and its provenance. Build on one thread, then share read-only.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,11 @@ class HadoopConf {
   // or Hadoop's default for the key, or "".
   std::string Get(const std::string& key) const;
   const config::Configuration& raw() const { return conf_; }
+  // The site files loaded, by name (a later directory's file replaces an earlier one's): the
+  // client configuration tony ships to task containers.
+  const std::map<std::string, std::string>& files() const { return files_; }
+  // hadoop.security.authentication is kerberos.
+  bool SecurityEnabled() const;
 
   absl::StatusOr<HostPort> ResourceManagerAddress() const;  // yarn.resourcemanager.address
   absl::StatusOr<HostPort> SchedulerAddress() const;        // ...resourcemanager.scheduler.address
@@ -44,6 +50,7 @@ class HadoopConf {
  private:
   absl::StatusOr<HostPort> Address(const std::string& key) const;
   config::Configuration conf_;
+  std::map<std::string, std::string> files_;
 };
 
 // "host:port" with a port in 1..65535; errors name the key's value.

@@ -23,6 +23,7 @@ inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";
 inline constexpr char kEnvWebHdfs[] = "TONY_WEBHDFS";
 inline constexpr char kEnvHasSrc[] = "TONY_HAS_SRC";
 inline constexpr char kEnvHasVenv[] = "TONY_HAS_VENV";
+inline constexpr char kEnvHasHadoopConf[] = "TONY_HAS_HADOOP_CONF";
 inline constexpr char kEnvYarnNodes[] = "TONY_YARN_NODES";
 inline constexpr char kEnvYarnWebProxy[] = "TONY_YARN_WEB_PROXY";  // host:port
 // AM -> executor.

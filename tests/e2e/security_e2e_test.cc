@@ -155,10 +155,14 @@ class SecurityE2eTest : public BackendE2eTest {
 
 TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
   const mode_t old_umask = umask(0);  // the caller's umask must not widen anything tony writes
-  pid_t tony = Start(Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
+  pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
                             "/usr/bin/python3 sleep_forever.py"));
   umask(old_umask);
-  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py", {{"JOB_NAME", "worker"}}), 0);
+  for (const char* index : {"0", "1"}) {
+    ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                                {{"JOB_NAME", "worker"}, {"TASK_INDEX", index}}),
+              0);
+  }
 
   // Binds: the AM's port and status page on loopback locally, on the NodeManager's host on YARN;
   // never every interface. The executor listens on nothing.
@@ -189,6 +193,43 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
   EXPECT_EQ(CallStatus(stub.get(), rpc::JobAuthValue(std::string(64, '0'))),
             grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(CallStatus(stub.get(), rpc::JobAuthValue(credentials->secret)), grpc::StatusCode::OK);
+
+  // A task's credential covers its own task: worker:0's executor (or code that stole its
+  // credential) reporting worker:1 done is refused, and worker:1 runs on.
+  rpc::JobStatus status;
+  {
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, rpc::JobAuthValue(credentials->secret));
+    ASSERT_TRUE(stub->GetJobStatus(&context, rpc::GetJobStatusRequest(), &status).ok());
+  }
+  ASSERT_EQ(status.tasks_size(), 2);
+  std::string worker0, worker1;
+  for (const rpc::TaskStatus& task : status.tasks()) {
+    (task.index() == 0 ? worker0 : worker1) = task.container_id();
+  }
+  rpc::ReportResultRequest forged;
+  forged.mutable_task()->set_type("worker");
+  forged.mutable_task()->set_index(1);
+  forged.set_container_id(worker1);
+  forged.set_exit_code(0);
+  {
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, rpc::TaskAuthValue(
+                                  "worker", 0, worker0,
+                                  rpc::TaskCredential(credentials->secret, "worker", 0, worker0)));
+    rpc::ReportResultResponse reported;
+    EXPECT_EQ(stub->ReportResult(&context, forged, &reported).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  {
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, rpc::JobAuthValue(credentials->secret));
+    ASSERT_TRUE(stub->GetJobStatus(&context, rpc::GetJobStatusRequest(), &status).ok());
+    for (const rpc::TaskStatus& task : status.tasks()) {
+      EXPECT_EQ(task.state(), rpc::TASK_RUNNING) << "worker:" << task.index();
+      EXPECT_FALSE(task.has_exit_code()) << "worker:" << task.index();
+    }
+  }
 
   // Authenticate before reading: 16 senders of 4 MB messages without a credential, for 8 s.
   const int64_t before_mb = PeakRssMb(am[0]);
@@ -295,9 +336,10 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
   TonyResult r = Wait(tony);
   EXPECT_NE(r.out.find("KILLED"), std::string::npos) << Describe(r);
 
-  if (!yarn()) {
-    // Another local user can read nothing of the job, whatever the umask was: every file below
-    // the job directory, with the directories above it opened up for the test.
+  {
+    // Another local user can read nothing of the job's directory (on YARN the submitting
+    // machine's, with the secret and the TLS key), whatever the umask was: every file below it,
+    // with the directories above it opened up for the test.
     for (fs::path dir = fs::path(JobDir()).parent_path();
          dir.string().size() >= runner_.home().size(); dir = dir.parent_path()) {
       fs::permissions(dir, fs::perms::others_exec, fs::perm_options::add);

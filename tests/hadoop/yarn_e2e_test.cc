@@ -223,6 +223,75 @@ TEST_F(YarnE2eTest, ConfFileOnHdfsIsReadWithItsLinesNamed) {
   (void)hdfs.Delete(dir, /*recursive=*/true);
 }
 
+// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native).
+std::string PyDepsDir() {
+  if (const char* dir = std::getenv("TONY_PYDEPS_DIR"); dir != nullptr && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
+}
+
+TEST_F(YarnE2eTest, TasksReadAndWriteHdfsWithTheJobsClientConfiguration) {
+  ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
+      << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string dir =
+      "/user/" + hadoop::HadoopUser() + "/io-" + fs::path(runner_.work_dir()).filename().string();
+  ASSERT_TRUE(hdfs.Create(dir + "/input.txt", "first line\nsecond\nthird\n").ok());
+  ASSERT_TRUE(hdfs.Mkdirs(dir + "/out").ok());
+  // Nothing of Hadoop in the tasks' environment but what tony gives them.
+  std::vector<std::string> args =
+      Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
+             "/usr/bin/python3 hdfs_io.py " + dir + "/input.txt " + dir + "/out");
+  args.insert(args.end(), {"--shell_env", "PYTHONPATH=" + PyDepsDir()});
+  TonyResult r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r) << ContainerStdout(r.app_id);
+  for (const char* task : {"worker-0", "worker-1"}) {
+    absl::StatusOr<std::string> written = hdfs.Open(dir + "/out/" + task);
+    ASSERT_TRUE(written.ok()) << task << ": " << written.status();
+    EXPECT_EQ(*written, std::string(task) + " read 3 lines: first line");
+  }
+  // HADOOP_CONF_DIR is the job's own copy, in the container.
+  const std::string out = ContainerStdout(r.app_id);
+  EXPECT_TRUE(std::regex_search(out, std::regex("HADOOP_CONF_DIR=/\\S+/hadoop-conf\\b"))) << out;
+  (void)hdfs.Delete(dir, /*recursive=*/true);
+}
+
+TEST_F(YarnE2eTest, DigitsExampleReadsItsDataFromHdfsAndWritesTheModelBack) {
+  ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
+      << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
+  // The example's own export of the bundled data, put on HDFS as a user would.
+  const std::string csv = runner_.work_dir() + "/digits.csv";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " +
+                         TonyRunner::SourcePath("examples/pytorch-digits/train.py") +
+                         " --export_digits " + csv)
+                            .c_str()),
+            0);
+  std::ifstream in(csv);
+  const std::string data((std::istreambuf_iterator<char>(in)), {});
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string dir = "/user/" + hadoop::HadoopUser() + "/digits-" +
+                          fs::path(runner_.work_dir()).filename().string();
+  ASSERT_TRUE(hdfs.Create(dir + "/digits.csv", data).ok());
+  TonyResult r = Run({"submit", "--backend", "yarn", "--src_dir",
+                      TonyRunner::SourcePath("examples/pytorch-digits"), "--executes", "train.py",
+                      "--python_binary_path", "/usr/bin/python3", "--conf_file",
+                      TonyRunner::SourcePath("examples/pytorch-digits/tony.xml"), "--conf",
+                      "tony.am.memory=256m", "--shell_env", "PYTHONPATH=" + PyDepsDir(),
+                      "--task_params=--hdfs_input_path hdfs://" + dir +
+                          "/digits.csv --hdfs_output_path hdfs://" + dir + "/model.pt"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r) << ContainerStdout(r.app_id);
+  const std::string out = ContainerStdout(r.app_id);
+  EXPECT_NE(out.find("read 1797 samples from hdfs://" + dir + "/digits.csv"), std::string::npos)
+      << out;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(test accuracy: ([0-9.]+))"))) << out;
+  EXPECT_GT(std::stod(match[1].str()), 0.9);
+  absl::StatusOr<hadoop::FileStatus> model = hdfs.GetFileStatus(dir + "/model.pt");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_GT(model->length, 10000);
+  (void)hdfs.Delete(dir, /*recursive=*/true);
+}
+
 TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
   // TonY's hdfs:// inputs: a zipped venv, a file under another name, and a directory
   // (--hdfs_classpath) whose files, not its subdirectories, land in the working directory.

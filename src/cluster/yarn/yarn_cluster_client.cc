@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cluster/staging.h"
+#include "common/archive.h"
 #include "common/clock.h"
 #include "common/strings.h"
 #include "hadoop/credentials.h"
@@ -165,12 +166,30 @@ absl::StatusOr<hadoop::LocalResource> YarnClusterClient::Upload(const std::strin
   return resource;
 }
 
+absl::Status YarnClusterClient::ZipHadoopConf(const std::string& job_dir) const {
+  if (conf_.files().empty()) return absl::OkStatus();
+  const fs::path scratch = fs::path(job_dir) / ".hadoop-conf";
+  std::error_code ec;
+  fs::create_directories(scratch, ec);
+  for (const auto& [name, path] : conf_.files()) {
+    if (!ec) fs::copy_file(path, scratch / name, fs::copy_options::overwrite_existing, ec);
+  }
+  absl::Status zipped =
+      ec ? absl::InternalError(StrCat("cannot copy the Hadoop configuration: ", ec.message()))
+         : CreateZipFromDirectory(scratch.string(), StrCat(job_dir, "/", kHadoopConfZip));
+  fs::remove_all(scratch, ec);
+  return zipped;
+}
+
 absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(submission.app_id);
   if (!id.ok()) return id.status();
   const std::string staging = StagingDir(submission.app_id);
   if (absl::Status s = hdfs_.Mkdirs(staging, 0700); !s.ok()) return s;
   if (absl::Status s = hdfs_.Mkdirs(StrCat(staging, "/", kResourcesDir), 0700); !s.ok()) return s;
+
+  // The client's Hadoop configuration, for the tasks' own HDFS clients.
+  if (absl::Status s = ZipHadoopConf(submission.job_dir); !s.ok()) return s;
 
   hadoop::ContainerLaunchContext am;
   // Everything the client staged locally, except its private files, goes to HDFS.
@@ -216,6 +235,8 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   }
   am.environment["HADOOP_USER_NAME"] = options_.user;
   am.environment["TONY_HAS_SRC"] = fs::exists(StrCat(submission.job_dir, "/", kSrcZip)) ? "1" : "";
+  am.environment[rpc::kEnvHasHadoopConf] =
+      fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip)) ? "1" : "";
   am.environment["TONY_HAS_VENV"] =
       fs::exists(StrCat(submission.job_dir, "/", kVenvZip)) ? "1" : "";
   am.environment.erase("TONY_JOB_DIR");

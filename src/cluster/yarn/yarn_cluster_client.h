@@ -52,6 +52,8 @@ class YarnClusterClient final : public ClusterClient {
   std::string StagingDir(const std::string& app_id) const;
 
  private:
+  // Writes the site files the client loaded into job_dir/hadoop-conf.zip.
+  absl::Status ZipHadoopConf(const std::string& job_dir) const;
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs);
   absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path);
