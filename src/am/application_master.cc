@@ -49,9 +49,10 @@ rpc::JobState ToProto(JobState state) {
 
 TaskRef FromProto(const rpc::TaskRef& ref) { return TaskRef{ref.type(), ref.index()}; }
 
+// absl's and gRPC's codes are the same canonical codes, with the same numbers.
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
 // gRPC's listening address for a host: IPv6 literals in brackets.

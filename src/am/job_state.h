@@ -1,7 +1,8 @@
 #pragma once
 // The job's state machine: tasks, their attempts and states, the gang barrier, timeouts and the
-// failure policy (REFERENCE.md, "Failure rules"). Plain data driven by events; it performs no IO
-// and returns what the AM must do as Actions. Time comes from the injected Clock.
+// failure policy (TonY's failure rules: docs/running-jobs.md, "How a job ends"). Plain data driven
+// by events; it performs no IO and returns what the AM must do as Actions. Time comes from the
+// injected Clock.
 //
 // Thread: owned by the AM's event loop; not thread-safe.
 

@@ -138,6 +138,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
   bool kill_sent = false;
   int64_t kill_deadline = 0;
   std::string progress;
+  int64_t address_poll_ms = 20;
 
   while (true) {
     if (interrupted_ != 0 && !kill_sent) {
@@ -188,8 +189,10 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
                                     " ms (tony.am.startup-timeout)"));
         return last;
       }
-      // The backend has no way to push the AM's address; ask again shortly.
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // The backend has no way to push the AM's address; ask again shortly, then less often
+      // (a queued YARN application may wait for minutes).
+      std::this_thread::sleep_for(std::chrono::milliseconds(address_poll_ms));
+      address_poll_ms = std::min<int64_t>(address_poll_ms * 2, 500);
       continue;
     }
 

@@ -60,4 +60,10 @@ std::string FormatMb(int64_t bytes) {
   return text;
 }
 
+std::string ZeroPadded(int64_t value, size_t width) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
+  return value < 0 ? StrCat("-", digits) : digits;
+}
+
 }  // namespace tony

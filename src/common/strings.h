@@ -3,6 +3,7 @@
 // absl::string_view, which does not convert from std::string_view, so tony uses abseil only for
 // Status and builds strings with these.
 
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -46,5 +47,17 @@ bool Contains(std::string_view text, std::string_view needle);
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
 // Bytes as YARN writes memory in its diagnostics: "412.3 MB" (MiB, one decimal).
 std::string FormatMb(int64_t bytes);
+
+// value in decimal, left-padded with zeros to `width` digits (after a '-' if negative).
+std::string ZeroPadded(int64_t value, size_t width);
+
+// A non-negative decimal integer that is all of `text` (no sign, no spaces); false otherwise,
+// including on overflow.
+template <typename Int>
+bool ParseDecimal(std::string_view text, Int* out) {
+  if (text.empty() || text[0] == '-' || text[0] == '+') return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
 
 }  // namespace tony

@@ -21,7 +21,8 @@ struct Resources {
   int gpus = 0;
 };
 
-// How a job type's tasks count for the job's end (REFERENCE.md, "Failure rules").
+// How a job type's tasks count for the job's end (TonY's failure rules: docs/running-jobs.md, "How
+// a job ends").
 enum class JobTypeRole {
   kTracked,    // the job waits for it
   kUntracked,  // not waited for; stopped when the tracked tasks are done (ps)

@@ -18,19 +18,6 @@ constexpr std::string_view kInvalidAmRequestException =
 constexpr std::string_view kInvalidResourceRequestException =
     "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException";
 
-std::string ZeroPadded(int64_t value, size_t width) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
-  return value < 0 ? StrCat("-", digits) : digits;
-}
-
-template <typename Int>
-bool ParseDecimal(std::string_view text, Int* out) {
-  if (text.empty()) return false;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size() && *out >= 0;
-}
-
 // The status with another code, message and payloads (the RemoteError) kept.
 absl::Status WithCode(const absl::Status& status, absl::StatusCode code) {
   absl::Status out(code, status.message());

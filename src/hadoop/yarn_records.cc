@@ -11,19 +11,6 @@
 namespace tony::hadoop {
 namespace {
 
-std::string ZeroPadded(int64_t value, size_t width) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
-  return value < 0 ? StrCat("-", digits) : digits;
-}
-
-template <typename Int>
-bool ParseDecimal(std::string_view text, Int* out) {
-  if (text.empty()) return false;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
-}
-
 // Re-labels a status with `context` in front of its message, keeping its code and payloads (the
 // RemoteError that GetRemoteError reads).
 
