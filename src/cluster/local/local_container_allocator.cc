@@ -194,7 +194,6 @@ absl::Status LocalContainerAllocator::Launch(const Container& container, const L
 }
 
 void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grace_ms) {
-  bool never_launched = false;
   {
     std::lock_guard lock(mu_);
     auto it = containers_.find(container_id);
@@ -203,7 +202,9 @@ void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grac
     if (local.pid == 0) {
       FreeLocked(local);
       containers_.erase(it);
-      never_launched = true;
+      // Answered on the monitor's thread, as every callback (container_allocator.h).
+      stopped_before_launch_.push_back(
+          {container_id, 0, "stopped before launch", ContainerExit::Cause::kStoppedByAm});
     } else {
       local.stopping = true;
       local.cause = ContainerExit::Cause::kStoppedByAm;
@@ -212,10 +213,6 @@ void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grac
       kill(local.pid, SIGTERM);
       local.kill_at_ms = clock_->NowMs() + grace_ms + 2000;
     }
-  }
-  if (never_launched && callbacks_.on_completed) {
-    callbacks_.on_completed(
-        {container_id, 0, "stopped before launch", ContainerExit::Cause::kStoppedByAm});
   }
   Wake();
 }
@@ -407,6 +404,7 @@ void LocalContainerAllocator::MonitorLoop() {
   int64_t next_memory_check = clock_->NowMs() + options_.memory_check_interval_ms;
   while (true) {
     std::vector<Container> granted;
+    std::vector<ContainerExit> stopped;
     std::vector<pollfd> fds;
     std::vector<std::string> ids;
     int64_t timeout = std::max<int64_t>(0, next_memory_check - clock_->NowMs());
@@ -414,6 +412,7 @@ void LocalContainerAllocator::MonitorLoop() {
       std::lock_guard lock(mu_);
       if (shutdown_) return;
       granted = GrantLocked();
+      stopped.swap(stopped_before_launch_);
       fds.push_back({wake_fd_, POLLIN, 0});
       ids.emplace_back();
       const int64_t now = clock_->NowMs();
@@ -432,10 +431,14 @@ void LocalContainerAllocator::MonitorLoop() {
         }
       }
     }
+    for (ContainerExit& exit : stopped) {
+      if (callbacks_.on_completed) callbacks_.on_completed(std::move(exit));
+    }
     for (Container& container : granted) {
       if (callbacks_.on_allocated) callbacks_.on_allocated(std::move(container));
     }
-    if (!granted.empty()) continue;  // granting may have been answered by a launch already
+    if (!granted.empty() || !stopped.empty())
+      continue;  // granting may have been answered by a launch already
     const int ready = poll(fds.data(), fds.size(), static_cast<int>(timeout));
     if (ready < 0 && errno != EINTR) {
       spdlog::error("[{}] poll: {}", options_.app_id, std::strerror(errno));

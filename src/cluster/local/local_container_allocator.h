@@ -96,6 +96,7 @@ class LocalContainerAllocator final : public ContainerAllocator {
   mutable std::mutex mu_;
   std::deque<ContainerRequest> pending_;              // guarded by mu_
   std::map<std::string, LocalContainer> containers_;  // guarded by mu_
+  std::vector<ContainerExit> stopped_before_launch_;  // guarded by mu_; for the monitor to report
   ResourceAsk free_;                                  // guarded by mu_
   std::vector<int> free_gpus_;                        // guarded by mu_
   int next_container_ = 2;                            // guarded by mu_; 1 is the AM's
