@@ -6,6 +6,7 @@
 //
 // Threads: gRPC's callback threads call the service; the handler runs on the AM's loop.
 
+#include <functional>
 #include <string>
 
 #include "common/event_loop.h"
@@ -165,7 +166,7 @@ grpc::ServerUnaryReactor* AmService::Dispatch(grpc::CallbackServerContext* conte
     return reactor;
   }
   const bool posted = loop_->Post(name, [this, request, response, reactor, method] {
-    (handler_->*method)(*request, response, reactor);
+    std::invoke(method, handler_, *request, response, reactor);
   });
   if (!posted) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the AM is shutting down"));

@@ -108,12 +108,16 @@ TEST(KeyNamesTest, AcceptExactlyWhatTheRegularExpressionsAccepted) {
     const bool instances = std::regex_match(key, match, kInstancesKey);
     std::optional<std::string_view> type = JobTypeOfInstancesKey(key);
     ASSERT_EQ(type.has_value(), instances) << key;
-    if (instances) EXPECT_EQ(*type, match[1].str()) << key;
+    if (instances) {
+      EXPECT_EQ(*type, match[1].str()) << key;
+    }
 
     const bool group = std::regex_match(key, match, kGroupKey);
     std::optional<std::string_view> group_name = GroupOfGroupKey(key);
     ASSERT_EQ(group_name.has_value(), group) << key;
-    if (group) EXPECT_EQ(*group_name, match[1].str()) << key;
+    if (group) {
+      EXPECT_EQ(*group_name, match[1].str()) << key;
+    }
 
     const bool dependency = std::regex_match(key, match, kDependencyKey);
     std::optional<DependencyKey> parts = ParseDependencyKey(key);

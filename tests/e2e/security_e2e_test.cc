@@ -172,7 +172,9 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
   EXPECT_EQ(listening.size(), 2u) << "the control plane and the status page";
   for (const std::string& address : listening) {
     EXPECT_FALSE(address.starts_with("0.0.0.0:") || address.starts_with("::")) << address;
-    if (!yarn()) EXPECT_TRUE(address.starts_with("127.0.0.1:")) << address;
+    if (!yarn()) {
+      EXPECT_TRUE(address.starts_with("127.0.0.1:")) << address;
+    }
   }
   for (const pid_t executor : TonyRoleProcesses("executor", {})) {
     EXPECT_TRUE(ListeningAddresses(executor).empty()) << "executor " << executor;
