@@ -208,6 +208,16 @@ std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(const config::Conf
     *exit_code = client::kExitBadInput;
     return nullptr;
   }
+  if (hadoop_conf->SecurityEnabled()) {
+    // Said before anything is asked of the cluster, which would only refuse SIMPLE auth.
+    const config::ConfigEntry* entry = hadoop_conf->raw().Find("hadoop.security.authentication");
+    std::cerr << "tony: error: hadoop.security.authentication = kerberos ("
+              << (entry != nullptr ? entry->source.ToString() : "the cluster's configuration")
+              << "): this cluster uses Kerberos, which tony does not support yet; only "
+                 "clusters with simple authentication can run tony jobs\n";
+    *exit_code = client::kExitBadInput;
+    return nullptr;
+  }
   cluster::YarnClusterOptions options;
   options.tony_home = TonyHome();
   options.executable = SelfExecutable();

@@ -114,6 +114,30 @@ TEST_F(CliTest, HdfsInputsNeedTheYarnBackend) {
             "yarn");
 }
 
+TEST_F(CliTest, KerberizedClusterIsRefusedBeforeAnythingIsAsked) {
+  // The cluster's own configuration says Kerberos; its addresses lead nowhere, and nothing may
+  // try them.
+  const std::string conf_dir = runner_.work_dir() + "/hadoop-conf";
+  fs::create_directories(conf_dir);
+  std::ofstream(conf_dir + "/core-site.xml")
+      << "<configuration>\n"
+         "<property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:1</value></property>\n"
+         "<property><name>hadoop.security.authentication</name><value>kerberos</value>"
+         "</property>\n</configuration>\n";
+  std::ofstream(conf_dir + "/yarn-site.xml")
+      << "<configuration><property><name>yarn.resourcemanager.address</name>"
+         "<value>127.0.0.1:1</value></property></configuration>\n";
+  std::ofstream(runner_.work_dir() + "/train.py") << "print('x')\n";
+  const std::string error = ExpectBadInput({"submit", "--backend", "yarn", "--executes", "train.py",
+                                            "--python_binary_path", "/usr/bin/python3"},
+                                           {{"HADOOP_CONF_DIR", conf_dir}});
+  EXPECT_NE(
+      error.find("hadoop.security.authentication = kerberos (" + conf_dir + "/core-site.xml:3)"),
+      std::string::npos)
+      << error;
+  EXPECT_NE(error.find("does not support yet"), std::string::npos) << error;
+}
+
 TEST_F(CliTest, StatusAndKillOfNoSuchJob) {
   EXPECT_EQ(ExpectBadInput({"status", "job-42"}),
             "tony: error: 'job-42' is not an application id (application_<cluster timestamp>_"
