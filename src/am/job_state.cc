@@ -63,6 +63,7 @@ JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
       task.stop_on_failure = type.stop_on_failure;
       task.max_restarts = type.max_restarts;
       task.restart_backoff_ms = type.restart_backoff_ms;
+      task_index_[{name, i}] = tasks_.size();
       tasks_.push_back(std::move(task));
     }
   }
@@ -85,10 +86,10 @@ Actions JobStateMachine::Start() {
   return actions;
 }
 
+// Called for every task on every event (the AM answers its waiters), so not a linear search.
 const TaskRecord* JobStateMachine::Find(const TaskRef& ref) const {
-  auto it =
-      std::find_if(tasks_.begin(), tasks_.end(), [&](const TaskRecord& t) { return t.ref == ref; });
-  return it == tasks_.end() ? nullptr : &*it;
+  auto it = task_index_.find({ref.type, ref.index});
+  return it == task_index_.end() ? nullptr : &tasks_[it->second];
 }
 
 TaskRecord* JobStateMachine::MutableFind(const TaskRef& ref) {

@@ -189,7 +189,8 @@ class JobStateMachine {
 
   config::JobSpec spec_;
   const Clock* clock_;
-  std::vector<TaskRecord> tasks_;  // by type, then index
+  std::vector<TaskRecord> tasks_;  // by type, then index; fixed after construction
+  std::map<std::pair<std::string, int>, size_t> task_index_;  // (type, index) -> position in tasks_
   std::vector<TaskEvent> events_;
   bool gang_released_ = false;  // the cluster spec went out; later registrations get it at once
   std::map<std::string, int64_t> group_done_at_ms_;  // when every task of a group had ended
