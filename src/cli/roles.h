@@ -27,9 +27,6 @@ std::string SelfExecutable();
 // $TONY_HOME, else ~/.tony: where the client keeps each job's directory (jobs/<app id>).
 std::string TonyHome();
 
-// tony.history.retention-sec of `conf`; the error names the key and the value.
-absl::StatusOr<int64_t> RetentionSec(const config::Configuration& conf);
-
 // The configuration a job was staged with (its tony-final.xml over the built-in defaults).
 absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path);
 
@@ -37,9 +34,10 @@ absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path);
 // the job's tony.application.{hdfs,yarn}-conf-path.
 absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration& conf);
 
-// The YARN backend as the client sees it, for a job configured by `conf`. On failure: nullptr,
+// The YARN backend as the client sees it, for a job configured by `conf` (its Hadoop
+// configuration paths) and `keep_staging` (tony.application.keep-staging). On failure: nullptr,
 // after the one error line, with *exit_code 2 (no cluster configuration) or 1 (no cluster).
 std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(const config::Configuration& conf,
-                                                              int* exit_code);
+                                                              bool keep_staging, int* exit_code);
 
 }  // namespace tony::cli
