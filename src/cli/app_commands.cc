@@ -30,12 +30,12 @@ std::string Age(int64_t ms) {
   return StrCat(s, " s");
 }
 
-// The backend that runs jobs configured by `conf` and `control`; nullptr after the one error
-// line.
-std::unique_ptr<cluster::ClusterClient> MakeClusterClient(const config::Configuration& conf,
-                                                          const config::JobControlSpec& control,
+// The backend that runs jobs configured by `control`; nullptr after the one error line.
+std::unique_ptr<cluster::ClusterClient> MakeClusterClient(const config::JobControlSpec& control,
                                                           int* exit_code) {
-  if (control.backend == "yarn") return ConnectYarnClient(conf, control.keep_staging, exit_code);
+  if (control.backend == "yarn") {
+    return ConnectYarnClient(control.hadoop_conf_dirs, control.keep_staging, exit_code);
+  }
   return std::make_unique<cluster::LocalClusterClient>(TonyHome());
 }
 
@@ -113,7 +113,7 @@ std::optional<Target> Resolve(AppCommandOptions& options, int* exit_code) {
   if (!control) return std::nullopt;
   target.control.stop_grace_ms = control->stop_grace_ms;
 
-  target.cluster = MakeClusterClient(target.conf, *control, exit_code);
+  target.cluster = MakeClusterClient(*control, exit_code);
   if (target.cluster == nullptr) return std::nullopt;
   return target;
 }
@@ -148,7 +148,7 @@ int RunListCommand(ListOptions& options) {
   std::optional<config::JobControlSpec> control = ReadControlSpec(*conf);
   if (!control) return client::kExitBadInput;
   int code = 0;
-  std::unique_ptr<cluster::ClusterClient> cluster = MakeClusterClient(*conf, *control, &code);
+  std::unique_ptr<cluster::ClusterClient> cluster = MakeClusterClient(*control, &code);
   if (cluster == nullptr) return code;
   return client::ListJobs(*cluster, control->application_type, options.all, std::cout, std::cerr);
 }

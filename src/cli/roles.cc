@@ -128,7 +128,7 @@ absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) 
 int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
   int exit_code = 0;
   std::unique_ptr<cluster::YarnClusterClient> cluster =
-      ConnectYarnClient(job.resolved.conf, job.spec.keep_staging, &exit_code);
+      ConnectYarnClient(job.spec.hadoop_conf_dirs, job.spec.keep_staging, &exit_code);
   if (cluster == nullptr) return exit_code;
   std::map<std::string, cluster::ResourceAsk> asks{
       {"the AM", {job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus}}};
@@ -176,11 +176,9 @@ absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path) {
   return conf;
 }
 
-absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration& conf) {
+absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const std::vector<std::string>& conf_dirs) {
   std::vector<std::string> dirs = hadoop::HadoopConf::DirsFromEnvironment();
-  for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
-    if (std::string dir = conf.Get(key); !dir.empty()) dirs.push_back(dir);
-  }
+  dirs.insert(dirs.end(), conf_dirs.begin(), conf_dirs.end());
   if (dirs.empty()) {
     return absl::InvalidArgumentError(
         "--backend yarn needs the cluster's configuration: set HADOOP_CONF_DIR (or YARN_CONF_DIR, "
@@ -189,9 +187,9 @@ absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration&
   return hadoop::HadoopConf::Load(dirs);
 }
 
-std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(const config::Configuration& conf,
-                                                              bool keep_staging, int* exit_code) {
-  absl::StatusOr<hadoop::HadoopConf> hadoop_conf = ClientHadoopConf(conf);
+std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(
+    const std::vector<std::string>& hadoop_conf_dirs, bool keep_staging, int* exit_code) {
+  absl::StatusOr<hadoop::HadoopConf> hadoop_conf = ClientHadoopConf(hadoop_conf_dirs);
   if (!hadoop_conf.ok()) {
     std::cerr << "tony: error: " << hadoop_conf.status().message() << "\n";
     *exit_code = client::kExitBadInput;

@@ -121,6 +121,11 @@ absl::StatusOr<JobControlSpec> BuildJobControlSpec(const Configuration& conf) {
   TONY_ASSIGN_OR_RETURN(control.stop_grace_ms, reader.Int("tony.task.stop-grace-ms", 0));
   TONY_ASSIGN_OR_RETURN(control.history_retention_sec,
                         reader.Int("tony.history.retention-sec", INT64_MIN));
+  for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
+    if (std::string dir = reader.String(key); !dir.empty()) {
+      control.hadoop_conf_dirs.push_back(std::move(dir));
+    }
+  }
   return control;
 }
 
@@ -202,6 +207,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   spec.keep_staging = control.keep_staging;
   spec.stop_grace_ms = control.stop_grace_ms;
   spec.history_retention_sec = control.history_retention_sec;
+  spec.hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
 
   int64_t value = 0;
   TONY_ASSIGN_OR_RETURN(spec.am.memory_mb,

@@ -82,6 +82,8 @@ struct JobControlSpec {
   bool keep_staging = false;          // tony.application.keep-staging
   int64_t stop_grace_ms = 0;          // tony.task.stop-grace-ms
   int64_t history_retention_sec = 0;  // tony.history.retention-sec; <= 0 keeps them forever
+  // tony.application.hdfs-conf-path, then tony.application.yarn-conf-path, those that are set.
+  std::vector<std::string> hadoop_conf_dirs;
 };
 
 // Validates the keys of JobControlSpec in `conf`; errors as BuildJobSpec's.
@@ -139,8 +141,9 @@ struct JobSpec {
   std::string python_exec_path;                       // tony.python-exec-path; "" if none
   std::string executes;  // tony.application.executes, for reference; "" if none
 
-  bool keep_staging = false;          // tony.application.keep-staging (YARN)
-  int64_t history_retention_sec = 0;  // tony.history.retention-sec; <= 0 keeps them forever
+  bool keep_staging = false;                  // tony.application.keep-staging (YARN)
+  int64_t history_retention_sec = 0;          // tony.history.retention-sec; <= 0 keeps them forever
+  std::vector<std::string> hadoop_conf_dirs;  // as JobControlSpec::hadoop_conf_dirs
   LocalBackendSpec local;
 
   int TotalTasks() const;

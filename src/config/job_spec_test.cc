@@ -485,6 +485,11 @@ TEST_F(JobSpecTest, ControlSpecNeedsNoCommand) {
   EXPECT_EQ(control->application_type, "TONY");
   EXPECT_EQ(control->stop_grace_ms, 5000);
   EXPECT_EQ(control->history_retention_sec, 0);
+  EXPECT_TRUE(control->hadoop_conf_dirs.empty());
+  conf.Set("tony.application.yarn-conf-path", "/etc/yarn", ValueSource::ConfFlag());
+  conf.Set("tony.application.hdfs-conf-path", "/etc/hdfs", ValueSource::ConfFlag());
+  EXPECT_EQ(BuildJobControlSpec(conf)->hadoop_conf_dirs,
+            (std::vector<std::string>{"/etc/hdfs", "/etc/yarn"}));
   conf.Set("tony.application.backend", "kubernetes", ValueSource::ConfFlag());
   EXPECT_EQ(BuildJobControlSpec(conf).status().message(),
             "tony.application.backend = \"kubernetes\" (--conf): expected local or yarn");
