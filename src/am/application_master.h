@@ -42,7 +42,7 @@ struct AmOptions {
   std::string host;         // this AM's address as executors reach it
   bool has_src = false;
   std::string venv_source;  // the venv zip: staged, or where the user keeps it (hdfs://); "" = none
-  int64_t wait_client_ms = 15000;  // tony.am.wait-client-signal-stop-timeout-sec
+  int64_t wait_client_ms = 0;  // JobSpec::wait_client_ms
   // What every task container gets besides its job type's files and variables (YARN: the job's
   // Hadoop client configuration, HADOOP_USER_NAME).
   std::vector<cluster::LocalResource> task_resources;

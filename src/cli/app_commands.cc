@@ -12,7 +12,7 @@
 #include "cluster/staging.h"
 #include "common/clock.h"
 #include "common/strings.h"
-#include "config/value_parsers.h"
+#include "config/job_spec.h"
 #include "hadoop/yarn_client.h"
 #include "rpc/job_credentials.h"
 
@@ -30,18 +30,23 @@ std::string Age(int64_t ms) {
   return StrCat(s, " s");
 }
 
-// The backend that runs jobs configured by `conf`; nullptr after the one error line.
-std::unique_ptr<cluster::ClusterClient> MakeClusterClient(const config::Configuration& conf,
+// The backend that runs jobs configured by `control`; nullptr after the one error line.
+std::unique_ptr<cluster::ClusterClient> MakeClusterClient(const config::JobControlSpec& control,
                                                           int* exit_code) {
-  const std::string backend = conf.Get("tony.application.backend");
-  if (backend == "yarn") return ConnectYarnClient(conf, exit_code);
-  if (backend == "local" || backend.empty()) {
-    return std::make_unique<cluster::LocalClusterClient>(TonyHome());
+  if (control.backend == "yarn") {
+    return ConnectYarnClient(control.hadoop_conf_dirs, control.keep_staging, exit_code);
   }
-  std::cerr << "tony: error: tony.application.backend: unknown backend '" << backend
-            << "' (local or yarn)\n";
-  *exit_code = client::kExitBadInput;
-  return nullptr;
+  return std::make_unique<cluster::LocalClusterClient>(TonyHome());
+}
+
+// The keys of `conf` these commands read; nullopt after the one error line.
+std::optional<config::JobControlSpec> ReadControlSpec(const config::Configuration& conf) {
+  absl::StatusOr<config::JobControlSpec> control = config::BuildJobControlSpec(conf);
+  if (!control.ok()) {
+    std::cerr << "tony: error: " << control.status().message() << "\n";
+    return std::nullopt;
+  }
+  return *std::move(control);
 }
 
 // The configuration from the command's flags, files and environment; nullopt after the error.
@@ -104,10 +109,11 @@ std::optional<Target> Resolve(AppCommandOptions& options, int* exit_code) {
     if (!conf) return std::nullopt;
     target.conf = *std::move(conf);
   }
-  target.control.stop_grace_ms =
-      config::ParseInt(target.conf.Get("tony.task.stop-grace-ms")).value_or(0);
+  std::optional<config::JobControlSpec> control = ReadControlSpec(target.conf);
+  if (!control) return std::nullopt;
+  target.control.stop_grace_ms = control->stop_grace_ms;
 
-  target.cluster = MakeClusterClient(target.conf, exit_code);
+  target.cluster = MakeClusterClient(*control, exit_code);
   if (target.cluster == nullptr) return std::nullopt;
   return target;
 }
@@ -139,11 +145,12 @@ void AddListFlags(CLI::App* app, ListOptions* options) {
 int RunListCommand(ListOptions& options) {
   std::optional<config::Configuration> conf = ResolveFromFlags(options.submit);
   if (!conf) return client::kExitBadInput;
+  std::optional<config::JobControlSpec> control = ReadControlSpec(*conf);
+  if (!control) return client::kExitBadInput;
   int code = 0;
-  std::unique_ptr<cluster::ClusterClient> cluster = MakeClusterClient(*conf, &code);
+  std::unique_ptr<cluster::ClusterClient> cluster = MakeClusterClient(*control, &code);
   if (cluster == nullptr) return code;
-  return client::ListJobs(*cluster, conf->Get("tony.application.type"), options.all, std::cout,
-                          std::cerr);
+  return client::ListJobs(*cluster, control->application_type, options.all, std::cout, std::cerr);
 }
 
 void AddGcFlags(CLI::App* app, GcOptions* options) {
@@ -155,21 +162,19 @@ void AddGcFlags(CLI::App* app, GcOptions* options) {
 int RunGcCommand(GcOptions& options) {
   std::optional<config::Configuration> conf = ResolveFromFlags(options.submit);
   if (!conf) return client::kExitBadInput;
-  absl::StatusOr<int64_t> retention_sec = RetentionSec(*conf);
-  if (!retention_sec.ok()) {
-    std::cerr << "tony: error: " << retention_sec.status().message() << "\n";
-    return client::kExitBadInput;
-  }
-  cluster::JobDirRetention retention(TonyHome(), *retention_sec, SystemClock::Get());
+  std::optional<config::JobControlSpec> control = ReadControlSpec(*conf);
+  if (!control) return client::kExitBadInput;
+  const int64_t retention_sec = control->history_retention_sec;
+  cluster::JobDirRetention retention(TonyHome(), retention_sec, SystemClock::Get());
   if (retention.KeepsForever()) {
-    std::cout << "tony.history.retention-sec is " << *retention_sec
+    std::cout << "tony.history.retention-sec is " << retention_sec
               << ": job directories are kept forever\n";
     return 0;
   }
   std::vector<cluster::ExpiredJobDir> expired = retention.FindExpired();
   if (expired.empty()) {
     std::cout << "nothing to remove: no ended job under " << retention.jobs_dir() << " older than "
-              << *retention_sec << " s (tony.history.retention-sec)\n";
+              << retention_sec << " s (tony.history.retention-sec)\n";
     return 0;
   }
   int code = 0;

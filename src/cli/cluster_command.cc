@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "config/config_loader.h"
+#include "config/job_spec.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/yarn_client.h"
 
@@ -15,10 +16,13 @@ int RunClusterCommand(SubmitOptions& options) {
     std::cerr << "tony: error: " << resolved.status().message() << "\n";
     return 2;
   }
-  std::vector<std::string> dirs = hadoop::HadoopConf::DirsFromEnvironment();
-  for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
-    if (std::string dir = resolved->conf.Get(key); !dir.empty()) dirs.push_back(dir);
+  absl::StatusOr<config::JobControlSpec> control = config::BuildJobControlSpec(resolved->conf);
+  if (!control.ok()) {
+    std::cerr << "tony: error: " << control.status().message() << "\n";
+    return 2;
   }
+  std::vector<std::string> dirs = hadoop::HadoopConf::DirsFromEnvironment();
+  dirs.insert(dirs.end(), control->hadoop_conf_dirs.begin(), control->hadoop_conf_dirs.end());
   if (dirs.empty()) {
     std::cerr << "tony: error: no Hadoop configuration: set HADOOP_CONF_DIR (or YARN_CONF_DIR, "
                  "or tony.application.yarn-conf-path) to the directory of yarn-site.xml\n";

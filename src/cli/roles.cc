@@ -24,7 +24,6 @@
 #include "common/signal_thread.h"
 #include "common/strings.h"
 #include "config/key_catalog.h"
-#include "config/value_parsers.h"
 #include "executor/executor_guard.h"
 #include "executor/task_executor.h"
 #include "hadoop/am_rm_client.h"
@@ -129,7 +128,7 @@ absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) 
 int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
   int exit_code = 0;
   std::unique_ptr<cluster::YarnClusterClient> cluster =
-      ConnectYarnClient(job.resolved.conf, &exit_code);
+      ConnectYarnClient(job.spec.hadoop_conf_dirs, job.spec.keep_staging, &exit_code);
   if (cluster == nullptr) return exit_code;
   std::map<std::string, cluster::ResourceAsk> asks{
       {"the AM", {job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus}}};
@@ -170,16 +169,6 @@ std::string TonyHome() {
   return StrCat(user_home != nullptr ? user_home : "/tmp", "/.tony");
 }
 
-absl::StatusOr<int64_t> RetentionSec(const config::Configuration& conf) {
-  constexpr char kKey[] = "tony.history.retention-sec";
-  absl::StatusOr<int64_t> seconds = config::ParseInt(conf.Get(kKey));
-  if (!seconds.ok()) {
-    return absl::InvalidArgumentError(
-        StrCat(kKey, " = \"", conf.Get(kKey), "\": ", ToStd(seconds.status().message())));
-  }
-  return seconds;
-}
-
 // The configuration a job was staged with, as the AM and executors read it.
 absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path) {
   config::Configuration conf = config::KeyCatalog::BuiltIn().Defaults();
@@ -187,11 +176,9 @@ absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path) {
   return conf;
 }
 
-absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration& conf) {
+absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const std::vector<std::string>& conf_dirs) {
   std::vector<std::string> dirs = hadoop::HadoopConf::DirsFromEnvironment();
-  for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
-    if (std::string dir = conf.Get(key); !dir.empty()) dirs.push_back(dir);
-  }
+  dirs.insert(dirs.end(), conf_dirs.begin(), conf_dirs.end());
   if (dirs.empty()) {
     return absl::InvalidArgumentError(
         "--backend yarn needs the cluster's configuration: set HADOOP_CONF_DIR (or YARN_CONF_DIR, "
@@ -200,9 +187,9 @@ absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration&
   return hadoop::HadoopConf::Load(dirs);
 }
 
-std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(const config::Configuration& conf,
-                                                              int* exit_code) {
-  absl::StatusOr<hadoop::HadoopConf> hadoop_conf = ClientHadoopConf(conf);
+std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(
+    const std::vector<std::string>& hadoop_conf_dirs, bool keep_staging, int* exit_code) {
+  absl::StatusOr<hadoop::HadoopConf> hadoop_conf = ClientHadoopConf(hadoop_conf_dirs);
   if (!hadoop_conf.ok()) {
     std::cerr << "tony: error: " << hadoop_conf.status().message() << "\n";
     *exit_code = client::kExitBadInput;
@@ -222,8 +209,7 @@ std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(const config::Conf
   options.tony_home = TonyHome();
   options.executable = SelfExecutable();
   options.user = hadoop::HadoopUser();
-  options.keep_staging =
-      config::ParseBool(conf.Get("tony.application.keep-staging")).value_or(false);
+  options.keep_staging = keep_staging;
   absl::StatusOr<std::unique_ptr<cluster::YarnClusterClient>> cluster =
       cluster::YarnClusterClient::Connect(*std::move(hadoop_conf), options);
   if (!cluster.ok()) {
@@ -245,15 +231,10 @@ int RunSubmit(SubmitOptions& options) {
   std::optional<ValidatedJob> job = ResolveAndValidate(options);
   if (!job) return client::kExitBadInput;
   if (job->spec.backend == "yarn") return RunSubmitOnYarn(options, *job);
-  absl::StatusOr<cluster::LocalCapacity> capacity =
-      cluster::ResolveLocalCapacity(job->resolved.conf);
-  if (!capacity.ok()) {
-    std::cerr << "tony: error: " << capacity.status().message() << "\n";
-    return client::kExitBadInput;
-  }
+  const cluster::LocalCapacity capacity = cluster::ResolveLocalCapacity(job->spec.local);
   for (const auto& [name, type] : job->spec.job_types) {
     absl::Status fits = cluster::CheckFitsLocally(
-        *capacity, StrCat("job type ", name),
+        capacity, StrCat("job type ", name),
         {type.resources.memory_mb, type.resources.vcores, type.resources.gpus});
     if (!fits.ok()) {
       std::cerr << "tony: error: " << fits.message() << "\n";
@@ -270,7 +251,7 @@ int RunSubmit(SubmitOptions& options) {
       total.gpus += type.instances * type.resources.gpus;
     }
     absl::Status fits = cluster::CheckFitsLocally(
-        *capacity, StrCat("the job's ", job->spec.TotalTasks(), " tasks together (GANG mode)"),
+        capacity, StrCat("the job's ", job->spec.TotalTasks(), " tasks together (GANG mode)"),
         total);
     if (!fits.ok()) {
       std::cerr << "tony: error: " << fits.message() << "\n";
@@ -279,9 +260,9 @@ int RunSubmit(SubmitOptions& options) {
   }
   // Old ended jobs' directories go first, quietly: whatever fails there is no reason to fail
   // this job (tony gc reports it).
-  if (absl::StatusOr<int64_t> retention_sec = RetentionSec(job->resolved.conf);
-      retention_sec.ok()) {
-    cluster::JobDirRetention retention(TonyHome(), *retention_sec, SystemClock::Get());
+  {
+    cluster::JobDirRetention retention(TonyHome(), job->spec.history_retention_sec,
+                                       SystemClock::Get());
     for (const cluster::ExpiredJobDir& dir : retention.FindExpired()) (void)retention.Remove(dir);
   }
   // Before any thread exists, so that every thread inherits the mask.
@@ -403,34 +384,25 @@ int RunAm() {
     if (const char* user = std::getenv("HADOOP_USER_NAME"); user != nullptr && *user) {
       options.task_env["HADOOP_USER_NAME"] = user;
     }
-    const std::string venv = conf->Get("tony.application.python-venv");
-    if (cluster::IsRemotePath(venv)) {
-      options.venv_source = venv;
+    if (cluster::IsRemotePath(spec->python_venv)) {
+      options.venv_source = spec->python_venv;
     } else if (std::getenv("TONY_HAS_VENV") != nullptr && *std::getenv("TONY_HAS_VENV")) {
       options.venv_source = StrCat(staging, "/", cluster::kVenvZip);
     }
   } else {
     absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(job_dir);
-    absl::StatusOr<cluster::LocalCapacity> capacity =
-        credentials.ok() ? cluster::ResolveLocalCapacity(*conf)
-                         : absl::StatusOr<cluster::LocalCapacity>(credentials.status());
-    if (!capacity.ok()) {
-      spdlog::error("cannot start: {}", ToStd(capacity.status().message()));
+    if (!credentials.ok()) {
+      spdlog::error("cannot start: {}", ToStd(credentials.status().message()));
       return 2;
     }
     cluster::LocalAllocatorOptions local;
     local.app_id = app_id;
     local.job_dir = job_dir;
-    local.capacity = *capacity;
-    if (absl::StatusOr<int64_t> interval =
-            config::ParseInt(conf->Get("tony.local.memory-check-interval-ms"));
-        interval.ok() && *interval > 0) {
-      local.memory_check_interval_ms = *interval;
-    }
-    local.enforce_memory = config::ParseBool(conf->Get("tony.local.enforce-memory")).value_or(true);
+    local.capacity = cluster::ResolveLocalCapacity(spec->local);
+    local.memory_check_interval_ms = spec->local.memory_check_interval_ms;
+    local.enforce_memory = spec->local.enforce_memory;
     local.am_attempt = am_attempt;
-    local.keep_work_dirs_on_failure =
-        config::ParseBool(conf->Get("tony.local.keep-work-dirs-on-failure")).value_or(false);
+    local.keep_work_dirs_on_failure = spec->local.keep_work_dirs_on_failure;
     allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
     options.credentials = *std::move(credentials);
     options.staging_dir = job_dir;

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cli/submit_options.h"
@@ -27,19 +28,17 @@ std::string SelfExecutable();
 // $TONY_HOME, else ~/.tony: where the client keeps each job's directory (jobs/<app id>).
 std::string TonyHome();
 
-// tony.history.retention-sec of `conf`; the error names the key and the value.
-absl::StatusOr<int64_t> RetentionSec(const config::Configuration& conf);
-
 // The configuration a job was staged with (its tony-final.xml over the built-in defaults).
 absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path);
 
 // The cluster's Hadoop configuration as the client finds it: HADOOP_CONF_DIR / YARN_CONF_DIR and
 // the job's tony.application.{hdfs,yarn}-conf-path.
-absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const config::Configuration& conf);
+absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const std::vector<std::string>& conf_dirs);
 
-// The YARN backend as the client sees it, for a job configured by `conf`. On failure: nullptr,
+// The YARN backend as the client sees it, for a job with these Hadoop configuration directories
+// (JobControlSpec::hadoop_conf_dirs) and tony.application.keep-staging. On failure: nullptr,
 // after the one error line, with *exit_code 2 (no cluster configuration) or 1 (no cluster).
-std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(const config::Configuration& conf,
-                                                              int* exit_code);
+std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(
+    const std::vector<std::string>& hadoop_conf_dirs, bool keep_staging, int* exit_code);
 
 }  // namespace tony::cli

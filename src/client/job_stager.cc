@@ -47,7 +47,7 @@ absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& 
       !s.ok()) {
     return s;
   }
-  const std::string src_dir = conf.Get("tony.application.src-dir");
+  const std::string& src_dir = spec.src_dir;
   if (!src_dir.empty()) {
     const fs::path src = Resolve(working_dir, src_dir);
     const std::string target = StrCat(job_dir, "/", cluster::kSrcZip);
@@ -55,7 +55,7 @@ absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& 
                                                     : Copy(src, target);
     if (!staged.ok()) return staged;
   }
-  const std::string venv = conf.Get("tony.application.python-venv");
+  const std::string& venv = spec.python_venv;
   if (!venv.empty() && !cluster::IsRemotePath(venv)) {
     if (absl::Status s = Copy(Resolve(working_dir, venv), StrCat(job_dir, "/", cluster::kVenvZip));
         !s.ok()) {

@@ -47,14 +47,14 @@ std::string FindInPath(const std::string& program) {
   return "";
 }
 
-absl::Status CheckInputs(const config::Configuration& conf, const config::JobSpec& spec,
-                         const std::string& working_dir, cluster::ClusterClient& cluster) {
+absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working_dir,
+                         cluster::ClusterClient& cluster) {
   std::error_code ec;
-  const std::string src_dir = conf.Get("tony.application.src-dir");
+  const std::string& src_dir = spec.src_dir;
   if (!src_dir.empty() && !fs::exists(Resolve(working_dir, src_dir), ec)) {
     return absl::NotFoundError(StrCat("--src_dir ", src_dir, ": no such file or directory"));
   }
-  const std::string venv = conf.Get("tony.application.python-venv");
+  const std::string& venv = spec.python_venv;
   if (!venv.empty()) {
     if (cluster::IsRemotePath(venv)) {
       absl::StatusOr<cluster::RemoteFileInfo> remote = cluster.StatRemote(venv);
@@ -72,7 +72,7 @@ absl::Status CheckInputs(const config::Configuration& conf, const config::JobSpe
           StrCat("--python_venv ", venv, ": ", ToStd(readable.message())));
     }
   }
-  const std::string python = conf.Get("tony.python-exec-path");
+  const std::string& python = spec.python_exec_path;
   if (!python.empty() && venv.empty()) {
     const bool found = python.find('/') != std::string::npos
                            ? IsExecutableFile(Resolve(working_dir, python))
@@ -81,7 +81,7 @@ absl::Status CheckInputs(const config::Configuration& conf, const config::JobSpe
       return absl::NotFoundError(StrCat("--python_binary_path ", python, ": no such executable"));
     }
   }
-  const std::string executes = conf.Get("tony.application.executes");
+  const std::string& executes = spec.executes;
   if (!executes.empty()) {
     const std::string word = FirstWord(executes);
     const fs::path base = src_dir.empty() ? fs::path(working_dir)

@@ -7,15 +7,13 @@
 
 #include "absl/status/status.h"
 #include "cluster/cluster_client.h"
-#include "config/configuration.h"
 #include "config/job_spec.h"
 
 namespace tony::client {
 
 // `working_dir` is where relative paths given on the command line are resolved; hdfs:// inputs
 // are looked up through `cluster` (NotFound / InvalidArgument: the user's mistake).
-[[nodiscard]] absl::Status CheckInputs(const config::Configuration& conf,
-                                       const config::JobSpec& spec, const std::string& working_dir,
+[[nodiscard]] absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working_dir,
                                        cluster::ClusterClient& cluster);
 
 // Resolves a program name the way a shell would (PATH), or "" if not found.

@@ -52,8 +52,7 @@ void TonyClient::OnInterrupt(int sig) {
 
 int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::JobSpec& spec,
                        const SubmitContext& context) {
-  if (absl::Status ok = CheckInputs(resolved.conf, spec, context.working_dir, *cluster_);
-      !ok.ok()) {
+  if (absl::Status ok = CheckInputs(spec, context.working_dir, *cluster_); !ok.ok()) {
     err_ << "tony: error: " << ok.message() << "\n";
     // A missing or unusable input is the user's to fix; an unreachable file system is not.
     const bool bad_input =

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/strings.h"
+#include "config/config_reader.h"
 #include "config/key_catalog.h"
 #include "config/key_names.h"
 #include "config/value_parsers.h"
@@ -26,82 +27,6 @@ const std::set<std::string, std::less<>>& ReservedNames() {
                                              "secret"};
   return *names;
 }
-
-// Reads typed values from a Configuration, turning every failure into one line that names the
-// key, the value and where it came from.
-class Reader {
- public:
-  explicit Reader(const Configuration& conf) : conf_(conf) {}
-
-  std::string String(std::string_view key) const { return conf_.Get(key); }
-
-  // The value of a per-job-type key, or the catalogue's default for its attribute.
-  std::string JobTypeValue(const std::string& type, std::string_view attribute) const {
-    const std::string key = StrCat("tony.", type, ".", attribute);
-    if (const ConfigEntry* entry = conf_.Find(key)) return entry->value;
-    const KeyInfo* info = KeyCatalog::BuiltIn().JobTypeAttribute(attribute);
-    return info ? info->default_value : "";
-  }
-
-  absl::Status Error(std::string_view key, std::string_view detail) const {
-    const ConfigEntry* entry = conf_.Find(key);
-    if (entry == nullptr) {
-      return absl::InvalidArgumentError(StrCat(ForMessage(key), " (default): ", detail));
-    }
-    return absl::InvalidArgumentError(StrCat(ForMessage(key), " = \"", ForMessage(entry->value),
-                                             "\" (", entry->source.ToString(), "): ", detail));
-  }
-
-  absl::StatusOr<int64_t> Int(std::string_view key, const std::string& value, int64_t min) const {
-    absl::StatusOr<int64_t> parsed = ParseInt(value);
-    if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
-    if (*parsed < min) {
-      return Error(key, min == 0   ? "expected a non-negative integer"
-                        : min == 1 ? "expected a positive integer"
-                                   : StrCat("expected an integer of at least ", min));
-    }
-    return *parsed;
-  }
-  absl::StatusOr<int64_t> Int(std::string_view key, int64_t min) const {
-    return Int(key, String(key), min);
-  }
-  // A whole number of seconds, in milliseconds.
-  absl::StatusOr<int64_t> SecondsAsMs(std::string_view key) const {
-    absl::StatusOr<int64_t> seconds = Int(key, 0);
-    if (!seconds.ok()) return seconds.status();
-    if (*seconds > INT64_MAX / 1000) return Error(key, "too large");
-    return *seconds * 1000;
-  }
-  absl::StatusOr<int64_t> JobTypeInt(const std::string& type, std::string_view attribute,
-                                     int64_t min) const {
-    return Int(StrCat("tony.", type, ".", attribute), JobTypeValue(type, attribute), min);
-  }
-  absl::StatusOr<int64_t> Memory(std::string_view key, const std::string& value) const {
-    absl::StatusOr<int64_t> parsed = ParseMemoryMb(value);
-    if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
-    return *parsed;
-  }
-  absl::StatusOr<bool> Bool(std::string_view key) const {
-    absl::StatusOr<bool> parsed = ParseBool(String(key));
-    if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
-    return *parsed;
-  }
-  absl::StatusOr<std::map<std::string, std::string>> Envs(std::string_view key) const {
-    auto parsed = ParseEnvList(String(key));
-    if (!parsed.ok()) return Error(key, ToStd(parsed.status().message()));
-    return *parsed;
-  }
-
- private:
-  const Configuration& conf_;
-};
-
-#define TONY_ASSIGN_OR_RETURN(lhs, expr)        \
-  do {                                          \
-    auto _result = (expr);                      \
-    if (!_result.ok()) return _result.status(); \
-    lhs = *std::move(_result);                  \
-  } while (0)
 
 // Job types: every <t> with a tony.<t>.instances key, in name order.
 absl::StatusOr<std::vector<std::string>> DiscoverJobTypes(const Reader& reader,
@@ -157,7 +82,52 @@ absl::Status ReadJobType(const Reader& reader, const std::string& type,
   return absl::OkStatus();
 }
 
+absl::StatusOr<LocalBackendSpec> ReadLocalBackend(const Reader& reader) {
+  LocalBackendSpec local;
+  if (std::string memory = reader.String("tony.local.memory"); !StripWhitespace(memory).empty()) {
+    TONY_ASSIGN_OR_RETURN(local.memory_mb, reader.Memory("tony.local.memory", memory));
+  }
+  int64_t value = 0;
+  if (!StripWhitespace(reader.String("tony.local.vcores")).empty()) {
+    TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.local.vcores", 1));
+    if (value > INT32_MAX) return reader.Error("tony.local.vcores", "too large");
+    local.vcores = static_cast<int>(value);
+  }
+  if (!StripWhitespace(reader.String("tony.local.gpus")).empty()) {
+    TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.local.gpus", 0));
+    if (value > 1024) return reader.Error("tony.local.gpus", "more than 1024 GPUs");
+    local.gpus = static_cast<int>(value);
+  }
+  TONY_ASSIGN_OR_RETURN(local.memory_check_interval_ms,
+                        reader.Int("tony.local.memory-check-interval-ms", 1));
+  TONY_ASSIGN_OR_RETURN(local.enforce_memory, reader.Bool("tony.local.enforce-memory"));
+  TONY_ASSIGN_OR_RETURN(local.keep_work_dirs_on_failure,
+                        reader.Bool("tony.local.keep-work-dirs-on-failure"));
+  return local;
+}
+
 }  // namespace
+
+absl::StatusOr<JobControlSpec> BuildJobControlSpec(const Configuration& conf) {
+  Reader reader(conf);
+  JobControlSpec control;
+  control.name = reader.String("tony.application.name");
+  control.application_type = reader.String("tony.application.type");
+  control.backend = ToLower(reader.String("tony.application.backend"));
+  if (control.backend != "local" && control.backend != "yarn") {
+    return reader.Error("tony.application.backend", "expected local or yarn");
+  }
+  TONY_ASSIGN_OR_RETURN(control.keep_staging, reader.Bool("tony.application.keep-staging"));
+  TONY_ASSIGN_OR_RETURN(control.stop_grace_ms, reader.Int("tony.task.stop-grace-ms", 0));
+  TONY_ASSIGN_OR_RETURN(control.history_retention_sec,
+                        reader.Int("tony.history.retention-sec", INT64_MIN));
+  for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
+    if (std::string dir = reader.String(key); !dir.empty()) {
+      control.hadoop_conf_dirs.push_back(std::move(dir));
+    }
+  }
+  return control;
+}
 
 std::string_view ToString(DistributedMode mode) {
   return mode == DistributedMode::kGang ? "GANG" : "FCFS";
@@ -205,8 +175,6 @@ const JobTypeSpec* JobSpec::Find(const std::string& type) const {
 absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   Reader reader(conf);
   JobSpec spec;
-  spec.name = reader.String("tony.application.name");
-  spec.application_type = reader.String("tony.application.type");
   spec.queue = reader.String("tony.yarn.queue");
   if (!StripWhitespace(reader.String("tony.yarn.priority")).empty()) {
     int64_t priority = 0;
@@ -231,10 +199,15 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   } else {
     return reader.Error("tony.application.distributed-mode", "expected GANG or FCFS");
   }
-  spec.backend = ToLower(reader.String("tony.application.backend"));
-  if (spec.backend != "local" && spec.backend != "yarn") {
-    return reader.Error("tony.application.backend", "expected local or yarn");
-  }
+  JobControlSpec control;
+  TONY_ASSIGN_OR_RETURN(control, BuildJobControlSpec(conf));
+  spec.name = std::move(control.name);
+  spec.application_type = std::move(control.application_type);
+  spec.backend = std::move(control.backend);
+  spec.keep_staging = control.keep_staging;
+  spec.stop_grace_ms = control.stop_grace_ms;
+  spec.history_retention_sec = control.history_retention_sec;
+  spec.hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
 
   int64_t value = 0;
   TONY_ASSIGN_OR_RETURN(spec.am.memory_mb,
@@ -267,8 +240,6 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
                         reader.Int("tony.task.heartbeat-interval-ms", 1));
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-missed-heartbeats", 1));
   spec.max_missed_heartbeats = static_cast<int>(value);
-  TONY_ASSIGN_OR_RETURN(spec.metrics_interval_ms, reader.Int("tony.task.metrics-interval-ms", 1));
-  TONY_ASSIGN_OR_RETURN(spec.stop_grace_ms, reader.Int("tony.task.stop-grace-ms", 0));
   TONY_ASSIGN_OR_RETURN(value,
                         reader.Int("tony.task.executor.execution.error-message-max-depth", 0));
   spec.error_message_max_lines = static_cast<int>(value);
@@ -279,6 +250,9 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   TONY_ASSIGN_OR_RETURN(spec.execution_envs, reader.Envs("tony.execution.envs"));
   spec.python_venv = reader.String("tony.application.python-venv");
   spec.src_dir = reader.String("tony.application.src-dir");
+  spec.python_exec_path = reader.String("tony.python-exec-path");
+  spec.executes = reader.String("tony.application.executes");
+  TONY_ASSIGN_OR_RETURN(spec.local, ReadLocalBackend(reader));
 
   // Sets, so that many job types against long lists stay O(n log n).
   auto name_set = [&](std::string_view key) {

@@ -63,6 +63,35 @@ struct GroupDependency {
   bool ignored = false;  // when it expires, stop the tasks without failing the job
 };
 
+// tony.local.*: what the local backend may hand out and how it watches its containers.
+struct LocalBackendSpec {
+  std::optional<int64_t> memory_mb;        // tony.local.memory; unset: the machine's memory
+  std::optional<int> vcores;               // tony.local.vcores; unset: the machine's CPUs
+  std::optional<int> gpus;                 // tony.local.gpus; unset: the machine's GPUs
+  int64_t memory_check_interval_ms = 0;    // tony.local.memory-check-interval-ms
+  bool enforce_memory = false;             // tony.local.enforce-memory
+  bool keep_work_dirs_on_failure = false;  // tony.local.keep-work-dirs-on-failure
+};
+
+// The keys that commands acting on an existing job read (tony status, kill, list, gc). They hold
+// a Configuration that need not describe a runnable job (it may have no command), so they build
+// this instead of a JobSpec; BuildJobSpec reads the same keys through it.
+struct JobControlSpec {
+  std::string name;                   // tony.application.name
+  std::string application_type;       // tony.application.type
+  std::string backend;                // tony.application.backend: "local" or "yarn"
+  bool keep_staging = false;          // tony.application.keep-staging
+  int64_t stop_grace_ms = 0;          // tony.task.stop-grace-ms
+  int64_t history_retention_sec = 0;  // tony.history.retention-sec; <= 0 keeps them forever
+  // tony.application.hdfs-conf-path, then tony.application.yarn-conf-path, those that are set.
+  std::vector<std::string> hadoop_conf_dirs;
+};
+
+// Validates the keys of JobControlSpec in `conf`; errors as BuildJobSpec's.
+[[nodiscard]] absl::StatusOr<JobControlSpec> BuildJobControlSpec(const Configuration& conf);
+
+// BuildJobSpec sets every field, from the configuration or the catalogue's defaults
+// (tony-default.xml). The initial values are only those of a JobSpec built by hand, in tests.
 struct JobSpec {
   std::string name;
   std::string application_type;
@@ -86,7 +115,7 @@ struct JobSpec {
   int64_t application_timeout_ms = 0;    // 0: none
   int64_t am_startup_timeout_ms = 0;     // 0: none
   int am_retry_count = 0;                // tony.am.retry-count: AM attempts after the first
-  int64_t wait_client_ms = 15000;        // tony.am.wait-client-signal-stop-timeout-sec
+  int64_t wait_client_ms = 0;            // tony.am.wait-client-signal-stop-timeout-sec
   bool am_tls = true;                    // tony.am.tls.enabled
   std::string am_bind_host;              // tony.am.bind-host; "" = what the backend needs
   int64_t allocation_timeout_ms = -1;    // -1: none
@@ -95,7 +124,6 @@ struct JobSpec {
   int64_t registry_timeout_ms = 0;       // 0: none
   int64_t heartbeat_interval_ms = 1000;
   int max_missed_heartbeats = 25;
-  int64_t metrics_interval_ms = 5000;
   int64_t stop_grace_ms = 5000;
   int error_message_max_lines = 20;
 
@@ -111,6 +139,13 @@ struct JobSpec {
   std::map<std::string, std::string> execution_envs;  // tony.execution.envs
   std::string python_venv;                            // local path or URI; "" if none
   std::string src_dir;                                // directory or zip; "" if none
+  std::string python_exec_path;                       // tony.python-exec-path; "" if none
+  std::string executes;  // tony.application.executes, for reference; "" if none
+
+  bool keep_staging = false;                  // tony.application.keep-staging (YARN)
+  int64_t history_retention_sec = 0;          // tony.history.retention-sec; <= 0 keeps them forever
+  std::vector<std::string> hadoop_conf_dirs;  // as JobControlSpec::hadoop_conf_dirs
+  LocalBackendSpec local;
 
   int TotalTasks() const;
   int TrackedTasks() const;

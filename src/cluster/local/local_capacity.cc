@@ -2,12 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "common/strings.h"
-#include "config/value_parsers.h"
 
 namespace tony::cluster {
 namespace {
@@ -38,34 +38,14 @@ std::string Mb(int64_t mb) { return mb % 1024 == 0 ? StrCat(mb / 1024, "g") : St
 
 }  // namespace
 
-absl::StatusOr<LocalCapacity> ResolveLocalCapacity(const config::Configuration& conf) {
+LocalCapacity ResolveLocalCapacity(const config::LocalBackendSpec& local) {
   LocalCapacity capacity;
-  auto key_error = [&](const char* key, const absl::Status& status) {
-    return absl::InvalidArgumentError(
-        StrCat(key, " = \"", conf.Get(key), "\": ", ToStd(status.message())));
-  };
-  if (std::string memory = conf.Get("tony.local.memory"); !memory.empty()) {
-    absl::StatusOr<int64_t> mb = config::ParseMemoryMb(memory);
-    if (!mb.ok()) return key_error("tony.local.memory", mb.status());
-    capacity.total.memory_mb = *mb;
-  } else {
-    capacity.total.memory_mb = MachineMemoryMb();
-  }
-  if (std::string vcores = conf.Get("tony.local.vcores"); !vcores.empty()) {
-    absl::StatusOr<int64_t> n = config::ParseInt(vcores);
-    if (!n.ok()) return key_error("tony.local.vcores", n.status());
-    capacity.total.vcores = static_cast<int>(*n);
-  } else {
-    capacity.total.vcores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }
-  int gpus = 0;
-  if (std::string configured = conf.Get("tony.local.gpus"); !configured.empty()) {
-    absl::StatusOr<int64_t> n = config::ParseInt(configured);
-    if (!n.ok()) return key_error("tony.local.gpus", n.status());
-    gpus = static_cast<int>(*n);
-  } else {
-    gpus = MachineGpus();
-  }
+  // Detected only where the configuration leaves it unset.
+  capacity.total.memory_mb = local.memory_mb ? *local.memory_mb : MachineMemoryMb();
+  capacity.total.vcores = local.vcores
+                              ? *local.vcores
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int gpus = local.gpus ? *local.gpus : MachineGpus();
   capacity.total.gpus = gpus;
   for (int i = 0; i < gpus; ++i) capacity.gpu_ids.push_back(i);
   return capacity;

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "cluster/container_allocator.h"
-#include "config/configuration.h"
+#include "config/job_spec.h"
 
 namespace tony::cluster {
 
@@ -16,8 +16,8 @@ struct LocalCapacity {
   std::vector<int> gpu_ids;  // the GPUs containers may get, by index
 };
 
-// Reads the tony.local.* keys of `conf`, detecting what is not set.
-absl::StatusOr<LocalCapacity> ResolveLocalCapacity(const config::Configuration& conf);
+// The capacity `local` sets (tony.local.*), with the machine's own for what it leaves unset.
+LocalCapacity ResolveLocalCapacity(const config::LocalBackendSpec& local);
 
 // Why `ask` can never be granted by `capacity`, or OK.
 absl::Status CheckFitsLocally(const LocalCapacity& capacity, const std::string& what,

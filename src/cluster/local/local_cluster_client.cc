@@ -19,6 +19,7 @@
 #include "common/proc_table.h"
 #include "common/process.h"
 #include "common/strings.h"
+#include "config/job_spec.h"
 #include "config/key_catalog.h"
 #include "nlohmann/json.hpp"
 
@@ -274,15 +275,18 @@ absl::StatusOr<std::vector<AppReport>> LocalClusterClient::ListApplications(
     config::Configuration conf = config::KeyCatalog::BuiltIn().Defaults();
     if (!conf.LoadXmlFile(StrCat(JobDir(app_id), "/", kFinalConfFile),
                           config::SourceKind::kConfFile)
-             .ok() ||
-        conf.Get("tony.application.backend") != "local" ||
-        conf.Get("tony.application.type") != application_type) {
+             .ok()) {
+      continue;
+    }
+    absl::StatusOr<config::JobControlSpec> control = config::BuildJobControlSpec(conf);
+    if (!control.ok() || control->backend != "local" ||
+        control->application_type != application_type) {
       continue;
     }
     absl::StatusOr<AppReport> report = GetReport(app_id);
     if (!report.ok() || (!include_ended && !report->final_state.empty())) continue;
     report->app_id = app_id;
-    report->name = conf.Get("tony.application.name");
+    report->name = control->name;
     struct stat info {};
     if (stat(JobDir(app_id).c_str(), &info) == 0) {
       if (const passwd* owner = getpwuid(info.st_uid); owner != nullptr)
