@@ -20,8 +20,6 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-std::vector<std::string_view> Words(std::string_view value) { return Split(value, ' '); }
-
 // A task index: decimal digits only, at most a million.
 std::optional<int> ParseIndex(std::string_view text) {
   int index = 0;
@@ -89,7 +87,7 @@ std::string TaskAuthValue(std::string_view type, int index, std::string_view con
 Principal Authenticate(std::string_view value, std::string_view secret) {
   Principal none;
   if (secret.empty()) return none;
-  std::vector<std::string_view> words = Words(value);
+  std::vector<std::string_view> words = Split(value, ' ');
   if (words.size() == 2 && words[0] == "job") {
     if (!ConstantTimeEqual(words[1], secret)) return none;
     Principal job;
@@ -112,6 +110,8 @@ Principal Authenticate(std::string_view value, std::string_view secret) {
 }
 
 std::shared_ptr<grpc::ServerCredentials> AmServerCredentials(const JobCredentials& credentials) {
+  // tony.am.tls.enabled=false, for debugging only: the AM warns, and the handler still checks
+  // every call's credential (CallPrincipal).
   if (!credentials.tls()) return grpc::InsecureServerCredentials();
   grpc::SslServerCredentialsOptions options;
   options.pem_key_cert_pairs.push_back({credentials.am_key_pem, credentials.am_cert_pem});
@@ -135,7 +135,7 @@ std::shared_ptr<grpc::Channel> AmChannel(const std::string& address,
   grpc::ChannelArguments args;
   // The job's status grows with its tasks; the AM is authenticated, so trust its size.
   args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
-  if (am_cert_pem.empty()) {
+  if (am_cert_pem.empty()) {  // the job was submitted with tony.am.tls.enabled=false
     return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   }
   grpc::SslCredentialsOptions options;
