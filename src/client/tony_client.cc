@@ -170,8 +170,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
       if (report.ok() && !report->am_address.empty()) {
         am_address = report->am_address;
         if (attempt > 0 && report->attempt > attempt) {
-          out_ << "tony: AM attempt " << report->attempt << " runs the job again (at " << am_address
-               << ")\n"
+          out_ << "tony: AM attempt " << report->attempt << " listens at " << am_address << "\n"
                << std::flush;
         } else if (!report->tracking_url.empty() && report->tracking_url != "N/A") {
           out_ << "tony: tracking URL " << report->tracking_url << "\n" << std::flush;
@@ -238,10 +237,13 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
     if (report.ok() && report->attempt > attempt) {
       // That AM is gone and the cluster started another attempt (tony.am.retry-count): follow
       // the new one once it listens. Its job starts over, and so do its status versions.
+      // Say so now: the new attempt may finish before the next report shows its address.
       out_ << "tony: the AM at " << am_address << " ended without a final status (attempt "
            << attempt << ")\n"
+           << "tony: AM attempt " << report->attempt << " runs the job again\n"
            << std::flush;
       stub.reset();
+      address_poll_ms = 20;
       am_address.clear();
       last.set_version(0);
       progress.clear();

@@ -24,6 +24,10 @@
 
 namespace tony::hadoop {
 
+// Quality of protection (RFC 2222's security layers; Hadoop's hadoop.rpc.protection
+// authentication, integrity, privacy), weakest first.
+enum class SaslQop { kAuth, kAuthInt, kAuthConf };
+
 class SaslMechanism {
  public:
   virtual ~SaslMechanism() = default;
@@ -39,6 +43,22 @@ class SaslMechanism {
   [[nodiscard]] virtual absl::StatusOr<std::string> Evaluate(std::string_view challenge) = 0;
   // Whether the mechanism has finished (and, for DIGEST-MD5, verified the server).
   virtual bool complete() const = 0;
+
+  // After complete(): the protection the handshake agreed on (a mechanism picks the strongest the
+  // server offers). Other than kAuth, every byte after the handshake travels through Wrap and
+  // Unwrap: the connection sends Wrap's tokens in WRAP messages and reads the server's the same
+  // way.
+  virtual SaslQop qop() const { return SaslQop::kAuth; }
+  // Protects one message for the server (integrity, or integrity and confidentiality).
+  [[nodiscard]] virtual absl::StatusOr<std::string> Wrap(std::string_view message) {
+    return absl::FailedPreconditionError(std::string(mechanism()) + ": no security layer");
+  }
+  // Checks (and decrypts) one token from the server; a token that fails its check is an error.
+  [[nodiscard]] virtual absl::StatusOr<std::string> Unwrap(std::string_view token) {
+    return absl::FailedPreconditionError(std::string(mechanism()) + ": no security layer");
+  }
+  // The largest message one Wrap may take (the server's receive buffer less the overhead).
+  virtual size_t max_wrap_size() const { return 0; }
 };
 
 // How the handshake ended.
