@@ -87,6 +87,7 @@ pkg_check_modules(TONY_STATIC_EXTRA REQUIRED gnutls libsasl2 libpsl libidn2 libb
 _tony_static_pkg(GRPCPP)
 _tony_static_pkg(LIBARCHIVE)
 _tony_static_pkg(GSASL)
+_tony_static_pkg(KRB5)
 _tony_static_pkg(MHD)
 _tony_static_pkg(CURL ${TONY_STATIC_EXTRA_STATIC_LIBRARIES})
 

@@ -92,7 +92,78 @@ absl::StatusOr<Credentials> ParseProtobuf(std::string_view body) {
   return credentials;
 }
 
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '-' || c == '+') return 62;
+  if (c == '_' || c == '/') return 63;
+  return -1;
+}
+
 }  // namespace
+
+std::string EncodeTokenUrlString(const Token& token) {
+  std::string bytes;
+  WriteText(token.identifier, &bytes);
+  WriteText(token.password, &bytes);
+  WriteText(token.kind, &bytes);
+  WriteText(token.service, &bytes);
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : bytes) {
+    bits = (bits << 8) | static_cast<uint8_t>(c);
+    count += 8;
+    while (count >= 6) {
+      count -= 6;
+      out.push_back(kAlphabet[(bits >> count) & 63]);
+    }
+  }
+  if (count > 0) out.push_back(kAlphabet[(bits << (6 - count)) & 63]);
+  return out;
+}
+
+absl::StatusOr<Token> DecodeTokenUrlString(std::string_view text) {
+  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+  if (text.empty()) return absl::InvalidArgumentError("token string: empty");
+  if (text.size() % 4 == 1) {
+    return absl::InvalidArgumentError(StrCat("token string: bad length ", text.size()));
+  }
+  std::string bytes;
+  uint32_t bits = 0;
+  int count = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    int value = Base64Value(text[i]);
+    if (value < 0) {
+      return absl::InvalidArgumentError(StrCat("token string: bad character at offset ", i));
+    }
+    bits = (bits << 6) | static_cast<uint32_t>(value);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      bytes.push_back(static_cast<char>((bits >> count) & 0xFF));
+    }
+  }
+  WritableReader reader(bytes);
+  Token token;
+  std::string* fields[] = {&token.identifier, &token.password, &token.kind, &token.service};
+  const char* names[] = {"identifier", "password", "kind", "service"};
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<std::string> field = reader.ReadLengthPrefixed(names[i]);
+    if (!field.ok()) {
+      return absl::InvalidArgumentError(StrCat("token string: ", ToStd(field.status().message())));
+    }
+    *fields[i] = std::move(*field);
+  }
+  if (reader.remaining() != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("token string: ", reader.remaining(), " bytes after the service"));
+  }
+  return token;
+}
 
 absl::StatusOr<Credentials> Credentials::Parse(std::string_view bytes, std::string_view source) {
   if (bytes.size() < kMagic.size() + 1 || bytes.substr(0, kMagic.size()) != kMagic) {

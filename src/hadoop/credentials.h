@@ -31,6 +31,13 @@ struct Token {
   friend bool operator==(const Token&, const Token&) = default;
 };
 
+// A token as Hadoop's Token.encodeToUrlString writes it (WebHDFS's `delegation=` parameter and
+// its GETDELEGATIONTOKEN answer): the Writable token (VInt-prefixed identifier and password, Text
+// kind and service) in URL-safe base64 without padding.
+std::string EncodeTokenUrlString(const Token& token);
+// The inverse; accepts padding and the standard alphabet too. Errors name what is malformed.
+[[nodiscard]] absl::StatusOr<Token> DecodeTokenUrlString(std::string_view text);
+
 class Credentials {
  public:
   enum class Format : uint8_t { kWritable = 0, kProtobuf = 1 };

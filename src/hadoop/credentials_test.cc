@@ -248,5 +248,28 @@ TEST(CredentialsTest, WritesAndReadsFilesWithPrivateMode) {
   rmdir(dir_template);
 }
 
+TEST(TokenUrlStringTest, IsUrlSafeUnpaddedBase64OfTheWritableToken) {
+  // identifier "ab", password "c", kind "K", service "s": Writable bytes 02 61 62 01 63 01 4b 01 73
+  Token token{"ab", "c", "K", "s"};
+  EXPECT_EQ(EncodeTokenUrlString(token), "AmFiAWMBSwFz");
+  absl::StatusOr<Token> back = DecodeTokenUrlString("AmFiAWMBSwFz");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, token);
+  // Bytes that standard base64 writes as '+' and '/' come out as '-' and '_'.
+  Token binary{std::string("\xfb\xff\xbf", 3), "", "", ""};
+  std::string encoded = EncodeTokenUrlString(binary);
+  EXPECT_EQ(encoded.find_first_of("+/="), std::string::npos) << encoded;
+  EXPECT_EQ(*DecodeTokenUrlString(encoded), binary);
+}
+
+TEST(TokenUrlStringTest, RejectsWhatIsNotAToken) {
+  EXPECT_FALSE(DecodeTokenUrlString("").ok());
+  EXPECT_FALSE(DecodeTokenUrlString("A").ok());
+  EXPECT_FALSE(DecodeTokenUrlString("AmFi*WMBSwFz").ok());
+  EXPECT_FALSE(DecodeTokenUrlString("AmFiAWMBSw").ok());      // service missing
+  EXPECT_FALSE(DecodeTokenUrlString("AmFiAWMBSwFzAA").ok());  // a byte after the service
+  EXPECT_FALSE(DecodeTokenUrlString("fw").ok());              // a length past the end
+}
+
 }  // namespace
 }  // namespace tony::hadoop

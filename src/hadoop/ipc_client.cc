@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <limits>
 #include <random>
 #include <utility>
@@ -125,9 +126,73 @@ std::string IpcClient::CallName(std::string_view method) const {
   return StrCat(protocol, ".", method, " on ", peer_);
 }
 
+absl::Status IpcClient::WriteLocked(std::string_view frames, TcpStream::Deadline deadline) {
+  if (layer_ == nullptr) return stream_.WriteAll(frames, deadline);
+  const size_t chunk = std::max<size_t>(layer_->max_wrap_size(), 1);
+  proto::RpcRequestHeader header = MakeRequestHeader(kSaslCallId, "", -1);
+  std::string out;
+  for (size_t at = 0; at < frames.size(); at += chunk) {
+    absl::StatusOr<std::string> token = layer_->Wrap(frames.substr(at, chunk));
+    if (!token.ok()) return token.status();
+    proto::RpcSasl message;
+    message.set_state(proto::SASL_WRAP);
+    message.set_token(*std::move(token));
+    out += EncodeFrame({&header, &message});
+  }
+  return stream_.WriteAll(out, deadline);
+}
+
+absl::StatusOr<ResponseFrame> IpcClient::ReadLocked(TcpStream::Deadline deadline) {
+  if (layer_ == nullptr) return ReadFrame(stream_, deadline);
+  while (true) {
+    if (unwrapped_.size() >= 4) {
+      absl::StatusOr<uint32_t> length =
+          DecodeFrameLength(std::string_view(unwrapped_).substr(0, 4));
+      if (!length.ok()) {
+        return absl::DataLossError(
+            StrCat("bad response from ", peer_, ": ", ToStd(length.status().message())));
+      }
+      if (unwrapped_.size() >= 4 + static_cast<size_t>(*length)) {
+        absl::StatusOr<ResponseFrame> frame =
+            DecodeResponseBody(std::string_view(unwrapped_).substr(4, *length));
+        unwrapped_.erase(0, 4 + static_cast<size_t>(*length));
+        if (!frame.ok()) {
+          return absl::DataLossError(
+              StrCat("bad response from ", peer_, ": ", ToStd(frame.status().message())));
+        }
+        return frame;
+      }
+    }
+    absl::StatusOr<ResponseFrame> raw = ReadFrame(stream_, deadline);
+    if (!raw.ok()) return raw.status();
+    // A fatal error (the server's SASL layer failed, say) may come unwrapped.
+    if (raw->call_id != kSaslCallId) {
+      if (raw->header.status() == proto::RPC_STATUS_FATAL) return raw;
+      return absl::DataLossError(StrCat("bad response from ", peer_, ": call ", raw->call_id,
+                                        " outside the SASL security layer"));
+    }
+    proto::RpcSasl message;
+    if (absl::Status s = ParsePayload(raw->payload, &message, "SASL message");
+        !s.ok() || message.state() != proto::SASL_WRAP) {
+      return absl::DataLossError(
+          StrCat("bad response from ", peer_, ": a SASL frame that is not WRAP"));
+    }
+    absl::StatusOr<std::string> plain = layer_->Unwrap(message.token());
+    if (!plain.ok()) {
+      return absl::DataLossError(StrCat("from ", peer_, ": ", ToStd(plain.status().message())));
+    }
+    if (unwrapped_.size() + plain->size() > kMaxFrameBytes + 4) {
+      return absl::DataLossError(StrCat("bad response from ", peer_, ": frame too long"));
+    }
+    unwrapped_ += *plain;
+  }
+}
+
 absl::Status IpcClient::EstablishLocked() {
   stream_.Close();
   sasl_ = false;
+  layer_.reset();
+  unwrapped_.clear();
   absl::StatusOr<TcpStream> stream =
       TcpStream::Connect(options_.host, options_.port, DeadlineIn(options_.connect_timeout));
   if (!stream.ok()) return stream.status();
@@ -150,9 +215,13 @@ absl::Status IpcClient::EstablishLocked() {
     std::vector<SaslMechanism*> raw;
     for (auto& mechanism : mechanisms) raw.push_back(mechanism.get());
     SocketSaslTransport transport(stream_, deadline);
-    absl::StatusOr<SaslOutcome> result = RunSaslHandshake(transport, raw, peer_);
+    SaslMechanism* used = nullptr;
+    absl::StatusOr<SaslOutcome> result = RunSaslHandshake(transport, raw, peer_, &used);
     if (result.ok()) {
       outcome = *result;
+      for (auto& mechanism : mechanisms) {
+        if (mechanism.get() == used && used->qop() != SaslQop::kAuth) layer_ = std::move(mechanism);
+      }
     } else {
       s = result.status();
     }
@@ -164,10 +233,11 @@ absl::Status IpcClient::EstablishLocked() {
     // With a token the server learns the user from the token; SIMPLE names it here.
     if (outcome == SaslOutcome::kSwitchedToSimple) user->set_effective_user(options_.user);
     proto::RpcRequestHeader header = MakeRequestHeader(kConnectionContextCallId, client_id_, -1);
-    s = stream_.WriteAll(EncodeFrame({&header, &context}), deadline);
+    s = WriteLocked(EncodeFrame({&header, &context}), deadline);
   }
   if (!s.ok()) {
     stream_.Close();
+    layer_.reset();
     return absl::Status(s.code(), StrCat("Hadoop IPC connection to ", peer_, " for ",
                                          options_.protocol, ": ", ToStd(s.message())));
   }
@@ -217,11 +287,11 @@ absl::Status IpcClient::AttemptLocked(std::string_view method, int32_t call_id, 
     if (s.code() == absl::StatusCode::kDeadlineExceeded) stream_.Close();
     return absl::Status(s.code(), StrCat(name, ": ", ToStd(s.message())));
   };
-  if (absl::Status s = stream_.WriteAll(EncodeCallFrame(header, method_header, request), deadline);
+  if (absl::Status s = WriteLocked(EncodeCallFrame(header, method_header, request), deadline);
       !s.ok()) {
     return fail(s);
   }
-  absl::StatusOr<ResponseFrame> frame = ReadFrame(stream_, deadline);
+  absl::StatusOr<ResponseFrame> frame = ReadLocked(deadline);
   if (!frame.ok()) {
     if (frame.status().code() == absl::StatusCode::kDataLoss) stream_.Close();
     return fail(frame.status());

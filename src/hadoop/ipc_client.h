@@ -3,12 +3,15 @@
 // ApplicationClientProtocol, the AM-RM protocol, a NameNode...), speaking ProtobufRpcEngine over
 // TCP without a JVM.
 //
-// Connection setup: preamble; with a token, the SASL handshake (TOKEN via DIGEST-MD5) else auth
-// protocol NONE (SIMPLE); then the connection context naming the protocol and, for SIMPLE, the
-// user. Each Call sends one request and waits for its response; a connection that the server
-// closed (idle timeout, restart) is re-established once and the call resent with the same call id
-// and retry count 1, which Hadoop's retry cache recognizes. A call that times out closes the
-// connection (its response may still arrive), and the next call reconnects.
+// Connection setup: preamble; with a token or other SASL mechanisms (KERBEROS via GSSAPI), the
+// SASL handshake (TOKEN via DIGEST-MD5) else auth protocol NONE (SIMPLE); then the connection
+// context naming the protocol and, for SIMPLE, the user. When the handshake agrees on a security
+// layer (hadoop.rpc.protection integrity or privacy), everything after it, the connection context
+// included, travels as the mechanism's wrapped tokens in SASL WRAP messages, both ways. Each Call
+// sends one request and waits for its response; a connection that the server closed (idle timeout,
+// restart) is re-established once and the call resent with the same call id and retry count 1,
+// which Hadoop's retry cache recognizes. A call that times out closes the connection (its response
+// may still arrive), and the next call reconnects.
 //
 // Errors: the remote Java exception as a Status from RemoteErrorStatus (GetRemoteError gives the
 // class), kDeadlineExceeded on timeouts, kUnavailable when the server cannot be reached; messages
@@ -30,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "google/protobuf/message_lite.h"
 #include "hadoop/credentials.h"
+#include "hadoop/rpc_codec.h"
 #include "hadoop/sasl.h"
 #include "hadoop/tcp_stream.h"
 
@@ -89,6 +93,10 @@ class IpcClient {
 
   // Opens a connection: preamble, SASL, connection context. REQUIRES: mu_ held.
   absl::Status EstablishLocked();
+  // Sends whole frames; under a SASL security layer, wrapped in WRAP messages. REQUIRES: mu_.
+  absl::Status WriteLocked(std::string_view frames, TcpStream::Deadline deadline);
+  // Reads one whole response frame, unwrapping under a security layer. REQUIRES: mu_ held.
+  absl::StatusOr<ResponseFrame> ReadLocked(TcpStream::Deadline deadline);
   // One attempt to send a call and read its response. REQUIRES: mu_ held.
   absl::Status AttemptLocked(std::string_view method, int32_t call_id, int32_t retry_count,
                              const google::protobuf::MessageLite& request,
@@ -103,6 +111,10 @@ class IpcClient {
   TcpStream stream_;          // guarded by mu_
   int32_t next_call_id_ = 0;  // guarded by mu_
   bool sasl_ = false;         // guarded by mu_
+  // The mechanism whose security layer (integrity or privacy) protects the connection, and the
+  // unwrapped bytes not yet read as frames; null and empty without one. Guarded by mu_.
+  std::unique_ptr<SaslMechanism> layer_;
+  std::string unwrapped_;
 };
 
 }  // namespace tony::hadoop

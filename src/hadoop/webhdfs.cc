@@ -48,6 +48,8 @@ struct HttpRequest {
   std::string url;
   // For kPut: the bytes to send; without one the PUT has an empty body.
   const UploadBody* body = nullptr;
+  // A whole header line ("Authorization: Negotiate ..."), or empty.
+  std::string authorization = {};
 };
 
 struct HttpResponse {
@@ -121,7 +123,6 @@ absl::StatusOr<HttpResponse> Perform(const HttpRequest& request, int timeout_ms,
       curl_easy_setopt(handle, CURLOPT_READFUNCTION, &OnUploadBytes);
       curl_easy_setopt(handle, CURLOPT_READDATA, &state);
       headers.reset(curl_slist_append(nullptr, "Content-Type: application/octet-stream"));
-      curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
       if (size > 0) {
         total_timeout_ms += size * 1000 / kBytesPerMiB;
         curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -131,6 +132,12 @@ absl::StatusOr<HttpResponse> Perform(const HttpRequest& request, int timeout_ms,
       break;
     }
   }
+  if (!request.authorization.empty()) {
+    curl_slist* list = curl_slist_append(headers.get(), request.authorization.c_str());
+    (void)headers.release();
+    headers.reset(list);
+  }
+  if (headers != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(total_timeout_ms));
 
   CURLcode result = curl_easy_perform(handle);
@@ -175,13 +182,11 @@ absl::StatusOr<std::string> DataNodeLocation(const HttpRequest& request, int tim
   return response->location;
 }
 
-absl::Status UploadTo(const std::string& namenode_http, const std::string& user, int timeout_ms,
-                      const std::string& path, const UploadBody& body, bool overwrite) {
-  absl::StatusOr<std::string> url = webhdfs_internal::BuildUrl(
-      namenode_http, path, "CREATE", user, {{"overwrite", overwrite ? "true" : "false"}});
-  if (!url.ok()) return url.status();
-  absl::StatusOr<std::string> location =
-      DataNodeLocation({HttpRequest::Method::kPut, *url, nullptr}, timeout_ms, "CREATE", path);
+// url: the NameNode's CREATE URL; authorization as HttpRequest's.
+absl::Status UploadTo(const std::string& url, const std::string& authorization, int timeout_ms,
+                      const std::string& path, const UploadBody& body) {
+  absl::StatusOr<std::string> location = DataNodeLocation(
+      {HttpRequest::Method::kPut, url, nullptr, authorization}, timeout_ms, "CREATE", path);
   if (!location.ok()) return location.status();
   absl::StatusOr<HttpResponse> response =
       Perform({HttpRequest::Method::kPut, *location, &body}, timeout_ms, "CREATE", path);
@@ -201,16 +206,93 @@ absl::Status MalformedResponse(std::string_view op, std::string_view path,
 }  // namespace
 
 WebHdfsClient::WebHdfsClient(std::string namenode_http, std::string user, int timeout_ms)
-    : namenode_http_(std::move(namenode_http)), user_(std::move(user)), timeout_ms_(timeout_ms) {}
+    : WebHdfsClient(std::move(namenode_http), WebHdfsAuth{std::move(user), nullptr, std::nullopt},
+                    timeout_ms) {}
+
+WebHdfsClient::WebHdfsClient(std::string namenode_http, WebHdfsAuth auth, int timeout_ms)
+    : namenode_http_(std::move(namenode_http)), auth_(std::move(auth)), timeout_ms_(timeout_ms) {}
+
+absl::StatusOr<WebHdfsClient::Prepared> WebHdfsClient::Prepare(
+    std::string_view path, std::string_view op,
+    std::vector<std::pair<std::string, std::string>> params) const {
+  std::string user;
+  bool spnego = false;
+  if (auth_.delegation.has_value()) {
+    params.emplace_back("delegation", EncodeTokenUrlString(*auth_.delegation));
+  } else if (auth_.kerberos != nullptr) {
+    spnego = true;
+  } else {
+    user = auth_.user;
+  }
+  Prepared prepared;
+  absl::StatusOr<std::string> url =
+      webhdfs_internal::BuildUrl(namenode_http_, path, op, user, params);
+  if (!url.ok()) return url.status();
+  prepared.url = *std::move(url);
+  if (spnego) {
+    std::string_view host = namenode_http_;
+    if (size_t colon = host.rfind(':'); colon != std::string_view::npos) {
+      host = host.substr(0, colon);
+    }
+    absl::StatusOr<std::string> token = SpnegoToken(*auth_.kerberos, host);
+    if (!token.ok()) {
+      return absl::Status(token.status().code(),
+                          StrCat("WebHDFS ", op, " ", path, ": ", ToStd(token.status().message())));
+    }
+    prepared.authorization = StrCat("Authorization: Negotiate ", *token);
+  }
+  return prepared;
+}
+
+absl::StatusOr<Token> WebHdfsClient::GetDelegationToken(const std::string& renewer) {
+  if (auth_.kerberos == nullptr) {
+    return absl::FailedPreconditionError(
+        "WebHDFS GETDELEGATIONTOKEN: the NameNode gives tokens only to Kerberos logins");
+  }
+  absl::StatusOr<Prepared> request = Prepare("/", "GETDELEGATIONTOKEN", {{"renewer", renewer}});
+  if (!request.ok()) return request.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kGet, request->url, nullptr, request->authorization},
+              timeout_ms_, "GETDELEGATIONTOKEN", "/");
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("GETDELEGATIONTOKEN", "/", response->status, response->body);
+  }
+  absl::StatusOr<Token> token = webhdfs_internal::ParseDelegationToken(response->body);
+  if (!token.ok()) return MalformedResponse("GETDELEGATIONTOKEN", "/", token.status());
+  return token;
+}
+
+absl::StatusOr<int64_t> WebHdfsClient::RenewDelegationToken(const Token& token) {
+  absl::StatusOr<Prepared> request =
+      Prepare("/", "RENEWDELEGATIONTOKEN", {{"token", EncodeTokenUrlString(token)}});
+  if (!request.ok()) return request.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kPut, request->url, nullptr, request->authorization},
+              timeout_ms_, "RENEWDELEGATIONTOKEN", "/");
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("RENEWDELEGATIONTOKEN", "/", response->status, response->body);
+  }
+  absl::StatusOr<int64_t> expiry = webhdfs_internal::ParseLong(response->body);
+  if (!expiry.ok()) return MalformedResponse("RENEWDELEGATIONTOKEN", "/", expiry.status());
+  return expiry;
+}
+
+Token AsHdfsToken(Token token, std::string service) {
+  token.kind = "HDFS_DELEGATION_TOKEN";
+  token.service = std::move(service);
+  return token;
+}
 
 absl::Status WebHdfsClient::Mkdirs(const std::string& path, int permission) {
   char octal[8];
   std::snprintf(octal, sizeof(octal), "%o", permission & 07777);
-  absl::StatusOr<std::string> url =
-      webhdfs_internal::BuildUrl(namenode_http_, path, "MKDIRS", user_, {{"permission", octal}});
+  absl::StatusOr<Prepared> url = Prepare(path, "MKDIRS", {{"permission", octal}});
   if (!url.ok()) return url.status();
   absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kPut, *url, nullptr}, timeout_ms_, "MKDIRS", path);
+      Perform({HttpRequest::Method::kPut, url->url, nullptr, url->authorization}, timeout_ms_,
+              "MKDIRS", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("MKDIRS", path, response->status, response->body);
@@ -233,7 +315,10 @@ absl::Status WebHdfsClient::Create(const std::string& path, std::string_view dat
                     offset += n;
                     return n;
                   }};
-  return UploadTo(namenode_http_, user_, timeout_ms_, path, body, overwrite);
+  absl::StatusOr<Prepared> url =
+      Prepare(path, "CREATE", {{"overwrite", overwrite ? "true" : "false"}});
+  if (!url.ok()) return url.status();
+  return UploadTo(url->url, url->authorization, timeout_ms_, path, body);
 }
 
 absl::Status WebHdfsClient::CreateFromFile(const std::string& path, const std::string& local_file,
@@ -260,15 +345,18 @@ absl::Status WebHdfsClient::CreateFromFile(const std::string& path, const std::s
                     }
                     return n;
                   }};
-  return UploadTo(namenode_http_, user_, timeout_ms_, path, body, overwrite);
+  absl::StatusOr<Prepared> url =
+      Prepare(path, "CREATE", {{"overwrite", overwrite ? "true" : "false"}});
+  if (!url.ok()) return url.status();
+  return UploadTo(url->url, url->authorization, timeout_ms_, path, body);
 }
 
 absl::StatusOr<FileStatus> WebHdfsClient::GetFileStatus(const std::string& path) {
-  absl::StatusOr<std::string> url =
-      webhdfs_internal::BuildUrl(namenode_http_, path, "GETFILESTATUS", user_, {});
+  absl::StatusOr<Prepared> url = Prepare(path, "GETFILESTATUS", {});
   if (!url.ok()) return url.status();
   absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kGet, *url, nullptr}, timeout_ms_, "GETFILESTATUS", path);
+      Perform({HttpRequest::Method::kGet, url->url, nullptr, url->authorization}, timeout_ms_,
+              "GETFILESTATUS", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("GETFILESTATUS", path, response->status, response->body);
@@ -279,11 +367,11 @@ absl::StatusOr<FileStatus> WebHdfsClient::GetFileStatus(const std::string& path)
 }
 
 absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path) {
-  absl::StatusOr<std::string> url =
-      webhdfs_internal::BuildUrl(namenode_http_, path, "OPEN", user_, {});
+  absl::StatusOr<Prepared> url = Prepare(path, "OPEN", {});
   if (!url.ok()) return url.status();
   absl::StatusOr<std::string> location =
-      DataNodeLocation({HttpRequest::Method::kGet, *url, nullptr}, timeout_ms_, "OPEN", path);
+      DataNodeLocation({HttpRequest::Method::kGet, url->url, nullptr, url->authorization},
+                       timeout_ms_, "OPEN", path);
   if (!location.ok()) return location.status();
   absl::StatusOr<HttpResponse> response =
       Perform({HttpRequest::Method::kGet, *location, nullptr}, timeout_ms_, "OPEN", path);
@@ -295,11 +383,11 @@ absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path) {
 }
 
 absl::StatusOr<std::vector<FileStatus>> WebHdfsClient::ListStatus(const std::string& path) {
-  absl::StatusOr<std::string> url =
-      webhdfs_internal::BuildUrl(namenode_http_, path, "LISTSTATUS", user_, {});
+  absl::StatusOr<Prepared> url = Prepare(path, "LISTSTATUS", {});
   if (!url.ok()) return url.status();
   absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kGet, *url, nullptr}, timeout_ms_, "LISTSTATUS", path);
+      Perform({HttpRequest::Method::kGet, url->url, nullptr, url->authorization}, timeout_ms_,
+              "LISTSTATUS", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("LISTSTATUS", path, response->status, response->body);
@@ -311,11 +399,12 @@ absl::StatusOr<std::vector<FileStatus>> WebHdfsClient::ListStatus(const std::str
 }
 
 absl::Status WebHdfsClient::Delete(const std::string& path, bool recursive) {
-  absl::StatusOr<std::string> url = webhdfs_internal::BuildUrl(
-      namenode_http_, path, "DELETE", user_, {{"recursive", recursive ? "true" : "false"}});
+  absl::StatusOr<Prepared> url =
+      Prepare(path, "DELETE", {{"recursive", recursive ? "true" : "false"}});
   if (!url.ok()) return url.status();
   absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kDelete, *url, nullptr}, timeout_ms_, "DELETE", path);
+      Perform({HttpRequest::Method::kDelete, url->url, nullptr, url->authorization}, timeout_ms_,
+              "DELETE", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("DELETE", path, response->status, response->body);

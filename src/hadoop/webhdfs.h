@@ -1,7 +1,11 @@
 #pragma once
 // A WebHDFS REST client (HTTP to the NameNode's dfs.namenode.http-address, then to the DataNode
-// it redirects to) with SIMPLE authentication (user.name=), over libcurl. tony stages job files on
-// HDFS with it without a JVM.
+// it redirects to), over libcurl. tony stages job files on HDFS with it without a JVM.
+//
+// Authentication (WebHdfsAuth): SIMPLE (user.name=), Kerberos (SPNEGO: every NameNode request
+// carries "Authorization: Negotiate", so no request is answered 401 and sent twice), or a
+// delegation token (delegation=, what the AM and executors use on a secure cluster). The
+// NameNode's redirect to a DataNode carries its own delegation token; it gets no SPNEGO header.
 //
 // Paths are absolute HDFS paths ("/user/alice/.tony/app_1/job.zip"), not URIs; a relative path or
 // one with a "." or ".." component is kInvalidArgument.
@@ -23,6 +27,8 @@
 // connections and blocks the calling thread until it completes.
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +36,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "hadoop/credentials.h"
+#include "hadoop/kerberos.h"
 
 namespace tony::hadoop {
 
@@ -49,11 +57,29 @@ struct FileStatus {
   std::string owner;
 };
 
+// How WebHDFS requests authenticate: with a delegation token if there is one, else with Kerberos
+// if there are credentials, else as `user` (SIMPLE).
+struct WebHdfsAuth {
+  std::string user;
+  std::shared_ptr<const KerberosCredentials> kerberos;
+  std::optional<Token> delegation;
+};
+
 class WebHdfsClient {
  public:
   // namenode_http: "host:port" of dfs.namenode.http-address. user: sent as user.name (SIMPLE
   // authentication); must not be empty.
   WebHdfsClient(std::string namenode_http, std::string user, int timeout_ms = 30000);
+  WebHdfsClient(std::string namenode_http, WebHdfsAuth auth, int timeout_ms = 30000);
+
+  // An HDFS delegation token of the authenticated user that `renewer` (a principal or short name;
+  // YARN's ResourceManager, so that it renews the token) may renew. Needs Kerberos: the NameNode
+  // issues tokens only to Kerberos-authenticated callers. The token comes back as WebHDFS labels
+  // it; see AsHdfsToken.
+  [[nodiscard]] absl::StatusOr<Token> GetDelegationToken(const std::string& renewer);
+  // Asks the NameNode to extend the token's life (the caller must be its renewer); returns the
+  // new expiry time in ms since the epoch.
+  [[nodiscard]] absl::StatusOr<int64_t> RenewDelegationToken(const Token& token);
 
   // Creates the directory, and any missing parents, with exactly `permission` (WebHDFS applies no
   // umask). An existing directory is success and keeps its permission.
@@ -86,10 +112,23 @@ class WebHdfsClient {
   const std::string& namenode_http() const { return namenode_http_; }
 
  private:
+  // A NameNode request's URL, with this client's authentication parameter, and its
+  // "Authorization: Negotiate ..." header line with Kerberos (else empty).
+  struct Prepared {
+    std::string url;
+    std::string authorization;
+  };
+  absl::StatusOr<Prepared> Prepare(std::string_view path, std::string_view op,
+                                   std::vector<std::pair<std::string, std::string>> params) const;
+
   const std::string namenode_http_;
-  const std::string user_;
+  const WebHdfsAuth auth_;
   const int timeout_ms_;
 };
+
+// The token as Hadoop RPC clients of HDFS look it up (kind HDFS_DELEGATION_TOKEN, service
+// "<ip>:<port>" of the NameNode's RPC address), as a client puts it in a job's credentials.
+Token AsHdfsToken(Token token, std::string service);
 
 // The pure parts of the client, exposed for tests.
 namespace webhdfs_internal {
@@ -109,6 +148,12 @@ absl::StatusOr<FileStatus> ParseFileStatus(std::string_view body);
 
 // {"FileStatuses": {"FileStatus": [...]}} from LISTSTATUS.
 absl::StatusOr<std::vector<FileStatus>> ParseListStatus(std::string_view body);
+
+// {"Token": {"urlString": "..."}} from GETDELEGATIONTOKEN.
+absl::StatusOr<Token> ParseDelegationToken(std::string_view body);
+
+// {"long": N} from RENEWDELEGATIONTOKEN.
+absl::StatusOr<int64_t> ParseLong(std::string_view body);
 
 // {"boolean": true|false} from MKDIRS and DELETE.
 absl::StatusOr<bool> ParseBoolean(std::string_view body);

@@ -168,7 +168,8 @@ absl::StatusOr<std::string> BuildUrl(
     any_component = true;
   }
   if (!any_component) url += "/";
-  url += StrCat("?op=", op, "&user.name=", PercentEncode(user));
+  url += StrCat("?op=", op);
+  if (!user.empty()) url += StrCat("&user.name=", PercentEncode(user));
   for (const auto& [key, value] : params) url += StrCat("&", key, "=", PercentEncode(value));
   return url;
 }
@@ -213,6 +214,28 @@ absl::StatusOr<bool> ParseBoolean(std::string_view body) {
     return absl::InvalidArgumentError("no 'boolean' in the response");
   }
   return it->get<bool>();
+}
+
+absl::StatusOr<Token> ParseDelegationToken(std::string_view body) {
+  absl::StatusOr<nlohmann::json> json = ParseJsonObject(body);
+  if (!json.ok()) return json.status();
+  auto it = json->find("Token");
+  if (it == json->end() || !it->is_object()) {
+    return absl::InvalidArgumentError("no 'Token' in the response");
+  }
+  absl::StatusOr<std::string> url_string = StringField(*it, "urlString");
+  if (!url_string.ok()) return url_string.status();
+  return DecodeTokenUrlString(*url_string);
+}
+
+absl::StatusOr<int64_t> ParseLong(std::string_view body) {
+  absl::StatusOr<nlohmann::json> json = ParseJsonObject(body);
+  if (!json.ok()) return json.status();
+  auto it = json->find("long");
+  if (it == json->end() || !it->is_number_integer()) {
+    return absl::InvalidArgumentError("no 'long' in the response");
+  }
+  return it->get<int64_t>();
 }
 
 absl::Status HttpErrorStatus(std::string_view op, std::string_view path, long http_status,

@@ -146,6 +146,26 @@ TEST(ParseBooleanTest, TrueFalseAndMalformed) {
   EXPECT_FALSE(ParseBoolean("").ok());
 }
 
+TEST(BuildUrlTest, NoUserNameWithoutAUser) {
+  absl::StatusOr<std::string> url =
+      BuildUrl("nn:9870", "/", "GETDELEGATIONTOKEN", "", {{"renewer", "rm/host@R"}});
+  ASSERT_TRUE(url.ok()) << url.status();
+  EXPECT_EQ(*url, "http://nn:9870/webhdfs/v1/?op=GETDELEGATIONTOKEN&renewer=rm%2Fhost%40R");
+}
+
+TEST(ParseDelegationTokenTest, DecodesTheUrlStringAndRejectsMalformedBodies) {
+  Token token{"\x00\x05alice"s, "\xfe\xff\x01pw"s, "WEBHDFS delegation", "127.0.0.1:8020"};
+  absl::StatusOr<Token> parsed = webhdfs_internal::ParseDelegationToken(
+      StrCat(R"({"Token":{"urlString":")", EncodeTokenUrlString(token), R"("}})"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, token);
+  EXPECT_FALSE(webhdfs_internal::ParseDelegationToken(R"({"Token":{}})").ok());
+  EXPECT_FALSE(webhdfs_internal::ParseDelegationToken(R"({"Token":{"urlString":"@@"}})").ok());
+  EXPECT_FALSE(webhdfs_internal::ParseDelegationToken("not json").ok());
+  EXPECT_EQ(*webhdfs_internal::ParseLong(R"({"long":1796300000000})"), 1796300000000);
+  EXPECT_FALSE(webhdfs_internal::ParseLong(R"({"long":"x"})").ok());
+}
+
 TEST(HttpErrorStatusTest, NamesThePathStatusAndRemoteException) {
   absl::Status status = HttpErrorStatus("GETFILESTATUS", "/tmp/nope", 404, kNotFoundBody);
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);

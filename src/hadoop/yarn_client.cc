@@ -6,6 +6,7 @@
 
 #include "absl/strings/cord.h"
 #include "common/strings.h"
+#include "hadoop/gssapi_mechanism.h"
 
 namespace tony::hadoop {
 namespace {
@@ -46,8 +47,8 @@ std::optional<proto::NodeState> NodeStateToProto(NodeState state) {
 
 // --- YarnClient ---
 
-absl::StatusOr<std::unique_ptr<YarnClient>> YarnClient::Connect(const HadoopConf& conf,
-                                                                std::string user) {
+absl::StatusOr<std::unique_ptr<YarnClient>> YarnClient::Connect(
+    const HadoopConf& conf, std::string user, std::shared_ptr<const KerberosCredentials> kerberos) {
   absl::StatusOr<HostPort> rm = conf.ResourceManagerAddress();
   if (!rm.ok()) return rm.status();
   IpcClientOptions options;
@@ -56,6 +57,15 @@ absl::StatusOr<std::unique_ptr<YarnClient>> YarnClient::Connect(const HadoopConf
   options.protocol = std::string(kApplicationClientProtocol);
   options.protocol_version = kApplicationClientProtocolVersion;
   options.user = user.empty() ? HadoopUser() : std::move(user);
+  if (kerberos != nullptr) {
+    const std::string principal = conf.Get("yarn.resourcemanager.principal");
+    if (principal.empty()) {
+      return absl::InvalidArgumentError(
+          "yarn.resourcemanager.principal is not set in the cluster's configuration "
+          "(yarn-site.xml): tony cannot tell which principal the ResourceManager has");
+    }
+    options.sasl_mechanisms = KerberosSasl(std::move(kerberos), principal, rm->host);
+  }
   absl::StatusOr<std::unique_ptr<IpcClient>> ipc = IpcClient::Connect(std::move(options));
   if (!ipc.ok()) {
     return WithContext(ipc.status(),

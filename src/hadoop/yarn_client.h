@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/ipc_client.h"
+#include "hadoop/kerberos.h"
 #include "hadoop/yarn.pb.h"
 
 namespace tony::hadoop {
@@ -229,10 +230,12 @@ std::string FormatNodesTable(const ClusterMetrics& metrics, const std::vector<No
 
 class YarnClient {
  public:
-  // Connects to yarn.resourcemanager.address with SIMPLE authentication as `user` (empty:
+  // Connects to yarn.resourcemanager.address: with Kerberos when `kerberos` is set (SASL GSSAPI
+  // to yarn.resourcemanager.principal), else with SIMPLE authentication as `user` (empty:
   // HadoopUser()).
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<YarnClient>> Connect(const HadoopConf& conf,
-                                                                           std::string user);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<YarnClient>> Connect(
+      const HadoopConf& conf, std::string user,
+      std::shared_ptr<const KerberosCredentials> kerberos = nullptr);
   // Over an existing connection speaking kApplicationClientProtocol.
   explicit YarnClient(std::unique_ptr<IpcClient> ipc);
 
