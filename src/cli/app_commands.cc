@@ -34,7 +34,8 @@ std::string Age(int64_t ms) {
 std::unique_ptr<cluster::ClusterClient> MakeClusterClient(const config::JobControlSpec& control,
                                                           int* exit_code) {
   if (control.backend == "yarn") {
-    return ConnectYarnClient(control.hadoop_conf_dirs, control.keep_staging, exit_code);
+    return ConnectYarnClient(control.hadoop_conf_dirs, control.keep_staging, control.security,
+                             exit_code);
   }
   return std::make_unique<cluster::LocalClusterClient>(TonyHome());
 }

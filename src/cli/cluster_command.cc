@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/roles.h"
 #include "config/config_loader.h"
 #include "config/job_spec.h"
 #include "hadoop/hadoop_conf.h"
@@ -33,8 +34,14 @@ int RunClusterCommand(SubmitOptions& options) {
     std::cerr << "tony: error: " << conf.status().message() << "\n";
     return 2;
   }
+  absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> kerberos =
+      ClusterLogin(*conf, control->security);
+  if (!kerberos.ok()) {
+    std::cerr << "tony: error: " << kerberos.status().message() << "\n";
+    return kerberos.status().code() == absl::StatusCode::kUnavailable ? 1 : 2;
+  }
   absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn =
-      hadoop::YarnClient::Connect(*conf, hadoop::HadoopUser());
+      hadoop::YarnClient::Connect(*conf, hadoop::HadoopUser(), *kerberos);
   if (!yarn.ok()) {
     std::cerr << "tony: error: " << yarn.status().message() << "\n";
     return 1;

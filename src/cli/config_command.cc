@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/roles.h"
 #include "cluster/staging.h"
 #include "config/key_catalog.h"
 #include "hadoop/hadoop_conf.h"
@@ -35,7 +36,12 @@ absl::StatusOr<std::string> ReadRemoteConfFile(const config::ConfigRequest& requ
   if (!url.ok()) return url.status();
   absl::StatusOr<hadoop::HostPort> namenode = conf->NameNodeHttpAddress();
   if (!namenode.ok()) return namenode.status();
-  hadoop::WebHdfsClient hdfs(namenode->ToString(), hadoop::HadoopUser());
+  // The job's own Kerberos keys are in the file being read: log in from the ticket cache.
+  absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> kerberos =
+      ClusterLogin(*conf, config::SecuritySpec{});
+  if (!kerberos.ok()) return kerberos.status();
+  hadoop::WebHdfsClient hdfs(namenode->ToString(),
+                             hadoop::WebHdfsAuth{hadoop::HadoopUser(), *kerberos, std::nullopt});
   absl::StatusOr<std::string> text = hdfs.Open(url->file);
   if (text.status().code() == absl::StatusCode::kNotFound) {
     return absl::NotFoundError("no such file");

@@ -29,6 +29,7 @@
 #include "hadoop/am_rm_client.h"
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/namenode_client.h"
 #include "nlohmann/json.hpp"
 #include "rpc/auth.h"
 #include "rpc/job_credentials.h"
@@ -127,8 +128,8 @@ absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) 
 
 int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
   int exit_code = 0;
-  std::unique_ptr<cluster::YarnClusterClient> cluster =
-      ConnectYarnClient(job.spec.hadoop_conf_dirs, job.spec.keep_staging, &exit_code);
+  std::unique_ptr<cluster::YarnClusterClient> cluster = ConnectYarnClient(
+      job.spec.hadoop_conf_dirs, job.spec.keep_staging, job.spec.security, &exit_code);
   if (cluster == nullptr) return exit_code;
   std::map<std::string, cluster::ResourceAsk> asks{
       {"the AM", {job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus}}};
@@ -187,29 +188,54 @@ absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const std::vector<std::strin
   return hadoop::HadoopConf::Load(dirs);
 }
 
+absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> ClusterLogin(
+    const hadoop::HadoopConf& conf, const config::SecuritySpec& security) {
+  if (!conf.SecurityEnabled()) return std::shared_ptr<const hadoop::KerberosCredentials>();
+  const config::ConfigEntry* entry = conf.raw().Find("hadoop.security.authentication");
+  const std::string where =
+      entry != nullptr ? entry->source.ToString() : "the cluster's configuration";
+  if (!security.enabled) {
+    return absl::InvalidArgumentError(StrCat(
+        "hadoop.security.authentication = kerberos (", where,
+        ") but tony.application.security.enabled = false: this cluster accepts only Kerberos "
+        "logins; remove the setting"));
+  }
+  absl::StatusOr<std::shared_ptr<hadoop::KerberosCredentials>> login =
+      hadoop::KerberosCredentials::Acquire({security.principal, security.keytab});
+  if (!login.ok()) {
+    return absl::Status(login.status().code(),
+                        StrCat("this cluster uses Kerberos (hadoop.security.authentication = "
+                               "kerberos, ",
+                               where, "): ", ToStd(login.status().message())));
+  }
+  return std::shared_ptr<const hadoop::KerberosCredentials>(*std::move(login));
+}
+
 std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(
-    const std::vector<std::string>& hadoop_conf_dirs, bool keep_staging, int* exit_code) {
+    const std::vector<std::string>& hadoop_conf_dirs, bool keep_staging,
+    const config::SecuritySpec& security, int* exit_code) {
   absl::StatusOr<hadoop::HadoopConf> hadoop_conf = ClientHadoopConf(hadoop_conf_dirs);
   if (!hadoop_conf.ok()) {
     std::cerr << "tony: error: " << hadoop_conf.status().message() << "\n";
     *exit_code = client::kExitBadInput;
     return nullptr;
   }
-  if (hadoop_conf->SecurityEnabled()) {
-    // Said before anything is asked of the cluster, which would only refuse SIMPLE auth.
-    const config::ConfigEntry* entry = hadoop_conf->raw().Find("hadoop.security.authentication");
-    std::cerr << "tony: error: hadoop.security.authentication = kerberos ("
-              << (entry != nullptr ? entry->source.ToString() : "the cluster's configuration")
-              << "): this cluster uses Kerberos, which tony does not support yet; only "
-                 "clusters with simple authentication can run tony jobs\n";
-    *exit_code = client::kExitBadInput;
+  // Said before anything is asked of the cluster.
+  absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> kerberos =
+      ClusterLogin(*hadoop_conf, security);
+  if (!kerberos.ok()) {
+    std::cerr << "tony: error: " << kerberos.status().message() << "\n";
+    *exit_code = kerberos.status().code() == absl::StatusCode::kUnavailable ? client::kExitJobFailed
+                                                                            : client::kExitBadInput;
     return nullptr;
   }
   cluster::YarnClusterOptions options;
   options.tony_home = TonyHome();
   options.executable = SelfExecutable();
-  options.user = hadoop::HadoopUser();
+  options.user = *kerberos != nullptr ? (*kerberos)->ShortName() : hadoop::HadoopUser();
   options.keep_staging = keep_staging;
+  options.kerberos = *kerberos;
+  options.other_namenodes = security.other_namenodes;
   absl::StatusOr<std::unique_ptr<cluster::YarnClusterClient>> cluster =
       cluster::YarnClusterClient::Connect(*std::move(hadoop_conf), options);
   if (!cluster.ok()) {
@@ -349,6 +375,9 @@ int RunAm() {
     yarn.webhdfs = std::getenv("TONY_WEBHDFS") ? std::getenv("TONY_WEBHDFS") : "";
     yarn.user = hadoop::HadoopUser();
     yarn.am_rm_token = *am_rm_token;
+    for (const auto& [alias, token] : credentials->tokens()) {
+      if (token.kind == hadoop::kHdfsDelegationTokenKind) yarn.hdfs_tokens.push_back(token);
+    }
     yarn.common_files = {{"tony", StrCat(staging, "/tony")},
                          {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
     if (const char* hints = std::getenv(std::string(cluster::kNodeHintsEnv).c_str())) {

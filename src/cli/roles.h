@@ -9,7 +9,9 @@
 #include "cli/submit_options.h"
 #include "cluster/yarn/yarn_cluster_client.h"
 #include "config/configuration.h"
+#include "config/job_spec.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/kerberos.h"
 
 namespace tony::cli {
 
@@ -35,10 +37,18 @@ absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path);
 // the job's tony.application.{hdfs,yarn}-conf-path.
 absl::StatusOr<hadoop::HadoopConf> ClientHadoopConf(const std::vector<std::string>& conf_dirs);
 
+// The client's Kerberos login where the cluster uses Kerberos (hadoop.security.authentication),
+// from tony.kerberos.keytab or the ticket cache; nullptr where it does not. Errors say how to log
+// in (kinit, the keytab keys); they are bad input (exit 2), except a KDC that cannot be reached.
+absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> ClusterLogin(
+    const hadoop::HadoopConf& conf, const config::SecuritySpec& security);
+
 // The YARN backend as the client sees it, for a job with these Hadoop configuration directories
-// (JobControlSpec::hadoop_conf_dirs) and tony.application.keep-staging. On failure: nullptr,
-// after the one error line, with *exit_code 2 (no cluster configuration) or 1 (no cluster).
+// (JobControlSpec::hadoop_conf_dirs), tony.application.keep-staging and Kerberos settings. On
+// failure: nullptr, after the one error line, with *exit_code 2 (no cluster configuration, no
+// Kerberos login) or 1 (no cluster).
 std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(
-    const std::vector<std::string>& hadoop_conf_dirs, bool keep_staging, int* exit_code);
+    const std::vector<std::string>& hadoop_conf_dirs, bool keep_staging,
+    const config::SecuritySpec& security, int* exit_code);
 
 }  // namespace tony::cli

@@ -104,7 +104,13 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::Job
   if (absl::Status submitted = cluster_->Submit(submission); !submitted.ok()) {
     err_ << "tony: error: cannot start the AM of " << *app_id << ": " << submitted.message()
          << "\n";
-    return kExitJobFailed;
+    // Refused credentials and configuration the user can fix: bad input, nothing runs.
+    const absl::StatusCode code = submitted.code();
+    return code == absl::StatusCode::kUnauthenticated ||
+                   code == absl::StatusCode::kPermissionDenied ||
+                   code == absl::StatusCode::kInvalidArgument
+               ? kExitBadInput
+               : kExitJobFailed;
   }
   out_ << "tony: submitted " << *app_id << " (" << spec.TotalTasks() << " tasks, backend "
        << spec.backend << ")\n"

@@ -126,6 +126,19 @@ absl::StatusOr<JobControlSpec> BuildJobControlSpec(const Configuration& conf) {
       control.hadoop_conf_dirs.push_back(std::move(dir));
     }
   }
+  TONY_ASSIGN_OR_RETURN(control.security.enabled, reader.Bool("tony.application.security.enabled"));
+  control.security.principal =
+      std::string(StripWhitespace(reader.String("tony.kerberos.principal")));
+  control.security.keytab = std::string(StripWhitespace(reader.String("tony.kerberos.keytab")));
+  for (std::string& uri : SplitList(reader.String("tony.other.namenodes"))) {
+    std::string_view rest = uri;
+    if (!rest.starts_with("hdfs://") || rest.size() == 7 ||
+        rest.substr(7).find_first_of("/?#") != std::string_view::npos) {
+      return reader.Error("tony.other.namenodes",
+                          StrCat("'", ForMessage(uri), "' is not an hdfs://host[:port] URI"));
+    }
+    control.security.other_namenodes.push_back(std::move(uri));
+  }
   return control;
 }
 
@@ -208,6 +221,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   spec.stop_grace_ms = control.stop_grace_ms;
   spec.history_retention_sec = control.history_retention_sec;
   spec.hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
+  spec.security = std::move(control.security);
 
   int64_t value = 0;
   TONY_ASSIGN_OR_RETURN(spec.am.memory_mb,

@@ -73,6 +73,15 @@ struct LocalBackendSpec {
   bool keep_work_dirs_on_failure = false;  // tony.local.keep-work-dirs-on-failure
 };
 
+// Kerberos, on a cluster whose hadoop.security.authentication is kerberos.
+struct SecuritySpec {
+  bool enabled = true;    // tony.application.security.enabled: false never logs in
+  std::string principal;  // tony.kerberos.principal; "" with a keytab: its first principal
+  std::string keytab;     // tony.kerberos.keytab; "" logs in from the ticket cache
+  // tony.other.namenodes: more NameNodes to get delegation tokens from, "hdfs://host:port".
+  std::vector<std::string> other_namenodes;
+};
+
 // The keys that commands acting on an existing job read (tony status, kill, list, gc). They hold
 // a Configuration that need not describe a runnable job (it may have no command), so they build
 // this instead of a JobSpec; BuildJobSpec reads the same keys through it.
@@ -85,6 +94,7 @@ struct JobControlSpec {
   int64_t history_retention_sec = 0;  // tony.history.retention-sec; <= 0 keeps them forever
   // tony.application.hdfs-conf-path, then tony.application.yarn-conf-path, those that are set.
   std::vector<std::string> hadoop_conf_dirs;
+  SecuritySpec security;
 };
 
 // Validates the keys of JobControlSpec in `conf`; errors as BuildJobSpec's.
@@ -145,6 +155,7 @@ struct JobSpec {
   bool keep_staging = false;                  // tony.application.keep-staging (YARN)
   int64_t history_retention_sec = 0;          // tony.history.retention-sec; <= 0 keeps them forever
   std::vector<std::string> hadoop_conf_dirs;  // as JobControlSpec::hadoop_conf_dirs
+  SecuritySpec security;                      // as JobControlSpec::security
   LocalBackendSpec local;
 
   int TotalTasks() const;

@@ -114,9 +114,9 @@ TEST_F(CliTest, HdfsInputsNeedTheYarnBackend) {
             "yarn");
 }
 
-TEST_F(CliTest, KerberizedClusterIsRefusedBeforeAnythingIsAsked) {
+TEST_F(CliTest, KerberizedClusterWithoutATicketIsRefusedBeforeAnythingIsAsked) {
   // The cluster's own configuration says Kerberos; its addresses lead nowhere, and nothing may
-  // try them.
+  // try them. No ticket cache, no keytab: the one line says how to log in.
   const std::string conf_dir = runner_.work_dir() + "/hadoop-conf";
   fs::create_directories(conf_dir);
   std::ofstream(conf_dir + "/core-site.xml")
@@ -128,14 +128,39 @@ TEST_F(CliTest, KerberizedClusterIsRefusedBeforeAnythingIsAsked) {
       << "<configuration><property><name>yarn.resourcemanager.address</name>"
          "<value>127.0.0.1:1</value></property></configuration>\n";
   std::ofstream(runner_.work_dir() + "/train.py") << "print('x')\n";
+  const std::map<std::string, std::string> env = {
+      {"HADOOP_CONF_DIR", conf_dir},
+      {"KRB5CCNAME", "FILE:" + runner_.work_dir() + "/no-ticket-cache"}};
   const std::string error = ExpectBadInput({"submit", "--backend", "yarn", "--executes", "train.py",
                                             "--python_binary_path", "/usr/bin/python3"},
-                                           {{"HADOOP_CONF_DIR", conf_dir}});
+                                           env);
   EXPECT_NE(
-      error.find("hadoop.security.authentication = kerberos (" + conf_dir + "/core-site.xml:3)"),
+      error.find("hadoop.security.authentication = kerberos, " + conf_dir + "/core-site.xml:3"),
       std::string::npos)
       << error;
-  EXPECT_NE(error.find("does not support yet"), std::string::npos) << error;
+  EXPECT_NE(error.find("no Kerberos ticket"), std::string::npos) << error;
+  EXPECT_NE(error.find("run kinit"), std::string::npos) << error;
+
+  // A keytab that is not there, and security turned off against such a cluster: each one line.
+  const std::string missing = runner_.work_dir() + "/missing.keytab";
+  EXPECT_NE(ExpectBadInput(
+                {"submit", "--backend", "yarn", "--executes", "train.py", "--python_binary_path",
+                 "/usr/bin/python3", "--conf", "tony.kerberos.keytab=" + missing},
+                env)
+                .find("cannot read the keytab " + missing + " (tony.kerberos.keytab)"),
+            std::string::npos);
+  EXPECT_NE(ExpectBadInput(
+                {"submit", "--backend", "yarn", "--executes", "train.py", "--python_binary_path",
+                 "/usr/bin/python3", "--conf", "tony.application.security.enabled=false"},
+                env)
+                .find("tony.application.security.enabled = false"),
+            std::string::npos);
+  EXPECT_NE(ExpectBadInput(
+                {"submit", "--backend", "yarn", "--executes", "train.py", "--python_binary_path",
+                 "/usr/bin/python3", "--conf", "tony.other.namenodes=http://nn:50070"},
+                env)
+                .find("tony.other.namenodes = \"http://nn:50070\""),
+            std::string::npos);
 }
 
 TEST_F(CliTest, StatusAndKillOfNoSuchJob) {

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/strings.h"
 #include "hadoop/credentials.h"
+#include "hadoop/namenode_client.h"
 #include "rpc/launch_contract.h"
 
 namespace tony::cluster {
@@ -60,7 +61,7 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
   absl::StatusOr<hadoop::HostPort> webhdfs = conf.NameNodeHttpAddress();
   if (!webhdfs.ok()) return webhdfs.status();
   absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn =
-      hadoop::YarnClient::Connect(conf, options.user);
+      hadoop::YarnClient::Connect(conf, options.user, options.kerberos);
   if (!yarn.ok()) return yarn.status();
   return std::unique_ptr<YarnClusterClient>(new YarnClusterClient(
       std::move(conf), std::move(options), *std::move(yarn), webhdfs->ToString()));
@@ -71,7 +72,33 @@ YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions
     : conf_(std::move(conf)),
       options_(std::move(options)),
       yarn_(std::move(yarn)),
-      hdfs_(std::move(webhdfs), options_.user) {}
+      hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}) {}
+
+absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credentials) const {
+  if (options_.kerberos == nullptr) return absl::OkStatus();
+  absl::StatusOr<hadoop::HostPort> rm = conf_.ResourceManagerAddress();
+  if (!rm.ok()) return rm.status();
+  // The RM renews the tokens while the job runs, and cancels them when it ends.
+  const std::string renewer = hadoop::SubstituteHost(conf_.Get("yarn.resourcemanager.principal"),
+                                                     hadoop::CanonicalHostName(rm->host));
+  std::vector<std::string> uris = {conf_.DefaultFs()};
+  uris.insert(uris.end(), options_.other_namenodes.begin(), options_.other_namenodes.end());
+  for (const std::string& uri : uris) {
+    absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(uri);
+    if (!namenode.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat(uri == conf_.DefaultFs() ? "fs.defaultFS" : "tony.other.namenodes", ": ",
+                 ToStd(namenode.status().message())));
+    }
+    absl::StatusOr<hadoop::Token> token =
+        hadoop::GetHdfsDelegationToken(conf_, *namenode, options_.kerberos, renewer);
+    if (!token.ok()) return token.status();
+    if (credentials.FindToken(token->service) == nullptr) {
+      credentials.AddToken(token->service, *std::move(token));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status YarnClusterClient::CheckFits(const std::map<std::string, ResourceAsk>& asks_by_type) {
   if (!reserved_) {
@@ -184,6 +211,18 @@ absl::Status YarnClusterClient::ZipHadoopConf(const std::string& job_dir) const 
 absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(submission.app_id);
   if (!id.ok()) return id.status();
+  absl::Status submitted = StageAndSubmit(*id, submission);
+  if (!submitted.ok() && !options_.keep_staging) {
+    (void)hdfs_.Delete(StagingDir(submission.app_id), /*recursive=*/true);
+  }
+  return submitted;
+}
+
+absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
+                                               const AmSubmission& submission) {
+  // Tokens first: a NameNode that refuses them stops the job before anything is staged.
+  hadoop::Credentials credentials;
+  if (absl::Status s = AddDelegationTokens(credentials); !s.ok()) return s;
   const std::string staging = StagingDir(submission.app_id);
   if (absl::Status s = hdfs_.Mkdirs(staging, 0700); !s.ok()) return s;
   if (absl::Status s = hdfs_.Mkdirs(StrCat(staging, "/", kResourcesDir), 0700); !s.ok()) return s;
@@ -233,7 +272,8 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   if (absl::StatusOr<hadoop::HostPort> proxy = conf_.WebProxyAddress(); proxy.ok()) {
     am.environment[rpc::kEnvYarnWebProxy] = proxy->ToString();
   }
-  am.environment["HADOOP_USER_NAME"] = options_.user;
+  // HADOOP_USER_NAME names the user only without Kerberos; with it, the tokens do.
+  if (options_.kerberos == nullptr) am.environment["HADOOP_USER_NAME"] = options_.user;
   am.environment["TONY_HAS_SRC"] = fs::exists(StrCat(submission.job_dir, "/", kSrcZip)) ? "1" : "";
   am.environment[rpc::kEnvHasHadoopConf] =
       fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip)) ? "1" : "";
@@ -244,12 +284,11 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
     am.environment[std::string(kNodeHintsEnv)] = FormatNodeHints(hints);
   }
   am.commands = {"./tony am 1>><LOG_DIR>/am.log 2>&1"};
-  hadoop::Credentials credentials;
   for (const auto& [alias, secret] : submission.secrets) credentials.AddSecret(alias, secret);
   am.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
 
   hadoop::AppSubmission app;
-  app.id = *id;
+  app.id = id;
   app.name = submission.name;
   app.queue = submission.queue;
   app.type = submission.application_type;

@@ -4,6 +4,10 @@
 // nodes need nothing installed), the AM submitted with the job's secret in its container
 // credentials (never in the environment or the command line), reports read from the RM, kill.
 //
+// On a Kerberized cluster the client authenticates with its Kerberos login and puts HDFS
+// delegation tokens (renewer: the ResourceManager) into the AM's credentials; the AM hands them
+// to every task container.
+//
 // Threads: one caller at a time.
 
 #include <map>
@@ -19,10 +23,15 @@
 namespace tony::cluster {
 
 struct YarnClusterOptions {
-  std::string tony_home;   // local job directories (client-side copy of what is staged)
-  std::string executable;  // the tony binary to ship
-  std::string user;
+  std::string tony_home;      // local job directories (client-side copy of what is staged)
+  std::string executable;     // the tony binary to ship
+  std::string user;           // with Kerberos: the principal's short name
   bool keep_staging = false;  // tony.application.keep-staging
+  // Set on a Kerberized cluster: the client's login, for the RM (GSSAPI), WebHDFS (SPNEGO) and
+  // the NameNodes it gets the job's delegation tokens from (fs.defaultFS's and these
+  // hdfs://host:port URIs, tony.other.namenodes).
+  std::shared_ptr<const hadoop::KerberosCredentials> kerberos;
+  std::vector<std::string> other_namenodes;
 };
 
 class YarnClusterClient final : public ClusterClient {
@@ -52,6 +61,11 @@ class YarnClusterClient final : public ClusterClient {
   std::string StagingDir(const std::string& app_id) const;
 
  private:
+  // Submit's work; Submit removes the staging directory when this fails.
+  absl::Status StageAndSubmit(const hadoop::ApplicationId& id, const AmSubmission& submission);
+  // With Kerberos: an HDFS delegation token from every NameNode the job names, renewable by the
+  // ResourceManager, added to `credentials`.
+  absl::Status AddDelegationTokens(hadoop::Credentials& credentials) const;
   // Writes the site files the client loaded into job_dir/hadoop-conf.zip.
   absl::Status ZipHadoopConf(const std::string& job_dir) const;
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,

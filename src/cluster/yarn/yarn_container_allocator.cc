@@ -65,7 +65,13 @@ ContainerExit ToContainerExit(const hadoop::ContainerStatus& status) {
 }
 
 YarnContainerAllocator::YarnContainerAllocator(YarnAllocatorOptions options)
-    : options_(std::move(options)), hdfs_(options_.webhdfs, options_.user) {}
+    : options_(std::move(options)),
+      hdfs_(options_.webhdfs,
+            hadoop::WebHdfsAuth{options_.user, nullptr,
+                                options_.hdfs_tokens.empty()
+                                    ? std::nullopt
+                                    : std::optional<hadoop::Token>(options_.hdfs_tokens.front())}) {
+}
 
 YarnContainerAllocator::~YarnContainerAllocator() { Shutdown(); }
 
@@ -320,6 +326,9 @@ absl::Status YarnContainerAllocator::Launch(const Container& container, const La
   launch.environment = spec.env;
   hadoop::Credentials credentials;
   for (const auto& [alias, secret] : spec.secrets) credentials.AddSecret(alias, secret);
+  // The NodeManager localizes the task's files with them, and the task reads HDFS with them.
+  for (const hadoop::Token& token : options_.hdfs_tokens)
+    credentials.AddToken(token.service, token);
   launch.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
   if (absl::Status started = nm_.StartContainer(yarn, launch); !started.ok()) return started;
   std::lock_guard lock(mu_);

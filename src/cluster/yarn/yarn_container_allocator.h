@@ -30,6 +30,10 @@ struct YarnAllocatorOptions {
   std::string webhdfs;         // dfs.namenode.http-address
   std::string user;            // the HDFS user
   hadoop::Token am_rm_token;   // from the AM container's credentials
+  // On a Kerberized cluster, the HDFS delegation tokens the client got (from the AM container's
+  // credentials): every task container gets them all, and the first (fs.defaultFS's) is the AM's
+  // own WebHDFS authentication. Empty: SIMPLE authentication as `user`.
+  std::vector<hadoop::Token> hdfs_tokens;
   // Files every task container gets besides the job's own: name -> HDFS path (the tony binary,
   // tony-final.xml).
   std::map<std::string, std::string> common_files;
