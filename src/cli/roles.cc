@@ -240,7 +240,13 @@ std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(
       cluster::YarnClusterClient::Connect(*std::move(hadoop_conf), options);
   if (!cluster.ok()) {
     std::cerr << "tony: error: " << cluster.status().message() << "\n";
-    *exit_code = client::kExitJobFailed;
+    // A login the cluster refuses, or configuration that names no principal: the user's to fix.
+    const absl::StatusCode code = cluster.status().code();
+    *exit_code = code == absl::StatusCode::kUnauthenticated ||
+                         code == absl::StatusCode::kPermissionDenied ||
+                         code == absl::StatusCode::kInvalidArgument
+                     ? client::kExitBadInput
+                     : client::kExitJobFailed;
     return nullptr;
   }
   return *std::move(cluster);

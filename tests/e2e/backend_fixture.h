@@ -21,6 +21,7 @@
 #include "curl/curl.h"
 #include "e2e/tony_runner.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/test_cluster.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 #include "nlohmann/json.hpp"
@@ -112,9 +113,9 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
 
   void SetUp() override {
     if (!yarn()) return;
-    const char* dir = std::getenv("TONY_TEST_HADOOP_CONF_DIR");
-    if (dir == nullptr) GTEST_SKIP() << "TONY_TEST_HADOOP_CONF_DIR is not set (no mini cluster)";
-    conf_dir_ = dir;
+    cluster_ = TestCluster::FromEnvironment();
+    if (!cluster_) GTEST_SKIP() << "TONY_TEST_HADOOP_CONF_DIR is not set (no mini cluster)";
+    conf_dir_ = cluster_->conf_dir();
   }
   void TearDown() override {
     if (yarn() && conf_dir_.empty()) return;
@@ -133,16 +134,10 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     }
     if (yarn() && !app_id_.empty()) {
       // The client removed the job's staging directory (tony.application.keep-staging is off).
-      absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir_});
-      absl::StatusOr<hadoop::HostPort> http =
-          conf.ok() ? conf->NameNodeHttpAddress() : absl::StatusOr<hadoop::HostPort>(conf.status());
-      ASSERT_TRUE(http.ok()) << http.status();
-      const std::string staging = "/user/" + hadoop::HadoopUser() + "/.tony/" + app_id_;
-      EXPECT_EQ(hadoop::WebHdfsClient(http->ToString(), hadoop::HadoopUser())
-                    .GetFileStatus(staging)
-                    .status()
-                    .code(),
-                absl::StatusCode::kNotFound)
+      absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
+      ASSERT_TRUE(hdfs.ok()) << hdfs.status();
+      const std::string staging = "/user/" + cluster_->user() + "/.tony/" + app_id_;
+      EXPECT_EQ(hdfs->GetFileStatus(staging).status().code(), absl::StatusCode::kNotFound)
           << staging << " outlived the job";
     }
   }
@@ -159,12 +154,15 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
       args.insert(args.end(), {"--conf", "tony.local.vcores=16"});
     }
     args.insert(args.end(), {"--conf", "tony.containers.command=" + command});
+    if (yarn()) {
+      for (const std::string& c : cluster_->SubmitConf()) args.insert(args.end(), {"--conf", c});
+    }
     for (const std::string& c : conf) args.insert(args.end(), {"--conf", c});
     return args;
   }
   std::map<std::string, std::string> Env() const {
     if (!yarn()) return {};
-    return {{"HADOOP_CONF_DIR", conf_dir_}};
+    return cluster_->ProcessEnv(runner_.work_dir());
   }
   TonyResult Run(const std::vector<std::string>& args) {
     TonyResult r = runner_.Run(args, 180000, Env());
@@ -192,10 +190,7 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
           nlohmann::json::parse(ReadAll(fs::path(r.job_dir) / "final-status.json"), nullptr, false);
       return record.is_object() ? record.value("final_state", "") : "";
     }
-    absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir_});
-    absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> client =
-        conf.ok() ? hadoop::YarnClient::Connect(*conf, "")
-                  : absl::StatusOr<std::unique_ptr<hadoop::YarnClient>>(conf.status());
+    absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> client = cluster_->Yarn();
     absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(r.app_id);
     if (!client.ok() || !id.ok()) return "";
     absl::StatusOr<hadoop::ApplicationReport> report = (*client)->GetApplicationReport(*id);
@@ -314,6 +309,7 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
   }
 
   std::string conf_dir_;
+  std::optional<TestCluster> cluster_;
   std::string app_id_;
   TonyRunner runner_;
 };

@@ -18,6 +18,9 @@ struct TonyResult {
   std::string err;
   std::string app_id;  // from "tony: submitted <id>", if printed
   std::string job_dir;
+
+  // For failure messages: the exit code and everything printed.
+  std::string Describe() const { return "exit " + std::to_string(exit_code) + "\n" + out + err; }
 };
 
 class TonyRunner {

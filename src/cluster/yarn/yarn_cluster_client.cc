@@ -85,6 +85,16 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
   uris.insert(uris.end(), options_.other_namenodes.begin(), options_.other_namenodes.end());
   for (const std::string& uri : uris) {
     absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(uri);
+    if (namenode.ok()) {
+      for (std::string_view nameservice : Split(conf_.Get("dfs.nameservices"), ',')) {
+        if (StripWhitespace(nameservice) == namenode->host) {
+          return absl::InvalidArgumentError(
+              StrCat(uri,
+                     " is an HA nameservice (dfs.nameservices); tony gets delegation tokens "
+                     "from hdfs://host:port NameNodes only"));
+        }
+      }
+    }
     if (!namenode.ok()) {
       return absl::InvalidArgumentError(
           StrCat(uri == conf_.DefaultFs() ? "fs.defaultFS" : "tony.other.namenodes", ": ",

@@ -1,0 +1,369 @@
+// tony on the Kerberized mini cluster (scripts/hadoop-minicluster start DIR --secure
+// --rpc-protection privacy; TONY_TEST_HADOOP_CONF_DIR names it): the client's Kerberos logins
+// (keytab, ticket cache), GSSAPI with privacy to the ResourceManager and the NameNode, SPNEGO to
+// WebHDFS, delegation tokens, tasks that read and write HDFS with the tokens alone, and each way
+// a login or a token can be wrong. The shared backend suites run on this cluster too (CMake).
+
+#include <gtest/gtest.h>
+#include <krb5/krb5.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "common/strings.h"
+#include "e2e/tony_runner.h"
+#include "hadoop/credentials.h"
+#include "hadoop/namenode_client.h"
+#include "hadoop/test_cluster.h"
+
+namespace tony::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Message(const absl::Status& status) { return std::string(ToStd(status.message())); }
+
+// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native).
+std::string PyDepsDir() {
+  if (const char* dir = std::getenv("TONY_PYDEPS_DIR"); dir != nullptr && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
+}
+
+// A FILE: ticket cache at `path` with the principal's ticket from the keytab, as kinit -kt makes
+// it; with `expired`, the ticket's end time is moved into the past, as an old cache holds it.
+absl::Status WriteTicketCache(const std::string& path, const std::string& principal,
+                              const std::string& keytab, bool expired) {
+  krb5_context context = nullptr;
+  if (krb5_init_context(&context) != 0) return absl::InternalError("krb5_init_context");
+  krb5_principal client = nullptr;
+  krb5_keytab kt = nullptr;
+  krb5_ccache cache = nullptr;
+  krb5_creds creds{};
+  krb5_error_code code = krb5_parse_name(context, principal.c_str(), &client);
+  if (code == 0) code = krb5_kt_resolve(context, ("FILE:" + keytab).c_str(), &kt);
+  if (code == 0) {
+    code = krb5_get_init_creds_keytab(context, &creds, client, kt, 0, nullptr, nullptr);
+  }
+  if (code == 0 && expired) {
+    creds.times.starttime = creds.times.authtime = 1000;
+    creds.times.endtime = creds.times.renew_till = 2000;
+  }
+  if (code == 0) code = krb5_cc_resolve(context, ("FILE:" + path).c_str(), &cache);
+  if (code == 0) code = krb5_cc_initialize(context, cache, client);
+  if (code == 0) code = krb5_cc_store_cred(context, cache, &creds);
+  std::string error = code != 0 ? krb5_get_error_message(context, code) : "";
+  if (cache != nullptr) krb5_cc_close(context, cache);
+  if (creds.client != nullptr) krb5_free_cred_contents(context, &creds);
+  if (kt != nullptr) krb5_kt_close(context, kt);
+  if (client != nullptr) krb5_free_principal(context, client);
+  krb5_free_context(context);
+  return code == 0 ? absl::OkStatus() : absl::InternalError(error);
+}
+
+// A keytab for `principal` whose key the KDC has never seen.
+void WriteWrongKeytab(const std::string& path, const std::string& principal) {
+  krb5_context context = nullptr;
+  ASSERT_EQ(krb5_init_context(&context), 0);
+  krb5_keytab keytab = nullptr;
+  ASSERT_EQ(krb5_kt_resolve(context, ("FILE:" + path).c_str(), &keytab), 0);
+  for (krb5_enctype type : {ENCTYPE_AES256_CTS_HMAC_SHA1_96, ENCTYPE_AES128_CTS_HMAC_SHA1_96}) {
+    krb5_keytab_entry entry{};
+    ASSERT_EQ(krb5_parse_name(context, principal.c_str(), &entry.principal), 0);
+    entry.vno = 1;
+    ASSERT_EQ(krb5_c_make_random_key(context, type, &entry.key), 0);
+    ASSERT_EQ(krb5_kt_add_entry(context, keytab, &entry), 0);
+    krb5_free_keyblock_contents(context, &entry.key);
+    krb5_free_principal(context, entry.principal);
+  }
+  krb5_kt_close(context, keytab);
+  krb5_free_context(context);
+}
+
+class SecureE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = TestCluster::FromEnvironment();
+    if (!cluster_) GTEST_SKIP() << "TONY_TEST_HADOOP_CONF_DIR is not set (no mini cluster)";
+    if (!cluster_->secure()) GTEST_SKIP() << cluster_->conf_dir() << " is not Kerberized";
+    principal_ = cluster_->Value("MINICLUSTER_USER_PRINCIPAL");
+    keytab_ = cluster_->Value("MINICLUSTER_USER_KEYTAB");
+    // A ticket cache at the default place would let a task authenticate without its tokens.
+    ASSERT_FALSE(fs::exists("/tmp/krb5cc_" + std::to_string(getuid())))
+        << "/tmp/krb5cc_" << getuid() << " exists (kdestroy it): tasks could use its ticket";
+  }
+  void TearDown() override {
+    if (!cluster_ || !cluster_->secure()) return;
+    EXPECT_TRUE(runner_.LeftoverProcesses().empty()) << "processes of the job outlived it";
+  }
+
+  std::map<std::string, std::string> Env() const {
+    return cluster_->ProcessEnv(runner_.work_dir());
+  }
+  std::vector<std::string> Submit(const std::vector<std::string>& conf, const std::string& command,
+                                  bool keytab = true) const {
+    std::vector<std::string> args = {"submit",
+                                     "--backend",
+                                     "yarn",
+                                     "--src_dir",
+                                     TonyRunner::SourcePath("tests/e2e/scripts"),
+                                     "--conf",
+                                     "tony.am.memory=256m",
+                                     "--conf",
+                                     "tony.task.stop-grace-ms=1000",
+                                     "--conf",
+                                     "tony.containers.command=" + command};
+    std::vector<std::string> all = conf;
+    if (keytab) {
+      for (const std::string& c : cluster_->SubmitConf()) all.push_back(c);
+    }
+    for (const std::string& c : all) args.insert(args.end(), {"--conf", c});
+    return args;
+  }
+  std::string ContainerStdout(const std::string& app_id) const {
+    return TonyRunner::ReadFilesBelow(cluster_->conf_dir() + "/data", "stdout", app_id);
+  }
+  hadoop::WebHdfsClient Hdfs() const {
+    absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
+    EXPECT_TRUE(hdfs.ok()) << hdfs.status();
+    return *std::move(hdfs);
+  }
+  std::string UserDir(const std::string& name) const {
+    return "/user/" + cluster_->user() + "/" + name + "-" +
+           fs::path(runner_.work_dir()).filename().string();
+  }
+
+  std::optional<TestCluster> cluster_;
+  std::string principal_;
+  std::string keytab_;
+  TonyRunner runner_;
+};
+
+TEST_F(SecureE2eTest, ClientSpeaksGssapiWithPrivacyToTheRmAndSpnegoToWebHdfs) {
+  EXPECT_EQ(cluster_->Value("MINICLUSTER_RPC_PROTECTION"), "privacy");
+  absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn = cluster_->Yarn();
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  absl::StatusOr<hadoop::ClusterMetrics> metrics = (*yarn)->GetClusterMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_GE(metrics->num_node_managers, 1);
+
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string dir = UserDir("spnego");
+  ASSERT_TRUE(hdfs.Create(dir + "/file.txt", "through SPNEGO").ok());
+  absl::StatusOr<std::string> read = hdfs.Open(dir + "/file.txt");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "through SPNEGO");
+  absl::StatusOr<hadoop::FileStatus> status = hdfs.GetFileStatus(dir + "/file.txt");
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->owner, cluster_->user());
+
+  // Without Kerberos, and without a token, WebHDFS says who is wrong.
+  absl::StatusOr<hadoop::HadoopConf> conf = cluster_->Conf();
+  ASSERT_TRUE(conf.ok());
+  absl::StatusOr<std::string> anonymous =
+      hadoop::WebHdfsClient(conf->NameNodeHttpAddress()->ToString(), cluster_->user())
+          .Open(dir + "/file.txt");
+  EXPECT_FALSE(anonymous.ok());
+  (void)hdfs.Delete(dir, /*recursive=*/true);
+}
+
+TEST_F(SecureE2eTest, DelegationTokenFromTheNameNodeWorksAloneAndATamperedOneIsRefused) {
+  absl::StatusOr<hadoop::HadoopConf> conf = cluster_->Conf();
+  ASSERT_TRUE(conf.ok());
+  absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = cluster_->Login();
+  ASSERT_TRUE(login.ok()) << login.status();
+  absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(conf->DefaultFs());
+  ASSERT_TRUE(namenode.ok());
+  absl::StatusOr<hadoop::Token> token = hadoop::GetHdfsDelegationToken(
+      *conf, *namenode, *login, cluster_->Value("MINICLUSTER_YARN_PRINCIPAL"));
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(token->kind, "HDFS_DELEGATION_TOKEN");
+  EXPECT_EQ(token->service, namenode->ToString());  // 127.0.0.1:<port>
+
+  const std::string dir = UserDir("token");
+  ASSERT_TRUE(Hdfs().Create(dir + "/file.txt", "read with a token").ok());
+  const std::string http = conf->NameNodeHttpAddress()->ToString();
+  hadoop::WebHdfsClient with_token(http, hadoop::WebHdfsAuth{"", nullptr, *token});
+  absl::StatusOr<std::string> read = with_token.Open(dir + "/file.txt");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "read with a token");
+
+  hadoop::Token tampered = *token;
+  tampered.password[0] = static_cast<char>(tampered.password[0] ^ 1);
+  absl::StatusOr<std::string> refused =
+      hadoop::WebHdfsClient(http, hadoop::WebHdfsAuth{"", nullptr, tampered})
+          .Open(dir + "/file.txt");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(Message(refused.status()).find("WebHDFS OPEN " + dir + "/file.txt: HTTP"),
+            std::string::npos)
+      << refused.status();
+  (void)Hdfs().Delete(dir, /*recursive=*/true);
+}
+
+TEST_F(SecureE2eTest, TasksReadAndWriteHdfsWithTheirDelegationTokensAlone) {
+  ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
+      << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string dir = UserDir("io");
+  ASSERT_TRUE(hdfs.Create(dir + "/input.txt", "first line\nsecond\nthird\n").ok());
+  ASSERT_TRUE(hdfs.Mkdirs(dir + "/out", 0700).ok());
+  std::vector<std::string> args =
+      Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
+             "/usr/bin/python3 hdfs_io.py " + dir + "/input.txt " + dir + "/out");
+  args.insert(args.end(), {"--shell_env", "PYTHONPATH=" + PyDepsDir()});
+  TonyResult r = runner_.Run(args, 180000, Env());
+  ASSERT_EQ(r.exit_code, 0) << r.Describe() << ContainerStdout(r.app_id);
+  const std::string out = ContainerStdout(r.app_id);
+  for (const char* task : {"worker-0", "worker-1"}) {
+    absl::StatusOr<std::string> written = hdfs.Open(dir + "/out/" + task);
+    ASSERT_TRUE(written.ok()) << task << ": " << written.status();
+    EXPECT_EQ(*written, std::string(task) + " read 3 lines: first line");
+    absl::StatusOr<hadoop::FileStatus> status = hdfs.GetFileStatus(dir + "/out/" + task);
+    ASSERT_TRUE(status.ok());
+    EXPECT_EQ(status->owner, cluster_->user());  // the token's user, not the NodeManager's
+  }
+  // The tasks had no Kerberos ticket to fall back on.
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
+  EXPECT_EQ(out.find("ticket cache: FILE"), std::string::npos) << out;
+  EXPECT_NE(out.find("ticket cache: none"), std::string::npos) << out;
+  (void)hdfs.Delete(dir, /*recursive=*/true);
+}
+
+TEST_F(SecureE2eTest, DigitsExampleReadsItsDataFromHdfsWithTokens) {
+  ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
+      << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
+  const std::string csv = runner_.work_dir() + "/digits.csv";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " +
+                         TonyRunner::SourcePath("examples/pytorch-digits/train.py") +
+                         " --export_digits " + csv)
+                            .c_str()),
+            0);
+  std::ifstream in(csv);
+  const std::string data((std::istreambuf_iterator<char>(in)), {});
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string dir = UserDir("digits");
+  ASSERT_TRUE(hdfs.Create(dir + "/digits.csv", data).ok());
+  std::vector<std::string> args = {"submit",
+                                   "--backend",
+                                   "yarn",
+                                   "--src_dir",
+                                   TonyRunner::SourcePath("examples/pytorch-digits"),
+                                   "--executes",
+                                   "train.py",
+                                   "--python_binary_path",
+                                   "/usr/bin/python3",
+                                   "--conf_file",
+                                   TonyRunner::SourcePath("examples/pytorch-digits/tony.xml"),
+                                   "--conf",
+                                   "tony.am.memory=256m",
+                                   "--shell_env",
+                                   "PYTHONPATH=" + PyDepsDir(),
+                                   "--task_params=--hdfs_input_path hdfs://" + dir +
+                                       "/digits.csv --hdfs_output_path hdfs://" + dir +
+                                       "/model.pt"};
+  for (const std::string& c : cluster_->SubmitConf()) args.insert(args.end(), {"--conf", c});
+  TonyResult r = runner_.Run(args, 240000, Env());
+  ASSERT_EQ(r.exit_code, 0) << r.Describe() << ContainerStdout(r.app_id);
+  const std::string out = ContainerStdout(r.app_id);
+  EXPECT_NE(out.find("read 1797 samples from hdfs://" + dir + "/digits.csv"), std::string::npos)
+      << out;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(test accuracy: ([0-9.]+))"))) << out;
+  EXPECT_GT(std::stod(match[1].str()), 0.9);
+  absl::StatusOr<hadoop::FileStatus> model = hdfs.GetFileStatus(dir + "/model.pt");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_GT(model->length, 10000);
+  (void)hdfs.Delete(dir, /*recursive=*/true);
+}
+
+TEST_F(SecureE2eTest, TicketCacheLoginWorksAsKinitLeavesIt) {
+  const std::string cache = runner_.work_dir() + "/krb5cc-kinit";
+  ASSERT_TRUE(WriteTicketCache(cache, principal_, keytab_, /*expired=*/false).ok());
+  std::map<std::string, std::string> env = Env();
+  env["KRB5CCNAME"] = "FILE:" + cache;
+  TonyResult r = runner_.Run({"cluster"}, 60000, env);
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_NE(r.out.find("RUNNING"), std::string::npos) << r.out;
+  // A job, from the cache alone.
+  r = runner_.Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m"}, "true",
+                         /*keytab=*/false),
+                  180000, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+// Each bad login: one line naming the cause, exit 2 (1 for a KDC that is down), nothing submitted.
+class SecureBadLoginTest : public SecureE2eTest {
+ protected:
+  std::string ExpectRefused(const std::vector<std::string>& conf,
+                            const std::map<std::string, std::string>& env_overrides,
+                            int exit_code = 2) {
+    std::map<std::string, std::string> env = Env();
+    for (const auto& [key, value] : env_overrides) env[key] = value;
+    TonyResult r = runner_.Run(Submit(conf, "true", /*keytab=*/false), 60000, env);
+    EXPECT_EQ(r.exit_code, exit_code) << r.Describe();
+    EXPECT_TRUE(r.app_id.empty()) << "submitted:\n" << r.out;
+    std::string error;
+    for (size_t start = 0; start < r.err.size();) {
+      size_t end = r.err.find('\n', start);
+      std::string line = r.err.substr(start, end - start);
+      if (line.starts_with("tony: error: ")) {
+        EXPECT_TRUE(error.empty()) << "more than one error line:\n" << r.err;
+        error = line;
+      }
+      start = end == std::string::npos ? r.err.size() : end + 1;
+    }
+    EXPECT_FALSE(error.empty()) << r.err;
+    return error;
+  }
+};
+
+TEST_F(SecureBadLoginTest, NoTicketAndNoKeytab) {
+  const std::string error = ExpectRefused({}, {});
+  EXPECT_NE(error.find("no Kerberos ticket"), std::string::npos) << error;
+  EXPECT_NE(error.find("run kinit"), std::string::npos) << error;
+}
+
+TEST_F(SecureBadLoginTest, KeytabWithAKeyTheKdcDoesNotKnow) {
+  const std::string wrong = runner_.work_dir() + "/wrong.keytab";
+  WriteWrongKeytab(wrong, principal_);
+  const std::string error =
+      ExpectRefused({"tony.kerberos.principal=" + principal_, "tony.kerberos.keytab=" + wrong}, {});
+  EXPECT_NE(error.find("from keytab " + wrong), std::string::npos) << error;
+  EXPECT_NE(error.find("no valid key for this principal"), std::string::npos) << error;
+}
+
+TEST_F(SecureBadLoginTest, PrincipalTheKdcDoesNotKnow) {
+  const std::string stranger = "stranger@" + cluster_->Value("MINICLUSTER_REALM");
+  const std::string keytab = runner_.work_dir() + "/stranger.keytab";
+  WriteWrongKeytab(keytab, stranger);
+  const std::string error =
+      ExpectRefused({"tony.kerberos.principal=" + stranger, "tony.kerberos.keytab=" + keytab}, {});
+  EXPECT_NE(error.find("does not know this principal"), std::string::npos) << error;
+}
+
+TEST_F(SecureBadLoginTest, ExpiredTicket) {
+  const std::string cache = runner_.work_dir() + "/krb5cc-old";
+  ASSERT_TRUE(WriteTicketCache(cache, principal_, keytab_, /*expired=*/true).ok());
+  const std::string error = ExpectRefused({}, {{"KRB5CCNAME", "FILE:" + cache}});
+  EXPECT_NE(error.find("expired"), std::string::npos) << error;
+  EXPECT_NE(error.find("kinit"), std::string::npos) << error;
+}
+
+TEST_F(SecureBadLoginTest, KdcThatIsDown) {
+  // The same realm, its KDC moved to a port where nothing listens.
+  std::ifstream in(cluster_->Value("MINICLUSTER_KRB5_CONF"));
+  std::string conf((std::istreambuf_iterator<char>(in)), {});
+  conf = std::regex_replace(conf, std::regex("kdc = 127\\.0\\.0\\.1:[0-9]+"), "kdc = 127.0.0.1:1");
+  const std::string moved = runner_.work_dir() + "/krb5-down.conf";
+  std::ofstream(moved) << conf;
+  const std::string error =
+      ExpectRefused({"tony.kerberos.principal=" + principal_, "tony.kerberos.keytab=" + keytab_},
+                    {{"KRB5_CONFIG", moved}}, /*exit_code=*/1);
+  EXPECT_NE(error.find("Cannot contact any KDC"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace tony::testing
