@@ -212,6 +212,7 @@ public final class MiniClusterLauncher {
       // The KDC first: the JVM's Kerberos configuration must be ours before any login.
       secure = new SecureMode(opt.dir, data, opt.rpcProtection, testUser);
       secure.startKdc();
+      secure.writeClasspathConf();
       secure.applyCommon(conf);
     } else {
       conf.set("hadoop.security.authentication", "simple");

@@ -162,6 +162,29 @@ final class SecureMode {
     conf.set("hadoop.http.authentication.kerberos.keytab", serviceKeytab.getAbsolutePath());
   }
 
+  /**
+   * Writes DIR/data/conf/core-site.xml with the common keys: the script puts DIR/data/conf on
+   * the launcher's classpath, for the code in the daemons that reads a fresh Configuration
+   * (as a real node reads HADOOP_CONF_DIR). The NodeManager's ContainerLocalizer does: run
+   * in-process by DefaultContainerExecutor, it would otherwise ask the NodeManager for
+   * authentication-only SASL while the NodeManager insists on --rpc-protection.
+   */
+  void writeClasspathConf() throws IOException {
+    File confDir = new File(data, "conf");
+    if (!confDir.isDirectory() && !confDir.mkdirs()) {
+      throw new IOException("cannot create " + confDir);
+    }
+    Configuration c = new Configuration(false);
+    applyCommon(c);
+    File f = new File(confDir, "core-site.xml");
+    File t = new File(confDir, "core-site.xml.tmp");
+    try (java.io.OutputStream out = Files.newOutputStream(t.toPath())) {
+      c.writeXml(out);
+    }
+    Files.move(t.toPath(), f.toPath(), StandardCopyOption.REPLACE_EXISTING,
+        StandardCopyOption.ATOMIC_MOVE);
+  }
+
   /** HDFS: Kerberos RPC, block tokens, SPNEGO on WebHDFS, unprivileged DataNode ports. */
   void applyHdfs(Configuration conf) {
     String keytab = serviceKeytab.getAbsolutePath();

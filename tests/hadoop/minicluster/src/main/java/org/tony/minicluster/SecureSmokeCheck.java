@@ -22,6 +22,21 @@ import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.client.api.YarnClientApplication;
+import org.apache.hadoop.yarn.api.ApplicationConstants;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationReport;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.LocalResource;
+import org.apache.hadoop.yarn.api.records.LocalResourceType;
+import org.apache.hadoop.yarn.api.records.LocalResourceVisibility;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.URL;
+import org.apache.hadoop.yarn.api.records.YarnApplicationState;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.io.DataOutputBuffer;
+import java.nio.ByteBuffer;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 
 /**
@@ -135,7 +150,6 @@ public final class SecureSmokeCheck {
         }
         System.out.println("HDFS: wrote and read back " + payload.length + " bytes at " + p
             + " (owner " + fs.getFileStatus(p).getOwner() + ")");
-        fs.delete(p, false);
 
         // A delegation token as a YARN client would get it for its application: renewer
         // the ResourceManager's principal (its short name, yarn).
@@ -151,11 +165,74 @@ public final class SecureSmokeCheck {
         }
         // Renewing takes the renewer's identity: log in as it, as the ResourceManager does.
         checkRenewal(conf, dir, env, tokens);
+        // An application whose AM container localizes that file with the token.
+        runApplication(conf, fs, p, creds);
+        fs.delete(p, false);
       } finally {
         fs.close();
       }
       return null;
     });
+  }
+
+  /**
+   * Submits an application whose AM (a shell command, one attempt) needs the HDFS file as a
+   * local resource: the ResourceManager renews the HDFS token at submission (as yarn), and
+   * the NodeManager localizes the file with it. The AM never registers, so the application
+   * fails, but its container must have run and exited 0.
+   */
+  private static void runApplication(Configuration conf, FileSystem fs, Path file,
+      Credentials creds) throws Exception {
+    YarnClient yc = YarnClient.createYarnClient();
+    yc.init(new YarnConfiguration(conf));
+    yc.start();
+    try {
+      YarnClientApplication app = yc.createApplication();
+      ApplicationSubmissionContext ctx = app.getApplicationSubmissionContext();
+      ApplicationId id = ctx.getApplicationId();
+      ctx.setApplicationName("secure-smoke-check");
+      ctx.setMaxAppAttempts(1);
+      ctx.setResource(Resource.newInstance(128, 1));
+      FileStatus st = fs.getFileStatus(file);
+      LocalResource res = LocalResource.newInstance(URL.fromPath(fs.makeQualified(file)),
+          LocalResourceType.FILE, LocalResourceVisibility.APPLICATION, st.getLen(),
+          st.getModificationTime());
+      Map<String, LocalResource> resources = new HashMap<>();
+      resources.put("smoke.bin", res);
+      String cmd = "test -s smoke.bin && echo localized > "
+          + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/stdout";
+      DataOutputBuffer dob = new DataOutputBuffer();
+      creds.writeTokenStorageToStream(dob);
+      ContainerLaunchContext clc = ContainerLaunchContext.newInstance(resources,
+          new HashMap<>(), Arrays.asList(cmd), null,
+          ByteBuffer.wrap(dob.getData(), 0, dob.getLength()), null);
+      ctx.setAMContainerSpec(clc);
+      yc.submitApplication(ctx);
+      System.out.println("YARN: submitted " + id);
+      long deadline = System.nanoTime() + 90_000_000_000L;
+      ApplicationReport r;
+      while (true) {
+        r = yc.getApplicationReport(id);
+        YarnApplicationState s = r.getYarnApplicationState();
+        if (s == YarnApplicationState.FINISHED || s == YarnApplicationState.FAILED
+            || s == YarnApplicationState.KILLED) {
+          break;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IOException(id + " still " + s + " after 90 s");
+        }
+        Thread.sleep(250);
+      }
+      String diag = r.getDiagnostics();
+      System.out.println("YARN: " + id + " " + r.getYarnApplicationState() + ": "
+          + diag.replace('\n', ' '));
+      if (!diag.contains("exitCode: 0")) {
+        throw new IOException("the AM container did not run and exit 0");
+      }
+      System.out.println("YARN: the AM container localized the HDFS file and exited 0");
+    } finally {
+      yc.stop();
+    }
   }
 
   /** Renews the tokens as the ResourceManager's principal (DIR/data/keytabs). */
