@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
+import java.security.PrivilegedExceptionAction;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -223,29 +224,26 @@ public final class MiniClusterLauncher {
       testUser = UserGroupInformation.getCurrentUser().getShortUserName();
     }
 
-    if (secure != null) {
+    if (secure == null) {
+      startHdfs(conf);
+      startYarn(conf);
+      waitForNodes();
+    } else {
       // Each side in a doAs of its own principal: the threads its daemons start inherit it,
       // and their RPC servers take their Kerberos identity from it (see SecureMode).
-      secure.loginHdfs().doAs((java.security.PrivilegedExceptionAction<Void>) () -> {
+      secure.loginHdfs().doAs((PrivilegedExceptionAction<Void>) () -> {
         startHdfs(conf);
         return null;
       });
-      secure.loginAsYarn().doAs((java.security.PrivilegedExceptionAction<Void>) () -> {
+      secure.loginAsYarn().doAs((PrivilegedExceptionAction<Void>) () -> {
         startYarn(conf);
         return null;
       });
-    } else {
-      startHdfs(conf);
-      startYarn(conf);
-    }
-    if (secure != null) {
-      // As the test user, with a ticket from its keytab: the path a test takes.
-      secure.loginTestUser().doAs((java.security.PrivilegedExceptionAction<Void>) () -> {
+      // As the test user, with a ticket from its keytab: the way a test comes in.
+      secure.loginTestUser().doAs((PrivilegedExceptionAction<Void>) () -> {
         waitForNodes();
         return null;
       });
-    } else {
-      waitForNodes();
     }
     writeSiteFiles();
   }
@@ -277,8 +275,8 @@ public final class MiniClusterLauncher {
     dfs.waitActive();
     dfs.waitClusterUp();
 
-    // The usual directories of a fresh cluster (in secure mode as hdfs, the superuser: the
-    // NameNode's login, the JVM's login user right now).
+    // The usual directories of a fresh cluster (in secure mode as hdfs/localhost, whose short
+    // name, hdfs, the NameNode took as its superuser).
     FileSystem fs = dfs.getFileSystem();
     Path tmp = new Path("/tmp");
     fs.mkdirs(tmp);
