@@ -70,31 +70,8 @@ final class SecureMode {
   String rpcProtection() { return rpcProtection; }
   String kdcAddress() { return LOOPBACK + ":" + kdc.getPort(); }
 
-  /**
-   * True when MiniKdc is Hadoop 2's, on ApacheDS (Hadoop 3's runs on Kerby). ApacheDS's KDC
-   * mishandles the referral requests (RFC 6806, canonicalize) that Java 13 and later send by
-   * default: the JDK rejects its replies ("Message stream modified (41)"), so a JVM talking to
-   * it must turn them off (sun.security.krb5.disableReferrals). MIT's kinit asks for none.
-   */
-  static boolean apacheDsKdc() {
-    try {
-      Class.forName("org.apache.kerby.kerberos.kerb.server.SimpleKdcServer");
-      return false;
-    } catch (ClassNotFoundException e) {
-      return true;
-    }
-  }
-
-  /** Sets up this JVM's Kerberos client for the KDC, before its first use. */
-  static void prepareJvm() {
-    if (apacheDsKdc()) {
-      System.setProperty("sun.security.krb5.disableReferrals", "true");
-    }
-  }
-
   /** Starts the KDC, creates the principals, writes DIR/krb5.conf and the keytabs. */
   void startKdc() throws Exception {
-    prepareJvm();
     File kdcDir = new File(data, "kdc");
     File keytabs = new File(data, "keytabs");
     mkdirPrivate(kdcDir);
@@ -134,7 +111,10 @@ final class SecureMode {
         + "  rdns = false\n"
         + "  udp_preference_limit = 1\n"
         + "  forwardable = true\n"
-        // The AES types both KDCs (Kerby, ApacheDS) and current Kerberos libraries share.
+        // The AES types both KDCs (Kerby; ApacheDS, Hadoop 2.10's) and current Kerberos
+        // libraries share. Java 17 asks for the SHA-2 AES types first, which ApacheDS's KDC
+        // does not know: without this its TGS replies fail in the JDK with "Message stream
+        // modified (41)".
         + "  default_tkt_enctypes = aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96\n"
         + "  default_tgs_enctypes = aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96\n"
         + "  permitted_enctypes = aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96\n"

@@ -89,7 +89,6 @@ public final class SecureSmokeCheck {
       throw new IOException(dir + " is not a --secure mini cluster");
     }
     System.setProperty("java.security.krb5.conf", env.get("MINICLUSTER_KRB5_CONF"));
-    SecureMode.prepareJvm();
 
     // Only the site files: what any client of the cluster has.
     Configuration conf = new Configuration(false);
