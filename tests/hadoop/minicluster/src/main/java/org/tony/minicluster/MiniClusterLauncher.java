@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
+import java.security.PrivilegedExceptionAction;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -37,7 +38,12 @@ import sun.misc.Signal;
  * <pre>
  * MiniClusterLauncher DIR [--nodemanagers N] [--gpus G] [--nm-memory-mb M]
  *                         [--nm-vcores V] [--max-lifetime-s S]
+ *                         [--secure [--rpc-protection authentication|integrity|privacy]]
  * </pre>
+ *
+ * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
+ * DIR also gets krb5.conf and user.keytab, and minicluster.env the MINICLUSTER_KRB5_CONF,
+ * MINICLUSTER_USER_PRINCIPAL, ... keys.
  *
  * Everything the cluster writes lies under DIR/data. Test code only.
  */
@@ -56,12 +62,18 @@ public final class MiniClusterLauncher {
     int nmVcores = 8;
     long maxLifetimeS = 0; // 0: no limit
     long readyTimeoutS = 240;
+    boolean secure;
+    String rpcProtection; // null: not given
   }
 
   private final Options opt;
   private final File data;
   private MiniDFSCluster dfs;
   private MiniYARNCluster yarn;
+  /** The Kerberized mode's KDC and keys; null without --secure. */
+  private SecureMode secure;
+  /** The user the tests run as (the OS user, and in secure mode the user principal's name). */
+  private String testUser;
   private final AtomicBoolean stopped = new AtomicBoolean(false);
 
   private MiniClusterLauncher(Options opt) {
@@ -76,7 +88,8 @@ public final class MiniClusterLauncher {
     } catch (IllegalArgumentException e) {
       System.err.println("minicluster: " + e.getMessage());
       System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
-          + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]");
+          + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]"
+          + " [--secure [--rpc-protection authentication|integrity|privacy]]");
       System.exit(2);
       return;
     }
@@ -132,7 +145,9 @@ public final class MiniClusterLauncher {
     Options o = new Options();
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
-      if (a.startsWith("--")) {
+      if (a.equals("--secure")) {
+        o.secure = true;
+      } else if (a.startsWith("--")) {
         if (i + 1 >= args.length) {
           throw new IllegalArgumentException(a + " needs a value");
         }
@@ -145,6 +160,7 @@ public final class MiniClusterLauncher {
             case "--nm-vcores": o.nmVcores = Integer.parseInt(v); break;
             case "--max-lifetime-s": o.maxLifetimeS = Long.parseLong(v); break;
             case "--ready-timeout-s": o.readyTimeoutS = Long.parseLong(v); break;
+            case "--rpc-protection": o.rpcProtection = v; break;
             default: throw new IllegalArgumentException("unknown option " + a);
           }
         } catch (NumberFormatException e) {
@@ -161,6 +177,17 @@ public final class MiniClusterLauncher {
     }
     if (o.nodeManagers < 1 || o.gpus < 0 || o.nmMemoryMb < 256 || o.nmVcores < 1) {
       throw new IllegalArgumentException("bad sizes");
+    }
+    if (o.rpcProtection != null) {
+      if (!o.secure) {
+        throw new IllegalArgumentException("--rpc-protection needs --secure");
+      }
+      if (!o.rpcProtection.matches("authentication|integrity|privacy")) {
+        throw new IllegalArgumentException(
+            "--rpc-protection: authentication, integrity or privacy, not " + o.rpcProtection);
+      }
+    } else if (o.secure) {
+      o.rpcProtection = "authentication";
     }
     return o;
   }
@@ -181,13 +208,43 @@ public final class MiniClusterLauncher {
 
     Configuration conf = new Configuration();
     conf.set("hadoop.tmp.dir", tmp.getAbsolutePath());
-    conf.set("hadoop.security.authentication", "simple");
-    conf.setBoolean("hadoop.security.authorization", false);
+    if (opt.secure) {
+      testUser = System.getProperty("user.name");
+      // The KDC first: the JVM's Kerberos configuration must be ours before any login.
+      secure = new SecureMode(opt.dir, data, opt.rpcProtection, testUser);
+      secure.startKdc();
+      secure.writeClasspathConf();
+      secure.applyCommon(conf);
+    } else {
+      conf.set("hadoop.security.authentication", "simple");
+      conf.setBoolean("hadoop.security.authorization", false);
+    }
     UserGroupInformation.setConfiguration(conf);
+    if (secure == null) {
+      testUser = UserGroupInformation.getCurrentUser().getShortUserName();
+    }
 
-    startHdfs(conf);
-    startYarn(conf);
-    waitForNodes();
+    if (secure == null) {
+      startHdfs(conf);
+      startYarn(conf);
+      waitForNodes();
+    } else {
+      // Each side in a doAs of its own principal: the threads its daemons start inherit it,
+      // and their RPC servers take their Kerberos identity from it (see SecureMode).
+      secure.loginHdfs().doAs((PrivilegedExceptionAction<Void>) () -> {
+        startHdfs(conf);
+        return null;
+      });
+      secure.loginAsYarn().doAs((PrivilegedExceptionAction<Void>) () -> {
+        startYarn(conf);
+        return null;
+      });
+      // As the test user, with a ticket from its keytab: the way a test comes in.
+      secure.loginTestUser().doAs((PrivilegedExceptionAction<Void>) () -> {
+        waitForNodes();
+        return null;
+      });
+    }
     writeSiteFiles();
   }
 
@@ -204,6 +261,9 @@ public final class MiniClusterLauncher {
     // The DataNode is told to clients by IP (127.0.0.1), never by a name.
     conf.setBoolean("dfs.client.use.datanode.hostname", false);
     conf.setBoolean("dfs.datanode.use.datanode.hostname", false);
+    if (secure != null) {
+      secure.applyHdfs(conf);
+    }
 
     dfs = new MiniDFSCluster.Builder(conf, new File(data, "dfs"))
         .numDataNodes(1)
@@ -215,14 +275,17 @@ public final class MiniClusterLauncher {
     dfs.waitActive();
     dfs.waitClusterUp();
 
-    // The usual directories of a fresh cluster.
+    // The usual directories of a fresh cluster (in secure mode as hdfs/localhost, whose short
+    // name, hdfs, the NameNode took as its superuser).
     FileSystem fs = dfs.getFileSystem();
-    String user = UserGroupInformation.getCurrentUser().getShortUserName();
     Path tmp = new Path("/tmp");
     fs.mkdirs(tmp);
     fs.setPermission(tmp, new FsPermission((short) 01777));
-    Path home = new Path("/user/" + user);
+    Path home = new Path("/user/" + testUser);
     fs.mkdirs(home);
+    if (secure != null) {
+      fs.setOwner(home, testUser, null);
+    }
   }
 
   // ---------------------------------------------------------------- YARN
@@ -231,6 +294,9 @@ public final class MiniClusterLauncher {
     // Starts from the live HDFS configuration, so it has the real fs.defaultFS.
     YarnConfiguration conf = new YarnConfiguration(dfs.getConfiguration(0));
     conf.set("fs.defaultFS", dfs.getURI().toString());
+    if (secure != null) {
+      secure.applyYarn(conf);
+    }
 
     // Our own loopback addresses with ephemeral ports (MiniYARNCluster would
     // otherwise pick "localhost:0" itself).
@@ -390,6 +456,10 @@ public final class MiniClusterLauncher {
         || k.equals("yarn.node-attribute.fs-store.root-dir")
         || k.equals("dfs.namenode.startup") || k.equals("dfs.namenode.name.dir")
         || k.equals("dfs.namenode.checkpoint.dir"));
+    if (secure != null) {
+      // A client checks a DataNode's principal (ClientDatanodeProtocol) against this key.
+      all.put("dfs.datanode.kerberos.principal", secure.hdfsPrincipal());
+    }
     // Hadoop writes a bound 127.0.0.1 back as "localhost"; clients get the
     // address itself, so no name has to resolve (nor to ::1).
     all.replaceAll((k, v) -> v.replaceAll("(^|[/,])localhost:", "$1" + LOOPBACK + ":"));
@@ -419,9 +489,12 @@ public final class MiniClusterLauncher {
     env.put("MINICLUSTER_RM_ADDRESS", all.get(YarnConfiguration.RM_ADDRESS));
     env.put("MINICLUSTER_RM_SCHEDULER_ADDRESS", all.get(YarnConfiguration.RM_SCHEDULER_ADDRESS));
     env.put("MINICLUSTER_RM_WEBAPP", all.get(YarnConfiguration.RM_WEBAPP_ADDRESS));
-    env.put("MINICLUSTER_USER", UserGroupInformation.getCurrentUser().getShortUserName());
+    env.put("MINICLUSTER_USER", testUser);
     env.put("MINICLUSTER_NODEMANAGERS", Integer.toString(opt.nodeManagers));
     env.put("MINICLUSTER_GPUS_PER_NODE", Long.toString(opt.gpus));
+    if (secure != null) {
+      secure.env(env);
+    }
     StringBuilder sb = new StringBuilder();
     for (Map.Entry<String, String> e : env.entrySet()) {
       sb.append(e.getKey()).append('=').append(e.getValue()).append('\n');
@@ -537,6 +610,9 @@ public final class MiniClusterLauncher {
       } catch (Throwable t) {
         System.err.println("minicluster: stopping HDFS: " + t);
       }
+    }
+    if (secure != null) {
+      secure.stop();
     }
   }
 }
