@@ -202,6 +202,7 @@ std::string GssStatusText(OM_uint32 major, OM_uint32 minor) {
       }
       std::string line(static_cast<const char*>(text.value), text.length);
       gss_release_buffer(&ignored, &text);
+      while (!line.empty() && (line.back() == '\0' || line.back() == '\n')) line.pop_back();
       if (!line.empty() &&
           line != "Unspecified GSS failure.  Minor code may provide more information") {
         parts.push_back(std::move(line));
@@ -292,7 +293,10 @@ absl::StatusOr<std::shared_ptr<KerberosCredentials>> KerberosCredentials::Acquir
     const KerberosLogin& login) {
   std::shared_ptr<KerberosCredentials> result(new KerberosCredentials());
   OM_uint32 minor = 0;
-  gss_OID_set_desc mechs = {1, const_cast<gss_OID>(gss_mech_krb5)};
+  // Kerberos itself (Hadoop RPC's GSSAPI) and SPNEGO over it (HTTP's Negotiate).
+  static gss_OID_desc spnego_oid = {6, const_cast<char*>("\x2b\x06\x01\x05\x05\x02")};
+  gss_OID_desc mech_list[] = {*gss_mech_krb5, spnego_oid};
+  gss_OID_set_desc mechs = {2, mech_list};
   OM_uint32 major = 0;
   if (!login.keytab.empty()) {
     std::string principal;

@@ -152,7 +152,8 @@ TEST_F(SecureE2eTest, ClientSpeaksGssapiWithPrivacyToTheRmAndSpnegoToWebHdfs) {
 
   hadoop::WebHdfsClient hdfs = Hdfs();
   const std::string dir = UserDir("spnego");
-  ASSERT_TRUE(hdfs.Create(dir + "/file.txt", "through SPNEGO").ok());
+  absl::Status created = hdfs.Create(dir + "/file.txt", "through SPNEGO");
+  ASSERT_TRUE(created.ok()) << created;
   absl::StatusOr<std::string> read = hdfs.Open(dir + "/file.txt");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(*read, "through SPNEGO");
