@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -123,7 +124,8 @@ class DigestMd5TestServer {
   const std::string& cipher() const { return cipher_; }
 
   // A token for the client: the server-to-client keys and the server's sequence number.
-  std::string Wrap(std::string_view message) {
+  // `first_pad_byte`, when set, replaces the first byte of 3des padding (to test its check).
+  std::string Wrap(std::string_view message, std::optional<uint8_t> first_pad_byte = {}) {
     std::string seq = BigEndian(send_seq_++);
     std::string mac = Hmac(kis_, seq + std::string(message)).substr(0, 10);
     std::string body;
@@ -134,6 +136,7 @@ class DigestMd5TestServer {
       if (cipher_ == "3des") {
         size_t pad = 8 - (message.size() + 10) % 8;
         plain.append(pad, static_cast<char>(pad));
+        if (first_pad_byte) plain[message.size()] = static_cast<char>(*first_pad_byte);
       }
       body = Crypt(encrypt_, plain + mac);
     }
