@@ -131,7 +131,9 @@ TEST(DigestMd5MechanismTest, RefusesAServerOfferingNothingTonySupports) {
     EXPECT_NE(message.find("the server offers no protection tony supports (qop " + c.qop),
               std::string_view::npos)
         << message;
-    if (!c.cipher.empty()) EXPECT_NE(message.find(c.cipher), std::string_view::npos) << message;
+    if (!c.cipher.empty()) {
+      EXPECT_NE(message.find(c.cipher), std::string_view::npos) << message;
+    }
     EXPECT_FALSE(mechanism.complete());
     EXPECT_FALSE(mechanism.Evaluate("rspauth=00000000000000000000000000000000").ok());
   }
@@ -310,8 +312,12 @@ TEST(DigestMd5SecurityLayerTest, ExchangesMessagesBothWaysWithTheServer) {
           EXPECT_EQ(token->size(), message.size() + 16);
           EXPECT_EQ(token->substr(0, message.size()), message);
         } else {
-          if (message.size() >= 5) EXPECT_EQ(token->find(message), std::string::npos);
-          if (c.cipher == "3des") EXPECT_EQ((token->size() - 6) % 8, 0u);
+          if (message.size() >= 5) {
+            EXPECT_EQ(token->find(message), std::string::npos);
+          }
+          if (c.cipher == "3des") {
+            EXPECT_EQ((token->size() - 6) % 8, 0u);
+          }
         }
         absl::StatusOr<std::string> at_server = s.server.Unwrap(*token);
         ASSERT_TRUE(at_server.ok()) << at_server.status() << " round " << round;
