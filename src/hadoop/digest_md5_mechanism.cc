@@ -177,7 +177,7 @@ absl::StatusOr<std::string> DigestMd5Mechanism::Respond(std::string_view challen
   // The strongest protection the server offers that tony has.
   std::optional<DigestMd5Cipher> cipher;
   if (Offers(challenge->qops, "auth-conf")) {
-    for (DigestMd5Cipher c : {DigestMd5Cipher::k3Des, DigestMd5Cipher::kRc4}) {
+    for (DigestMd5Cipher c : options_.ciphers) {
       if (Offers(challenge->ciphers, DigestMd5CipherName(c)) && DigestMd5CipherAvailable(c)) {
         cipher = c;
         break;

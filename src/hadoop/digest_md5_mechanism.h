@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hadoop/credentials.h"
 #include "hadoop/digest_md5_challenge.h"
@@ -37,6 +38,8 @@ struct DigestMd5Options {
   std::function<absl::StatusOr<std::string>()> cnonce;
   // The receive buffer the client announces (maxbuf in its response).
   size_t maxbuf = kDefaultDigestMd5MaxBuf;
+  // The ciphers auth-conf may use, most preferred first (tests narrow it to reach rc4).
+  std::vector<DigestMd5Cipher> ciphers = {DigestMd5Cipher::k3Des, DigestMd5Cipher::kRc4};
 };
 
 class DigestMd5Mechanism final : public SaslMechanism {

@@ -70,7 +70,7 @@ class DigestMd5TestServer {
     std::string password;  // what the server believes the password is
     std::string realm = "default";
     std::string qop = "auth";  // the qop-options it offers
-    std::string cipher;        // the cipher-opts it offers ("" for none)
+    std::string cipher = "";   // the cipher-opts it offers ("" for none)
     std::string digest_uri = "/default";
     std::string nonce = "OA6MG9tEQGm2hh";
     size_t maxbuf = 0;  // 0: no maxbuf directive (65536)

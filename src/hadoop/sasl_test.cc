@@ -224,7 +224,7 @@ class DigestServerTransport final : public SaslTransport {
     bool simple_server = false;      // answer NEGOTIATE with SUCCESS (security off)
     bool offer_kerberos_first = true;
     std::string qop = "auth";  // what the server offers (hadoop.rpc.protection)
-    std::string cipher;
+    std::string cipher = "";
   };
 
   explicit DigestServerTransport(Options options)
