@@ -189,6 +189,8 @@ TEST(DigestMd5MechanismTest, RefusesMalformedChallengesWithAClearError) {
       "nonce=\"n\",nonce=\"m\",algorithm=md5-sess",                    // duplicate nonce
       "nonce=\"n\",qop=\"auth\",qop=\"auth-int\",algorithm=md5-sess",  // duplicate qop
       "nonce=\"n\",algorithm=md5-sess,algorithm=md5-sess",             // duplicate algorithm
+      "nonce=\"n\",qop=\"\",algorithm=md5-sess",                       // empty qop list
+      "nonce=\"n\",qop=\" , \",algorithm=md5-sess",
       "nonce=\"n\",maxbuf=1024,maxbuf=2048,algorithm=md5-sess",
       "nonce=\"n\",cipher=\"3des\",cipher=\"rc4\",algorithm=md5-sess",
       "nonce=\"n\",charset=utf-8,charset=utf-8,algorithm=md5-sess",
