@@ -45,8 +45,9 @@ absl::StatusOr<std::string> RandomCnonce() {
   return Hex(std::string_view(reinterpret_cast<char*>(bytes), sizeof(bytes)));
 }
 
-// RFC 2831 2.1.2.1: with charset=utf-8, a string whose characters all lie in ISO 8859-1 is hashed
-// in ISO 8859-1 (as Java's server does); anything else is hashed as sent.
+// RFC 2831 2.1.2.1: with charset=utf-8, a user name, realm or password whose characters all lie in
+// ISO 8859-1 is hashed in ISO 8859-1 (each on its own, as Java's server does); anything else is
+// hashed as sent.
 std::string HashEncoding(std::string_view text, bool utf8) {
   if (!utf8) return std::string(text);
   std::string latin1;
@@ -211,9 +212,10 @@ absl::StatusOr<std::string> DigestMd5Mechanism::Respond(std::string_view challen
   const std::string& nonce = challenge->nonce;
   const bool utf8 = challenge->utf8;
 
-  const std::string a1 = StrCat(Md5(StrCat(HashEncoding(StrCat(username_, ":", realm, ":"), utf8),
-                                           HashEncoding(password_, utf8))),
-                                ":", nonce, ":", *cnonce);
+  const std::string a1 =
+      StrCat(Md5(StrCat(HashEncoding(username_, utf8), ":", HashEncoding(realm, utf8), ":",
+                        HashEncoding(password_, utf8))),
+             ":", nonce, ":", *cnonce);
   ha1_ = Md5(a1);
   if (ha1_.size() != 16) return absl::InternalError("DIGEST-MD5: MD5 failed");
   const std::string_view qop = QopName(qop_);

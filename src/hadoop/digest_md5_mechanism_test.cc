@@ -176,6 +176,19 @@ TEST(DigestMd5MechanismTest, QuotesAndHashesRealmsAsTheRfcSays) {
   std::string ha1 = TestMd5(StrCat(TestMd5("u:caf\xe9:p"), ":n:c"));
   EXPECT_EQ(d["response"], TestHex(TestMd5(StrCat(TestHex(ha1), ":n:00000001:c:auth:",
                                                   TestHex(TestMd5("AUTHENTICATE:/default"))))));
+
+  // Each of user name, realm and password on its own: a user name beyond U+00FF stays UTF-8
+  // while the realm still goes to ISO 8859-1.
+  const std::string cjk_user = "\xe7\x94\xa8";
+  DigestMd5Mechanism cjk(cjk_user, "p", FixedCnonce("c"));
+  ASSERT_TRUE(cjk.Start(Offer("", "default")).ok());
+  response = cjk.Evaluate(StrCat("realm=\"", utf8_realm,
+                                 "\",nonce=\"n\",qop=\"auth\",charset=utf-8,algorithm=md5-sess"));
+  ASSERT_TRUE(response.ok()) << response.status();
+  ha1 = TestMd5(StrCat(TestMd5(StrCat(cjk_user, ":caf\xe9:p")), ":n:c"));
+  EXPECT_EQ(TestParseDirectives(*response)["response"],
+            TestHex(TestMd5(StrCat(
+                TestHex(ha1), ":n:00000001:c:auth:", TestHex(TestMd5("AUTHENTICATE:/default"))))));
 }
 
 TEST(DigestMd5MechanismTest, RefusesMalformedChallengesWithAClearError) {
