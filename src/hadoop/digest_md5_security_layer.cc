@@ -108,6 +108,36 @@ struct DigestMd5SecurityLayer::CipherState {
   EVP_CIPHER_CTX* context = nullptr;
 };
 
+// A running cipher keyed from Kc (16 bytes): 3des takes K1,K2,K1 from Kc[0..14) and its IV from
+// Kc[8..16); rc4 takes all of Kc.
+absl::StatusOr<std::unique_ptr<DigestMd5SecurityLayer::CipherState>>
+DigestMd5SecurityLayer::NewCipherState(DigestMd5Cipher cipher, const EVP_CIPHER* evp,
+                                       const std::string& kc, bool encrypt) {
+  auto state = std::make_unique<CipherState>();
+  state->context = EVP_CIPHER_CTX_new();
+  if (state->context == nullptr || kc.size() != 16) {
+    return absl::InternalError("DIGEST-MD5: cannot allocate a cipher context");
+  }
+  std::string key = kc;
+  const unsigned char* iv = nullptr;
+  if (cipher == DigestMd5Cipher::k3Des) {
+    std::string k1 = DesKeyFrom56Bits(std::string_view(kc).substr(0, 7));
+    std::string k2 = DesKeyFrom56Bits(std::string_view(kc).substr(7, 7));
+    key = StrCat(k1, k2, k1);
+    iv = reinterpret_cast<const unsigned char*>(kc.data() + 8);
+  }
+  if (EVP_CipherInit_ex2(state->context, evp, nullptr, nullptr, encrypt ? 1 : 0, nullptr) != 1 ||
+      EVP_CIPHER_CTX_set_key_length(state->context, static_cast<int>(key.size())) != 1 ||
+      EVP_CipherInit_ex2(state->context, nullptr,
+                         reinterpret_cast<const unsigned char*>(key.data()), iv, -1,
+                         nullptr) != 1 ||
+      EVP_CIPHER_CTX_set_padding(state->context, 0) != 1) {
+    return absl::InternalError(
+        StrCat("DIGEST-MD5: cannot set up ", DigestMd5CipherName(cipher), ": ", OpenSslError()));
+  }
+  return state;
+}
+
 std::string_view DigestMd5CipherName(DigestMd5Cipher cipher) {
   switch (cipher) {
     case DigestMd5Cipher::k3Des:
@@ -147,36 +177,11 @@ absl::StatusOr<std::unique_ptr<DigestMd5SecurityLayer>> DigestMd5SecurityLayer::
     // All of these ciphers take n = 16 bytes of H(A1).
     std::string client_key = Md5(StrCat(ha1, kClientSealingMagic));
     std::string server_key = Md5(StrCat(ha1, kServerSealingMagic));
-    auto make = [&](const std::string& kc,
-                    bool encrypt) -> absl::StatusOr<std::unique_ptr<CipherState>> {
-      auto state = std::make_unique<CipherState>();
-      state->context = EVP_CIPHER_CTX_new();
-      if (state->context == nullptr || kc.size() != 16) {
-        return absl::InternalError("DIGEST-MD5: cannot allocate a cipher context");
-      }
-      std::string key = kc;
-      const unsigned char* iv = nullptr;
-      if (*cipher == DigestMd5Cipher::k3Des) {
-        std::string k1 = DesKeyFrom56Bits(std::string_view(kc).substr(0, 7));
-        std::string k2 = DesKeyFrom56Bits(std::string_view(kc).substr(7, 7));
-        key = StrCat(k1, k2, k1);
-        iv = reinterpret_cast<const unsigned char*>(kc.data() + 8);
-      }
-      if (EVP_CipherInit_ex2(state->context, evp, nullptr, nullptr, encrypt ? 1 : 0, nullptr) !=
-              1 ||
-          EVP_CIPHER_CTX_set_key_length(state->context, static_cast<int>(key.size())) != 1 ||
-          EVP_CipherInit_ex2(state->context, nullptr,
-                             reinterpret_cast<const unsigned char*>(key.data()), iv, -1,
-                             nullptr) != 1 ||
-          EVP_CIPHER_CTX_set_padding(state->context, 0) != 1) {
-        return absl::InternalError(StrCat("DIGEST-MD5: cannot set up ",
-                                          DigestMd5CipherName(*cipher), ": ", OpenSslError()));
-      }
-      return state;
-    };
-    absl::StatusOr<std::unique_ptr<CipherState>> encrypt = make(client_key, true);
+    absl::StatusOr<std::unique_ptr<CipherState>> encrypt =
+        NewCipherState(*cipher, evp, client_key, true);
     if (!encrypt.ok()) return encrypt.status();
-    absl::StatusOr<std::unique_ptr<CipherState>> decrypt = make(server_key, false);
+    absl::StatusOr<std::unique_ptr<CipherState>> decrypt =
+        NewCipherState(*cipher, evp, server_key, false);
     if (!decrypt.ok()) return decrypt.status();
     layer->encrypt_ = *std::move(encrypt);
     layer->decrypt_ = *std::move(decrypt);

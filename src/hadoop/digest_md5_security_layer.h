@@ -30,6 +30,8 @@
 
 #include "absl/status/statusor.h"
 
+struct evp_cipher_st;  // OpenSSL's EVP_CIPHER
+
 namespace tony::hadoop {
 
 enum class DigestMd5Cipher { k3Des, kRc4 };
@@ -57,6 +59,10 @@ class DigestMd5SecurityLayer {
  private:
   struct CipherState;
   DigestMd5SecurityLayer() = default;
+  static absl::StatusOr<std::unique_ptr<CipherState>> NewCipherState(DigestMd5Cipher cipher,
+                                                                     const evp_cipher_st* evp,
+                                                                     const std::string& kc,
+                                                                     bool encrypt);
   absl::StatusOr<std::string> UnwrapChecked(std::string_view token);
 
   std::string send_integrity_key_;     // Kic
