@@ -147,7 +147,6 @@ absl::Status DigestMd5Mechanism::Start(const proto::SaslAuthOffer& offer) {
 }
 
 absl::StatusOr<std::string> DigestMd5Mechanism::Evaluate(std::string_view challenge) {
-  absl::StatusOr<std::string> out;
   switch (state_) {
     case State::kNew:
       return absl::FailedPreconditionError("DIGEST-MD5: not started");
@@ -155,12 +154,13 @@ absl::StatusOr<std::string> DigestMd5Mechanism::Evaluate(std::string_view challe
       return absl::FailedPreconditionError("DIGEST-MD5: already complete");
     case State::kFailed:
       return absl::FailedPreconditionError("DIGEST-MD5: the handshake failed earlier");
-    case State::kStarted:
+    case State::kStarted: {
       // DIGEST-MD5 has no initial response: the client waits for the server's challenge.
       if (challenge.empty()) return std::string();
-      out = Respond(challenge);
-      state_ = out.ok() ? State::kAwaitingRspauth : State::kFailed;
-      return out;
+      absl::StatusOr<std::string> response = Respond(challenge);
+      state_ = response.ok() ? State::kAwaitingRspauth : State::kFailed;
+      return response;
+    }
     case State::kAwaitingRspauth: {
       absl::Status status = CheckRspauth(challenge);
       state_ = status.ok() ? State::kComplete : State::kFailed;
