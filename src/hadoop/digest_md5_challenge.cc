@@ -157,7 +157,7 @@ absl::StatusOr<DigestMd5Challenge> ParseDigestMd5Challenge(std::string_view text
   }
   if (!seen_nonce || challenge.nonce.empty()) return Malformed("the challenge has no nonce");
   if (!seen_algorithm) return Malformed("the challenge has no algorithm=md5-sess");
-  if (!seen_qop) challenge.qops.push_back("auth");
+  if (!seen_qop) challenge.qops.emplace_back("auth");
   if (challenge.qops.empty()) return Malformed("the qop directive names no protection");
   return challenge;
 }

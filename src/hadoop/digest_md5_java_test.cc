@@ -3,11 +3,11 @@
 // where OpenSSL's legacy provider loads). Skipped where no `java` (17 or later) is on PATH.
 
 #include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <string>
 #include <vector>

@@ -23,7 +23,7 @@ std::string Md5(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_md5(), nullptr) != 1) return {};
-  return std::string(reinterpret_cast<char*>(digest), length);
+  return {reinterpret_cast<char*>(digest), length};
 }
 
 std::string Hex(std::string_view bytes) {
@@ -128,7 +128,7 @@ std::string DigestMd5Mechanism::Password(const Token& token) {
   return Base64Encode(token.password);
 }
 
-DigestMd5Mechanism::DigestMd5Mechanism(Token token, Options options)
+DigestMd5Mechanism::DigestMd5Mechanism(const Token& token, Options options)
     : DigestMd5Mechanism(UserName(token), Password(token), std::move(options)) {}
 
 DigestMd5Mechanism::DigestMd5Mechanism(std::string username, std::string password, Options options)

@@ -46,7 +46,7 @@ class DigestMd5Mechanism final : public SaslMechanism {
  public:
   using Options = DigestMd5Options;
 
-  explicit DigestMd5Mechanism(Token token, Options options = {});
+  explicit DigestMd5Mechanism(const Token& token, Options options = {});
   // Plain credentials, for tests and the RFC's examples; a token's are UserName and Password.
   DigestMd5Mechanism(std::string username, std::string password, Options options);
   ~DigestMd5Mechanism() override;

@@ -27,7 +27,7 @@ proto::SaslAuthOffer Offer(const std::string& protocol, const std::string& serve
   return offer;
 }
 
-DigestMd5Options FixedCnonce(std::string cnonce) {
+DigestMd5Options FixedCnonce(const std::string& cnonce) {
   DigestMd5Options options;
   options.cnonce = [cnonce]() -> absl::StatusOr<std::string> { return cnonce; };
   return options;
@@ -118,9 +118,10 @@ TEST(DigestMd5MechanismTest, PicksTheStrongestProtectionAndCipherOffered) {
 }
 
 TEST(DigestMd5MechanismTest, RefusesAServerOfferingNothingTonySupports) {
-  for (SelectionCase c : std::vector<SelectionCase>{{"auth-conf", "des,rc4-40,rc4-56", "", ""},
-                                                    {"auth-conf", "", "", ""},
-                                                    {"x-other", "", "", ""}}) {
+  for (const SelectionCase& c :
+       std::vector<SelectionCase>{{"auth-conf", "des,rc4-40,rc4-56", "", ""},
+                                  {"auth-conf", "", "", ""},
+                                  {"x-other", "", "", ""}}) {
     SCOPED_TRACE(SelectionChallenge(c));
     DigestMd5Mechanism mechanism("u", "p", FixedCnonce("c"));
     ASSERT_TRUE(mechanism.Start(Offer("", "default")).ok());
