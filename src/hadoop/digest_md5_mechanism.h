@@ -8,8 +8,9 @@
 // id), the realm is the first one the server's challenge names. The server proves it knows the
 // password with rspauth in SUCCESS, which must match.
 //
-// Protection: the strongest the server offers, auth-conf > auth-int > auth, as Java's client does
-// for hadoop.rpc.protection=privacy, integrity, authentication. For auth-conf the cipher is 3des,
+// Protection: the strongest the server offers, auth-conf > auth-int > auth. (Hadoop's Java client
+// takes the first of its own hadoop.rpc.protection list that the server offers; tony reads no such
+// setting, and the server's list is what the cluster requires.) For auth-conf the cipher is 3des,
 // or rc4 when the server offers no 3des and OpenSSL's legacy provider is there
 // (digest_md5_security_layer.h). A server whose offers are all beyond that (say auth-conf with
 // des only) is refused with a message that names its offers.
