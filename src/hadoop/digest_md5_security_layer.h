@@ -16,6 +16,11 @@
 // only where OpenSSL's legacy provider can be loaded. The weak des, rc4-40 and rc4-56 are not
 // offered.
 //
+// Wrap takes at most max_wrap_size() bytes: a sender splits longer data (Hadoop's client wraps its
+// stream in pieces of the negotiated raw send size). Unwrap takes a token of any size, since
+// Hadoop's server wraps each whole response in one token, maxbuf or not; bounding what is read is
+// the connection's job.
+//
 // Unwrap refuses a token whose message type, sequence number (so replays, losses and reordering),
 // MAC or padding is wrong. After any failure the layer stays failed: the cipher and sequence
 // state are no longer in step with the server's, and the connection must be dropped.
