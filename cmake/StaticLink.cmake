@@ -82,11 +82,10 @@ function(_tony_static_pkg prefix)
   set(TONY_DYNAMIC_LIBRARIES "${dynamic}" PARENT_SCOPE)
 endfunction()
 
-# What the archives of libcurl, libldap, librtmp and libgsasl need beyond their .pc files.
+# What the archives of libcurl, libldap and librtmp need beyond their .pc files.
 pkg_check_modules(TONY_STATIC_EXTRA REQUIRED gnutls libsasl2 libpsl libidn2 libbrotlidec)
 _tony_static_pkg(GRPCPP)
 _tony_static_pkg(LIBARCHIVE)
-_tony_static_pkg(GSASL)
 _tony_static_pkg(KRB5)
 _tony_static_pkg(MHD)
 _tony_static_pkg(CURL ${TONY_STATIC_EXTRA_STATIC_LIBRARIES})

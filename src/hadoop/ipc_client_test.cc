@@ -1,7 +1,6 @@
 #include "hadoop/ipc_client.h"
 
 #include <arpa/inet.h>
-#include <gsasl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -18,6 +17,7 @@
 
 #include "common/strings.h"
 #include "hadoop/digest_md5_mechanism.h"
+#include "hadoop/digest_md5_test_server.h"
 #include "hadoop/ipc.pb.h"
 #include "hadoop/rpc_codec.h"
 
@@ -371,7 +371,7 @@ TEST(IpcClientTest, FatalErrorAboutTheConnectionReachesTheCaller) {
   EXPECT_NE(Message(status).find("User alice is not authorized"), std::string::npos) << status;
 }
 
-// The server side of Hadoop's SASL exchange for a token, with libgsasl's DIGEST-MD5 server.
+// The server side of Hadoop's SASL exchange for a token, with the test's DIGEST-MD5 server.
 void AcceptToken(ServerConnection& c, const std::string& password_base64, bool* authenticated,
                  std::optional<proto::IpcConnectionContext>* context) {
   if (c.ReadPreamble() != "hrpc\x09\x00\xdf"s) return;
@@ -389,22 +389,8 @@ void AcceptToken(ServerConnection& c, const std::string& password_base64, bool* 
   auto send_sasl = [&](const proto::RpcSasl& message) {
     c.Respond(kSaslCallId, proto::RPC_STATUS_SUCCESS, &message);
   };
-  Gsasl* context_gsasl = nullptr;
-  Gsasl_session* session = nullptr;
-  gsasl_init(&context_gsasl);
-  gsasl_server_start(context_gsasl, "DIGEST-MD5", &session);
-  gsasl_property_set(session, GSASL_REALM, "default");
-  gsasl_property_set(session, GSASL_PASSWORD, password_base64.c_str());
-  auto step = [&](std::string_view input, int* rc) {
-    char* out = nullptr;
-    size_t length = 0;
-    *rc = gsasl_step(session, input.data(), input.size(), &out, &length);
-    std::string result(out != nullptr ? out : "", out != nullptr ? length : 0);
-    gsasl_free(out);
-    return result;
-  };
+  digest_test::DigestMd5TestServer server({.password = password_base64});
   proto::RpcSasl message;
-  int rc = 0;
   if (read_sasl(&message) && message.state() == proto::SASL_NEGOTIATE) {
     proto::RpcSasl offer;
     offer.set_state(proto::SASL_NEGOTIATE);
@@ -413,14 +399,14 @@ void AcceptToken(ServerConnection& c, const std::string& password_base64, bool* 
     auth->set_mechanism("DIGEST-MD5");
     auth->set_protocol("");
     auth->set_server_id("default");
-    auth->set_challenge(step("", &rc));
+    auth->set_challenge(server.Challenge());
     send_sasl(offer);
     if (read_sasl(&message) && message.state() == proto::SASL_INITIATE) {
-      std::string rspauth = step(message.token(), &rc);
-      if (rc == GSASL_OK) {
+      absl::StatusOr<std::string> rspauth = server.Verify(message.token());
+      if (rspauth.ok()) {
         proto::RpcSasl success;
         success.set_state(proto::SASL_SUCCESS);
-        success.set_token(rspauth);
+        success.set_token(*rspauth);
         send_sasl(success);
         *authenticated = true;
       } else {
@@ -430,8 +416,6 @@ void AcceptToken(ServerConnection& c, const std::string& password_base64, bool* 
       }
     }
   }
-  gsasl_finish(session);
-  gsasl_done(context_gsasl);
   if (!*authenticated) return;
   std::optional<std::string> body = c.ReadFrame();
   if (!body) return;

@@ -1,6 +1,5 @@
 #include "hadoop/sasl.h"
 
-#include <gsasl.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +11,7 @@
 
 #include "common/strings.h"
 #include "hadoop/digest_md5_mechanism.h"
+#include "hadoop/digest_md5_test_server.h"
 
 namespace tony::hadoop {
 namespace {
@@ -199,15 +199,14 @@ TEST(DigestMd5Test, RejectsAServerThatDoesNotKnowThePassword) {
   EXPECT_FALSE(mechanism.complete());
 }
 
-TEST(DigestMd5Test, RefusesIntegrityOrPrivacyProtection) {
+TEST(DigestMd5Test, PicksIntegrityWhenTheServerRequiresIt) {
   DigestMd5Mechanism mechanism(kToken);
   ASSERT_TRUE(mechanism.Start(TokenOffer()).ok());
   absl::StatusOr<std::string> response = mechanism.Evaluate(
       "realm=\"default\",nonce=\"n\",qop=\"auth-int\",charset=utf-8,algorithm=md5-sess");
-  ASSERT_FALSE(response.ok());
-  EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(ToStd(response.status().message()).find("hadoop.rpc.protection"),
-            std::string_view::npos);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(ParseDirectives(*response)["qop"], "auth-int");
+  EXPECT_EQ(mechanism.qop(), SaslQop::kAuthInt);
 }
 
 TEST(DigestMd5Test, RejectsGarbageChallenge) {
@@ -216,26 +215,21 @@ TEST(DigestMd5Test, RejectsGarbageChallenge) {
   EXPECT_FALSE(mechanism.Evaluate("this is not a challenge").ok());
 }
 
-// The server side of the handshake in memory, with libgsasl's DIGEST-MD5 server as the peer.
-class GsaslServerTransport final : public SaslTransport {
+// The server side of the handshake in memory, with the test's own DIGEST-MD5 server as the peer.
+class DigestServerTransport final : public SaslTransport {
  public:
   struct Options {
     std::string password;            // what the server believes the token password is (base64)
     bool challenge_in_offer = true;  // Hadoop's servers put the first challenge in NEGOTIATE
     bool simple_server = false;      // answer NEGOTIATE with SUCCESS (security off)
     bool offer_kerberos_first = true;
+    std::string qop = "auth";  // what the server offers (hadoop.rpc.protection)
+    std::string cipher = "";
   };
 
-  explicit GsaslServerTransport(Options options) : options_(std::move(options)) {
-    EXPECT_EQ(gsasl_init(&context_), GSASL_OK);
-    EXPECT_EQ(gsasl_server_start(context_, "DIGEST-MD5", &session_), GSASL_OK);
-    gsasl_property_set(session_, GSASL_REALM, "default");
-    gsasl_property_set(session_, GSASL_PASSWORD, options_.password.c_str());
-  }
-  ~GsaslServerTransport() override {
-    gsasl_finish(session_);
-    gsasl_done(context_);
-  }
+  explicit DigestServerTransport(Options options)
+      : options_(std::move(options)),
+        server_({.password = options_.password, .qop = options_.qop, .cipher = options_.cipher}) {}
 
   absl::Status Send(const proto::RpcSasl& message) override {
     sent.push_back(message);
@@ -256,22 +250,22 @@ class GsaslServerTransport final : public SaslTransport {
         }
         proto::SaslAuthOffer* token = reply.add_auths();
         *token = TokenOffer();
-        if (options_.challenge_in_offer) token->set_challenge(ServerStep(""));
+        if (options_.challenge_in_offer) token->set_challenge(server_.Challenge());
         break;
       }
       case proto::SASL_INITIATE:
       case proto::SASL_RESPONSE: {
         if (message.state() == proto::SASL_INITIATE && !options_.challenge_in_offer) {
           reply.set_state(proto::SASL_CHALLENGE);
-          reply.set_token(ServerStep(""));
+          reply.set_token(server_.Challenge());
           break;
         }
-        std::string out = ServerStep(message.token());
-        if (last_rc_ != GSASL_OK) {
+        absl::StatusOr<std::string> rspauth = server_.Verify(message.token());
+        if (!rspauth.ok()) {
           return absl::PermissionDeniedError("javax.security.sasl.SaslException: bad digest");
         }
         reply.set_state(proto::SASL_SUCCESS);
-        reply.set_token(out);
+        reply.set_token(*rspauth);
         break;
       }
       default:
@@ -288,27 +282,17 @@ class GsaslServerTransport final : public SaslTransport {
     return reply;
   }
 
+  digest_test::DigestMd5TestServer& server() { return server_; }
   std::vector<proto::RpcSasl> sent;
 
  private:
-  std::string ServerStep(std::string_view input) {
-    char* out = nullptr;
-    size_t length = 0;
-    last_rc_ = gsasl_step(session_, input.data(), input.size(), &out, &length);
-    std::string result(out != nullptr ? out : "", out != nullptr ? length : 0);
-    gsasl_free(out);
-    return result;
-  }
-
   Options options_;
-  Gsasl* context_ = nullptr;
-  Gsasl_session* session_ = nullptr;
-  int last_rc_ = GSASL_OK;
+  digest_test::DigestMd5TestServer server_;
   std::deque<proto::RpcSasl> replies_;
 };
 
-TEST(SaslHandshakeTest, AuthenticatesWithTokenAgainstGsaslServer) {
-  GsaslServerTransport server({.password = DigestMd5Mechanism::Password(kToken)});
+TEST(SaslHandshakeTest, AuthenticatesWithTokenAgainstDigestServer) {
+  DigestServerTransport server({.password = DigestMd5Mechanism::Password(kToken)});
   DigestMd5Mechanism mechanism(kToken);
   SaslMechanism* used = nullptr;
   absl::StatusOr<SaslOutcome> outcome = RunSaslHandshake(server, {&mechanism}, "rm:8030", &used);
@@ -330,7 +314,7 @@ TEST(SaslHandshakeTest, AuthenticatesWithTokenAgainstGsaslServer) {
 }
 
 TEST(SaslHandshakeTest, HandlesAChallengeRoundWhenTheOfferHasNoChallenge) {
-  GsaslServerTransport server(
+  DigestServerTransport server(
       {.password = DigestMd5Mechanism::Password(kToken), .challenge_in_offer = false});
   DigestMd5Mechanism mechanism(kToken);
   absl::StatusOr<SaslOutcome> outcome = RunSaslHandshake(server, {&mechanism}, "rm:8030");
@@ -343,7 +327,7 @@ TEST(SaslHandshakeTest, HandlesAChallengeRoundWhenTheOfferHasNoChallenge) {
 }
 
 TEST(SaslHandshakeTest, WrongPasswordFails) {
-  GsaslServerTransport server({.password = "bm90IHRoZSBwYXNzd29yZA=="});
+  DigestServerTransport server({.password = "bm90IHRoZSBwYXNzd29yZA=="});
   DigestMd5Mechanism mechanism(kToken);
   absl::StatusOr<SaslOutcome> outcome = RunSaslHandshake(server, {&mechanism}, "rm:8030");
   ASSERT_FALSE(outcome.ok());
@@ -352,7 +336,7 @@ TEST(SaslHandshakeTest, WrongPasswordFails) {
 }
 
 TEST(SaslHandshakeTest, SwitchesToSimpleWhenTheServerHasNoSecurity) {
-  GsaslServerTransport server({.password = "x", .simple_server = true});
+  DigestServerTransport server({.password = "x", .simple_server = true});
   DigestMd5Mechanism mechanism(kToken);
   absl::StatusOr<SaslOutcome> outcome = RunSaslHandshake(server, {&mechanism}, "rm:8030");
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -360,13 +344,35 @@ TEST(SaslHandshakeTest, SwitchesToSimpleWhenTheServerHasNoSecurity) {
 }
 
 TEST(SaslHandshakeTest, NoUsableMechanismNamesTheOffers) {
-  GsaslServerTransport server({.password = "x"});
+  DigestServerTransport server({.password = "x"});
   absl::StatusOr<SaslOutcome> outcome = RunSaslHandshake(server, {}, "rm:8030");
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.status().code(), absl::StatusCode::kPermissionDenied);
   std::string_view message = ToStd(outcome.status().message());
   EXPECT_NE(message.find("KERBEROS/GSSAPI, TOKEN/DIGEST-MD5"), std::string_view::npos) << message;
   EXPECT_NE(message.find("rm:8030"), std::string_view::npos);
+}
+
+TEST(SaslHandshakeTest, PrivacyHandshakeLeavesAnEncryptingMechanism) {
+  DigestServerTransport server({.password = DigestMd5Mechanism::Password(kToken),
+                                .qop = "auth-conf,auth-int,auth",
+                                .cipher = "des,3des,rc4-40"});
+  DigestMd5Mechanism mechanism(kToken);
+  SaslMechanism* used = nullptr;
+  absl::StatusOr<SaslOutcome> outcome = RunSaslHandshake(server, {&mechanism}, "rm:8030", &used);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_EQ(used, &mechanism);
+  EXPECT_EQ(used->qop(), SaslQop::kAuthConf);
+  EXPECT_EQ(server.server().cipher(), "3des");
+  absl::StatusOr<std::string> token = used->Wrap("getApplications");
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(token->find("getApplications"), std::string::npos);
+  absl::StatusOr<std::string> seen = server.server().Unwrap(*token);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(*seen, "getApplications");
+  absl::StatusOr<std::string> answer = used->Unwrap(server.server().Wrap("applications: none"));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(*answer, "applications: none");
 }
 
 }  // namespace

@@ -441,7 +441,7 @@ TEST_F(YarnE2eTest, SelfContainedBinaryNeedsOnlyGlibcBesidesItsListAndRunsEveryR
     EXPECT_TRUE(allowed.count(lib) || listed_prefix) << binary << " needs " << lib;
     for (const char* own :
          {"libstdc++", "libgcc_s", "libgrpc", "libprotobuf", "libabsl", "libcurl", "libarchive",
-          "libgsasl", "libpugixml", "libspdlog", "libfmt", "libssl", "libcrypto"}) {
+          "libpugixml", "libspdlog", "libfmt", "libssl", "libcrypto"}) {
       EXPECT_FALSE(lib.starts_with(own)) << binary << " links " << lib << " dynamically";
     }
   }
