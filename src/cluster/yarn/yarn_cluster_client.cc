@@ -103,9 +103,9 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
     absl::StatusOr<hadoop::Token> token =
         hadoop::GetHdfsDelegationToken(conf_, *namenode, options_.kerberos, renewer);
     if (!token.ok()) return token.status();
-    if (credentials.FindToken(token->service) == nullptr) {
-      credentials.AddToken(token->service, *std::move(token));
-    }
+    // Aliased by service, as Hadoop's clients do (copied first: the token is moved).
+    std::string alias = token->service;
+    if (credentials.FindToken(alias) == nullptr) credentials.AddToken(alias, *std::move(token));
   }
   return absl::OkStatus();
 }
