@@ -33,37 +33,6 @@ std::string PyDepsDir() {
   return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
 }
 
-// A FILE: ticket cache at `path` with the principal's ticket from the keytab, as kinit -kt makes
-// it; with `expired`, the ticket's end time is moved into the past, as an old cache holds it.
-absl::Status WriteTicketCache(const std::string& path, const std::string& principal,
-                              const std::string& keytab, bool expired) {
-  krb5_context context = nullptr;
-  if (krb5_init_context(&context) != 0) return absl::InternalError("krb5_init_context");
-  krb5_principal client = nullptr;
-  krb5_keytab kt = nullptr;
-  krb5_ccache cache = nullptr;
-  krb5_creds creds{};
-  krb5_error_code code = krb5_parse_name(context, principal.c_str(), &client);
-  if (code == 0) code = krb5_kt_resolve(context, ("FILE:" + keytab).c_str(), &kt);
-  if (code == 0) {
-    code = krb5_get_init_creds_keytab(context, &creds, client, kt, 0, nullptr, nullptr);
-  }
-  if (code == 0 && expired) {
-    creds.times.starttime = creds.times.authtime = 1000;
-    creds.times.endtime = creds.times.renew_till = 2000;
-  }
-  if (code == 0) code = krb5_cc_resolve(context, ("FILE:" + path).c_str(), &cache);
-  if (code == 0) code = krb5_cc_initialize(context, cache, client);
-  if (code == 0) code = krb5_cc_store_cred(context, cache, &creds);
-  std::string error = code != 0 ? krb5_get_error_message(context, code) : "";
-  if (cache != nullptr) krb5_cc_close(context, cache);
-  if (creds.client != nullptr) krb5_free_cred_contents(context, &creds);
-  if (kt != nullptr) krb5_kt_close(context, kt);
-  if (client != nullptr) krb5_free_principal(context, client);
-  krb5_free_context(context);
-  return code == 0 ? absl::OkStatus() : absl::InternalError(error);
-}
-
 // A keytab for `principal` whose key the KDC has never seen.
 void WriteWrongKeytab(const std::string& path, const std::string& principal) {
   krb5_context context = nullptr;
@@ -281,10 +250,8 @@ TEST_F(SecureE2eTest, DigitsExampleReadsItsDataFromHdfsWithTokens) {
 }
 
 TEST_F(SecureE2eTest, TicketCacheLoginWorksAsKinitLeavesIt) {
-  const std::string cache = runner_.work_dir() + "/krb5cc-kinit";
-  ASSERT_TRUE(WriteTicketCache(cache, principal_, keytab_, /*expired=*/false).ok());
+  // Env()'s cache holds the ticket kinit -kt would have put there.
   std::map<std::string, std::string> env = Env();
-  env["KRB5CCNAME"] = "FILE:" + cache;
   TonyResult r = runner_.Run({"cluster"}, 60000, env);
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
   EXPECT_NE(r.out.find("RUNNING"), std::string::npos) << r.out;
@@ -298,6 +265,9 @@ TEST_F(SecureE2eTest, TicketCacheLoginWorksAsKinitLeavesIt) {
 // Each bad login: one line naming the cause, exit 2 (1 for a KDC that is down), nothing submitted.
 class SecureBadLoginTest : public SecureE2eTest {
  protected:
+  std::map<std::string, std::string> NoCache() const {
+    return {{"KRB5CCNAME", "FILE:" + runner_.work_dir() + "/no-such-cache"}};
+  }
   std::string ExpectRefused(const std::vector<std::string>& conf,
                             const std::map<std::string, std::string>& env_overrides,
                             int exit_code = 2) {
@@ -322,7 +292,8 @@ class SecureBadLoginTest : public SecureE2eTest {
 };
 
 TEST_F(SecureBadLoginTest, NoTicketAndNoKeytab) {
-  const std::string error = ExpectRefused({}, {});
+  const std::string error =
+      ExpectRefused({}, {{"KRB5CCNAME", "FILE:" + runner_.work_dir() + "/no-such-cache"}});
   EXPECT_NE(error.find("no Kerberos ticket"), std::string::npos) << error;
   EXPECT_NE(error.find("run kinit"), std::string::npos) << error;
 }

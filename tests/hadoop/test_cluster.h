@@ -1,10 +1,11 @@
 #pragma once
 // The mini cluster an integration test runs against: the directory TONY_TEST_HADOOP_CONF_DIR
 // names (scripts/hadoop-minicluster start DIR [--secure]), Kerberized or not. On a Kerberized
-// one, tony processes get the cluster's krb5.conf and an empty ticket cache of their own, and log
-// in from the test user's keytab (tony.kerberos.*); the test process's own clients log in from
-// the same keytab.
+// one, tony processes get the cluster's krb5.conf and a ticket cache of their own holding the test
+// user's ticket, as `kinit -kt` leaves it; SubmitConf adds the keytab login (tony.kerberos.*) on
+// top. The test process's own clients log in from the same keytab.
 
+#include <krb5/krb5.h>
 #include <stdlib.h>
 
 #include <fstream>
@@ -15,12 +16,50 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/strings.h"
+#include "gtest/gtest.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/kerberos.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
 namespace tony::testing {
+
+// A FILE: ticket cache at `path` with the principal's ticket from the keytab, as kinit -kt makes
+// it; with `expired`, the ticket's end time is moved into the past, as an old cache holds it.
+inline absl::Status WriteTicketCache(const std::string& path, const std::string& principal,
+                                     const std::string& keytab, bool expired) {
+  krb5_context context = nullptr;
+  if (krb5_init_context(&context) != 0) return absl::InternalError("krb5_init_context");
+  krb5_principal client = nullptr;
+  krb5_keytab kt = nullptr;
+  krb5_ccache cache = nullptr;
+  krb5_creds creds{};
+  krb5_error_code code = krb5_parse_name(context, principal.c_str(), &client);
+  if (code == 0) code = krb5_kt_resolve(context, ("FILE:" + keytab).c_str(), &kt);
+  if (code == 0) {
+    code = krb5_get_init_creds_keytab(context, &creds, client, kt, 0, nullptr, nullptr);
+  }
+  if (code == 0 && expired) {
+    creds.times.starttime = creds.times.authtime = 1000;
+    creds.times.endtime = creds.times.renew_till = 2000;
+  }
+  if (code == 0) code = krb5_cc_resolve(context, ("FILE:" + path).c_str(), &cache);
+  if (code == 0) code = krb5_cc_initialize(context, cache, client);
+  if (code == 0) code = krb5_cc_store_cred(context, cache, &creds);
+  std::string error;
+  if (code != 0) {
+    const char* text = krb5_get_error_message(context, code);
+    error = text;
+    krb5_free_error_message(context, text);
+  }
+  if (cache != nullptr) krb5_cc_close(context, cache);
+  if (creds.client != nullptr) krb5_free_cred_contents(context, &creds);
+  if (kt != nullptr) krb5_kt_close(context, kt);
+  if (client != nullptr) krb5_free_principal(context, client);
+  krb5_free_context(context);
+  return code == 0 ? absl::OkStatus() : absl::InternalError(StrCat("ticket cache: ", error));
+}
 
 class TestCluster {
  public:
@@ -55,12 +94,18 @@ class TestCluster {
   }
 
   // The environment of a tony process: HADOOP_CONF_DIR and, when Kerberized, KRB5_CONFIG and a
-  // ticket cache under `work_dir` that holds nothing (so only the keytab can log in).
+  // ticket cache under `work_dir` with the test user's ticket (written on the first call).
   std::map<std::string, std::string> ProcessEnv(const std::string& work_dir) const {
     std::map<std::string, std::string> env = {{"HADOOP_CONF_DIR", conf_dir_}};
     if (secure()) {
+      const std::string cache = work_dir + "/krb5cc";
+      if (!std::ifstream(cache).good()) {
+        absl::Status written = WriteTicketCache(cache, Value("MINICLUSTER_USER_PRINCIPAL"),
+                                                Value("MINICLUSTER_USER_KEYTAB"), false);
+        EXPECT_TRUE(written.ok()) << written;
+      }
       env["KRB5_CONFIG"] = Value("MINICLUSTER_KRB5_CONF");
-      env["KRB5CCNAME"] = "FILE:" + work_dir + "/krb5cc-empty";
+      env["KRB5CCNAME"] = "FILE:" + cache;
     }
     return env;
   }
