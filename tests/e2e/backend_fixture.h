@@ -86,12 +86,15 @@ inline std::string DescribeProcesses(const std::vector<pid_t>& pids) {
   return out;
 }
 
-// GET `url` (redirects followed): the body, or "" on any failure.
+// GET `url` (redirects followed): the body, or "" on any failure. A server that asks for
+// Kerberos (a Kerberized cluster's web proxy) gets SPNEGO from this process's ticket cache.
 inline std::string HttpGet(const std::string& url) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return "";
   std::string body;
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_NEGOTIATE);
+  curl_easy_setopt(curl, CURLOPT_USERPWD, ":");
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
@@ -116,6 +119,10 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     cluster_ = TestCluster::FromEnvironment();
     if (!cluster_) GTEST_SKIP() << "TONY_TEST_HADOOP_CONF_DIR is not set (no mini cluster)";
     conf_dir_ = cluster_->conf_dir();
+    // This process's own HTTP requests (HttpGet) use the same ticket as the job's client.
+    if (cluster_->secure()) {
+      setenv("KRB5CCNAME", cluster_->ProcessEnv(runner_.work_dir())["KRB5CCNAME"].c_str(), 1);
+    }
   }
   void TearDown() override {
     if (yarn() && conf_dir_.empty()) return;
