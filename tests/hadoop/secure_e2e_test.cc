@@ -1,8 +1,9 @@
 // tony on the Kerberized mini cluster (scripts/hadoop-minicluster start DIR --secure
 // --rpc-protection privacy; TONY_TEST_HADOOP_CONF_DIR names it): the client's Kerberos logins
 // (keytab, ticket cache), GSSAPI with privacy to the ResourceManager and the NameNode, SPNEGO to
-// WebHDFS, delegation tokens, tasks that read and write HDFS with the tokens alone, and each way
-// a login or a token can be wrong. The shared backend suites run on this cluster too (CMake).
+// WebHDFS, delegation tokens, and each way a login or a token can be wrong. The shared backend
+// suites, and yarn_e2e_test's HDFS cases (tasks that read and write HDFS with their delegation
+// tokens alone, the digits example), run on this cluster too (tests/CMakeLists.txt).
 
 #include <gtest/gtest.h>
 #include <krb5/krb5.h>
@@ -25,13 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Message(const absl::Status& status) { return std::string(ToStd(status.message())); }
-
-// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native).
-std::string PyDepsDir() {
-  if (const char* dir = std::getenv("TONY_PYDEPS_DIR"); dir != nullptr && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
-}
 
 // A keytab for `principal` whose key the KDC has never seen.
 void WriteWrongKeytab(const std::string& path, const std::string& principal) {
@@ -91,9 +85,6 @@ class SecureE2eTest : public ::testing::Test {
     }
     for (const std::string& c : all) args.insert(args.end(), {"--conf", c});
     return args;
-  }
-  std::string ContainerStdout(const std::string& app_id) const {
-    return TonyRunner::ReadFilesBelow(cluster_->conf_dir() + "/data", "stdout", app_id);
   }
   hadoop::WebHdfsClient Hdfs() const {
     absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
@@ -171,82 +162,6 @@ TEST_F(SecureE2eTest, DelegationTokenFromTheNameNodeWorksAloneAndATamperedOneIsR
             std::string::npos)
       << refused.status();
   (void)Hdfs().Delete(dir, /*recursive=*/true);
-}
-
-TEST_F(SecureE2eTest, TasksReadAndWriteHdfsWithTheirDelegationTokensAlone) {
-  ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
-      << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
-  hadoop::WebHdfsClient hdfs = Hdfs();
-  const std::string dir = UserDir("io");
-  ASSERT_TRUE(hdfs.Create(dir + "/input.txt", "first line\nsecond\nthird\n").ok());
-  ASSERT_TRUE(hdfs.Mkdirs(dir + "/out", 0700).ok());
-  std::vector<std::string> args =
-      Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
-             "/usr/bin/python3 hdfs_io.py " + dir + "/input.txt " + dir + "/out");
-  args.insert(args.end(), {"--shell_env", "PYTHONPATH=" + PyDepsDir()});
-  TonyResult r = runner_.Run(args, 180000, Env());
-  ASSERT_EQ(r.exit_code, 0) << r.Describe() << ContainerStdout(r.app_id);
-  const std::string out = ContainerStdout(r.app_id);
-  for (const char* task : {"worker-0", "worker-1"}) {
-    absl::StatusOr<std::string> written = hdfs.Open(dir + "/out/" + task);
-    ASSERT_TRUE(written.ok()) << task << ": " << written.status();
-    EXPECT_EQ(*written, std::string(task) + " read 3 lines: first line");
-    absl::StatusOr<hadoop::FileStatus> status = hdfs.GetFileStatus(dir + "/out/" + task);
-    ASSERT_TRUE(status.ok());
-    EXPECT_EQ(status->owner, cluster_->user());  // the token's user, not the NodeManager's
-  }
-  // The tasks had no Kerberos ticket to fall back on.
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
-  EXPECT_EQ(out.find("ticket cache: FILE"), std::string::npos) << out;
-  EXPECT_NE(out.find("ticket cache: none"), std::string::npos) << out;
-  (void)hdfs.Delete(dir, /*recursive=*/true);
-}
-
-TEST_F(SecureE2eTest, DigitsExampleReadsItsDataFromHdfsWithTokens) {
-  ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
-      << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
-  const std::string csv = runner_.work_dir() + "/digits.csv";
-  ASSERT_EQ(std::system(("/usr/bin/python3 " +
-                         TonyRunner::SourcePath("examples/pytorch-digits/train.py") +
-                         " --export_digits " + csv)
-                            .c_str()),
-            0);
-  std::ifstream in(csv);
-  const std::string data((std::istreambuf_iterator<char>(in)), {});
-  hadoop::WebHdfsClient hdfs = Hdfs();
-  const std::string dir = UserDir("digits");
-  ASSERT_TRUE(hdfs.Create(dir + "/digits.csv", data).ok());
-  std::vector<std::string> args = {"submit",
-                                   "--backend",
-                                   "yarn",
-                                   "--src_dir",
-                                   TonyRunner::SourcePath("examples/pytorch-digits"),
-                                   "--executes",
-                                   "train.py",
-                                   "--python_binary_path",
-                                   "/usr/bin/python3",
-                                   "--conf_file",
-                                   TonyRunner::SourcePath("examples/pytorch-digits/tony.xml"),
-                                   "--conf",
-                                   "tony.am.memory=256m",
-                                   "--shell_env",
-                                   "PYTHONPATH=" + PyDepsDir(),
-                                   "--task_params=--hdfs_input_path hdfs://" + dir +
-                                       "/digits.csv --hdfs_output_path hdfs://" + dir +
-                                       "/model.pt"};
-  for (const std::string& c : cluster_->SubmitConf()) args.insert(args.end(), {"--conf", c});
-  TonyResult r = runner_.Run(args, 240000, Env());
-  ASSERT_EQ(r.exit_code, 0) << r.Describe() << ContainerStdout(r.app_id);
-  const std::string out = ContainerStdout(r.app_id);
-  EXPECT_NE(out.find("read 1797 samples from hdfs://" + dir + "/digits.csv"), std::string::npos)
-      << out;
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(test accuracy: ([0-9.]+))"))) << out;
-  EXPECT_GT(std::stod(match[1].str()), 0.9);
-  absl::StatusOr<hadoop::FileStatus> model = hdfs.GetFileStatus(dir + "/model.pt");
-  ASSERT_TRUE(model.ok()) << model.status();
-  EXPECT_GT(model->length, 10000);
-  (void)hdfs.Delete(dir, /*recursive=*/true);
 }
 
 TEST_F(SecureE2eTest, TicketCacheLoginWorksAsKinitLeavesIt) {

@@ -18,6 +18,7 @@
 #include "common/archive.h"
 #include "e2e/tony_runner.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/test_cluster.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
@@ -29,9 +30,9 @@ namespace fs = std::filesystem;
 class YarnE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* dir = std::getenv("TONY_TEST_HADOOP_CONF_DIR");
-    if (dir == nullptr) GTEST_SKIP() << "TONY_TEST_HADOOP_CONF_DIR is not set (no mini cluster)";
-    conf_dir_ = dir;
+    cluster_ = TestCluster::FromEnvironment();
+    if (!cluster_) GTEST_SKIP() << "TONY_TEST_HADOOP_CONF_DIR is not set (no mini cluster)";
+    conf_dir_ = cluster_->conf_dir();
   }
   void TearDown() override {
     if (conf_dir_.empty()) return;
@@ -53,21 +54,22 @@ class YarnE2eTest : public ::testing::Test {
       args.push_back("--conf");
       args.push_back("tony.containers.command=" + command);
     }
-    for (const std::string& c : conf) {
+    std::vector<std::string> all = conf;
+    for (const std::string& c : cluster_->SubmitConf()) all.push_back(c);
+    for (const std::string& c : all) {
       args.push_back("--conf");
       args.push_back(c);
     }
     return args;
   }
-  std::map<std::string, std::string> Env() const { return {{"HADOOP_CONF_DIR", conf_dir_}}; }
+  std::map<std::string, std::string> Env() const {
+    return cluster_->ProcessEnv(runner_.work_dir());
+  }
   TonyResult Run(const std::vector<std::string>& args) { return runner_.Run(args, 180000, Env()); }
 
   // What the ResourceManager says of the application.
   hadoop::ApplicationReport RmReport(const std::string& app_id) {
-    absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir_});
-    EXPECT_TRUE(conf.ok());
-    absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn =
-        hadoop::YarnClient::Connect(*conf, "");
+    absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn = cluster_->Yarn();
     EXPECT_TRUE(yarn.ok()) << yarn.status();
     absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(app_id);
     EXPECT_TRUE(id.ok()) << app_id;
@@ -87,15 +89,18 @@ class YarnE2eTest : public ::testing::Test {
   }
 
   hadoop::WebHdfsClient Hdfs() const {
-    absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir_});
-    EXPECT_TRUE(conf.ok());
-    absl::StatusOr<hadoop::HostPort> http =
-        conf.ok() ? conf->NameNodeHttpAddress() : absl::StatusOr<hadoop::HostPort>(conf.status());
-    EXPECT_TRUE(http.ok()) << http.status();
-    return hadoop::WebHdfsClient(http.ok() ? http->ToString() : "", hadoop::HadoopUser());
+    absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
+    EXPECT_TRUE(hdfs.ok()) << hdfs.status();
+    return *std::move(hdfs);
+  }
+  // A directory of this test's own under the user's HDFS home.
+  std::string UserDir(const std::string& name) const {
+    return "/user/" + cluster_->user() + "/" + name + "-" +
+           fs::path(runner_.work_dir()).filename().string();
   }
 
   std::string conf_dir_;
+  std::optional<TestCluster> cluster_;
   TonyRunner runner_;
 };
 
@@ -234,8 +239,7 @@ TEST_F(YarnE2eTest, TasksReadAndWriteHdfsWithTheJobsClientConfiguration) {
   ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
       << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
   hadoop::WebHdfsClient hdfs = Hdfs();
-  const std::string dir =
-      "/user/" + hadoop::HadoopUser() + "/io-" + fs::path(runner_.work_dir()).filename().string();
+  const std::string dir = UserDir("io");
   ASSERT_TRUE(hdfs.Create(dir + "/input.txt", "first line\nsecond\nthird\n").ok());
   ASSERT_TRUE(hdfs.Mkdirs(dir + "/out").ok());
   // Nothing of Hadoop in the tasks' environment but what tony gives them.
@@ -253,6 +257,15 @@ TEST_F(YarnE2eTest, TasksReadAndWriteHdfsWithTheJobsClientConfiguration) {
   // HADOOP_CONF_DIR is the job's own copy, in the container.
   const std::string out = ContainerStdout(r.app_id);
   EXPECT_TRUE(std::regex_search(out, std::regex("HADOOP_CONF_DIR=/\\S+/hadoop-conf\\b"))) << out;
+  if (cluster_->secure()) {
+    // Delegation tokens alone: no Kerberos ticket reached the tasks, and the files are the
+    // token's user's, not the NodeManager's.
+    EXPECT_EQ(out.find("ticket cache: FILE"), std::string::npos) << out;
+    EXPECT_NE(out.find("ticket cache: none"), std::string::npos) << out;
+    absl::StatusOr<hadoop::FileStatus> written = hdfs.GetFileStatus(dir + "/out/worker-0");
+    ASSERT_TRUE(written.ok()) << written.status();
+    EXPECT_EQ(written->owner, cluster_->user());
+  }
   (void)hdfs.Delete(dir, /*recursive=*/true);
 }
 
@@ -269,8 +282,7 @@ TEST_F(YarnE2eTest, DigitsExampleReadsItsDataFromHdfsAndWritesTheModelBack) {
   std::ifstream in(csv);
   const std::string data((std::istreambuf_iterator<char>(in)), {});
   hadoop::WebHdfsClient hdfs = Hdfs();
-  const std::string dir = "/user/" + hadoop::HadoopUser() + "/digits-" +
-                          fs::path(runner_.work_dir()).filename().string();
+  const std::string dir = UserDir("digits");
   ASSERT_TRUE(hdfs.Create(dir + "/digits.csv", data).ok());
   TonyResult r = Run({"submit", "--backend", "yarn", "--src_dir",
                       TonyRunner::SourcePath("examples/pytorch-digits"), "--executes", "train.py",
