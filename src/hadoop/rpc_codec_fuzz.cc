@@ -1,5 +1,5 @@
 // libFuzzer target for what a Hadoop server (or anything pretending to be one) can send tony: IPC
-// response frames, the SASL messages inside them, and credentials files. Any input must give a
+// response frames, the SASL messages inside them, credentials files and WebHDFS token strings. Any input must give a
 // value or an error Status, never a crash, a hang or a sanitizer report.
 
 #include <cstddef>
@@ -52,6 +52,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           tony::hadoop::Credentials::Parse(credentials->Serialize(format), "again");
       if (!back.ok() || !(*back == *credentials)) __builtin_trap();  // what tony writes it reads
     }
+  }
+  // A WebHDFS delegation token string (GETDELEGATIONTOKEN's urlString): a token, or an error;
+  // what decodes re-encodes to a string that decodes to the same token.
+  absl::StatusOr<tony::hadoop::Token> token = tony::hadoop::DecodeTokenUrlString(input);
+  if (token.ok()) {
+    absl::StatusOr<tony::hadoop::Token> again =
+        tony::hadoop::DecodeTokenUrlString(tony::hadoop::EncodeTokenUrlString(*token));
+    if (!again.ok() || !(*again == *token)) __builtin_trap();
   }
   return 0;
 }
