@@ -144,6 +144,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
   int64_t kill_deadline = 0;
   std::string progress;
   int64_t address_poll_ms = 20;
+  bool asked_ended_am = false;
 
   while (true) {
     if (interrupted_ != 0 && !kill_sent) {
@@ -172,7 +173,19 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
 
     if (!stub) {
       absl::StatusOr<cluster::AppReport> report = cluster_->GetReport(app_id);
-      if (report.ok() && IsFinal(*report)) return StatusFromReport(app_id, *report, last);
+      if (report.ok() && IsFinal(*report)) {
+        // A short job can end before this client first saw its AM listening. The AM waits for
+        // its client (tony.am.wait-client-signal-stop-timeout): ask it once for the whole status
+        // (every task) before settling for the backend's report.
+        if (!asked_ended_am && !report->last_am_address.empty()) {
+          asked_ended_am = true;
+          am_address = report->last_am_address;
+          attempt = std::max(report->attempt, 1);
+          stub = rpc::TonyAm::NewStub(rpc::AmChannel(am_address, credentials.am_cert_pem));
+          continue;
+        }
+        return StatusFromReport(app_id, *report, last);
+      }
       if (report.ok() && !report->am_address.empty()) {
         am_address = report->am_address;
         if (attempt > 0 && report->attempt > attempt) {

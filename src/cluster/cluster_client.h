@@ -39,7 +39,10 @@ struct AppReport {
   std::string name;  // the application's (tony.application.name)
   std::string user;  // who submitted it
   AppState state = AppState::kSubmitted;
-  std::string am_address;   // "host:port" once the AM listens
+  std::string am_address;  // "host:port" once the AM listens
+  // The address the AM registered, also after the job ended (YARN keeps it in the report): an AM
+  // that finished the job may still wait there for its client. Empty where unknown.
+  std::string last_am_address;
   std::string final_state;  // "SUCCEEDED" / "FAILED" / "KILLED" once the AM recorded it
   std::string diagnostics;
   std::string status_json;  // the AM's last word on the tasks, if it wrote one

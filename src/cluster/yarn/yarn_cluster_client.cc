@@ -27,6 +27,9 @@ AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
   report.tracking_url = yarn.tracking_url;
   if (yarn.current_attempt.has_value()) report.attempt = yarn.current_attempt->attempt_id;
   report.diagnostics = yarn.diagnostics;
+  if (yarn.rpc_port > 0 && !yarn.host.empty() && yarn.host != "N/A") {
+    report.last_am_address = StrCat(yarn.host, ":", yarn.rpc_port);
+  }
   using State = hadoop::YarnApplicationState;
   switch (yarn.state) {
     case State::kRunning:
