@@ -1,6 +1,6 @@
 // libFuzzer target for what a Hadoop server (or anything pretending to be one) can send tony: IPC
-// response frames, the SASL messages inside them, credentials files and WebHDFS token strings. Any input must give a
-// value or an error Status, never a crash, a hang or a sanitizer report.
+// response frames, the SASL messages inside them, credentials files and WebHDFS token strings. Any
+// input must give a value or an error Status, never a crash, a hang or a sanitizer report.
 
 #include <cstddef>
 #include <cstdint>
