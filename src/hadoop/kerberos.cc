@@ -17,6 +17,9 @@
 namespace tony::hadoop {
 namespace {
 
+// SPNEGO's mechanism OID, 1.3.6.1.5.5.2 (MIT exports no constant for it).
+gss_OID_desc kSpnego = {6, const_cast<char*>("\x2b\x06\x01\x05\x05\x02")};
+
 constexpr char kHowToLogIn[] =
     "run kinit, or set tony.kerberos.principal and tony.kerberos.keytab to log in from a keytab";
 
@@ -242,10 +245,9 @@ absl::StatusOr<std::string> SpnegoToken(const KerberosCredentials& credentials,
     return absl::InvalidArgumentError(
         StrCat("SPNEGO: bad service name ", service, ": ", GssStatusText(major, minor)));
   }
-  static gss_OID_desc spnego = {6, const_cast<char*>("\x2b\x06\x01\x05\x05\x02")};
   gss_ctx_id_t context = GSS_C_NO_CONTEXT;
   gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
-  major = gss_init_sec_context(&minor, credentials.handle(), &context, target, &spnego, 0, 0,
+  major = gss_init_sec_context(&minor, credentials.handle(), &context, target, &kSpnego, 0, 0,
                                GSS_C_NO_CHANNEL_BINDINGS, GSS_C_NO_BUFFER, nullptr, &output,
                                nullptr, nullptr);
   OM_uint32 ignored = 0;
@@ -294,8 +296,7 @@ absl::StatusOr<std::shared_ptr<KerberosCredentials>> KerberosCredentials::Acquir
   std::shared_ptr<KerberosCredentials> result(new KerberosCredentials());
   OM_uint32 minor = 0;
   // Kerberos itself (Hadoop RPC's GSSAPI) and SPNEGO over it (HTTP's Negotiate).
-  static gss_OID_desc spnego_oid = {6, const_cast<char*>("\x2b\x06\x01\x05\x05\x02")};
-  gss_OID_desc mech_list[] = {*gss_mech_krb5, spnego_oid};
+  gss_OID_desc mech_list[] = {*gss_mech_krb5, kSpnego};
   gss_OID_set_desc mechs = {2, mech_list};
   OM_uint32 major = 0;
   if (!login.keytab.empty()) {
