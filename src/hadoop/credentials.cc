@@ -126,6 +126,42 @@ std::string EncodeTokenUrlString(const Token& token) {
   return out;
 }
 
+absl::StatusOr<DelegationTokenIdentifier> DecodeDelegationTokenIdentifier(
+    std::string_view identifier) {
+  WritableReader reader(identifier);
+  absl::StatusOr<uint8_t> version = reader.ReadByte("token identifier version");
+  if (!version.ok()) return version.status();
+  if (*version != 0) {
+    return absl::InvalidArgumentError(
+        StrCat("token identifier version ", static_cast<int>(*version), " is not 0"));
+  }
+  DelegationTokenIdentifier id;
+  for (auto [field, what] :
+       {std::pair{&id.owner, "token owner"}, std::pair{&id.renewer, "token renewer"},
+        std::pair{&id.real_user, "token real user"}}) {
+    absl::StatusOr<std::string> text = reader.ReadLengthPrefixed(what);
+    if (!text.ok()) return text.status();
+    *field = *std::move(text);
+  }
+  for (auto [field, what] : {std::pair{&id.issue_date_ms, "token issue date"},
+                             std::pair{&id.max_date_ms, "token maximum date"}}) {
+    absl::StatusOr<int64_t> value = reader.ReadVLong(what);
+    if (!value.ok()) return value.status();
+    *field = *value;
+  }
+  for (auto [field, what] : {std::pair{&id.sequence_number, "token sequence number"},
+                             std::pair{&id.master_key_id, "token master key id"}}) {
+    absl::StatusOr<int32_t> value = reader.ReadVInt(what);
+    if (!value.ok()) return value.status();
+    *field = *value;
+  }
+  if (reader.remaining() != 0) {
+    return absl::InvalidArgumentError(
+        StrCat(reader.remaining(), " bytes after the token identifier's master key id"));
+  }
+  return id;
+}
+
 absl::StatusOr<Token> DecodeTokenUrlString(std::string_view text) {
   while (!text.empty() && text.back() == '=') text.remove_suffix(1);
   if (text.empty()) return absl::InvalidArgumentError("token string: empty");

@@ -38,6 +38,22 @@ std::string EncodeTokenUrlString(const Token& token);
 // The inverse; accepts padding and the standard alphabet too. Errors name what is malformed.
 [[nodiscard]] absl::StatusOr<Token> DecodeTokenUrlString(std::string_view text);
 
+// What a delegation token's identifier says (Hadoop's AbstractDelegationTokenIdentifier, Writable:
+// version byte 0, Text owner, renewer and real user, VLong issue and maximum dates in ms since the
+// epoch, VInt sequence number and master key id): HDFS's, YARN's and most others.
+struct DelegationTokenIdentifier {
+  std::string owner;
+  std::string renewer;
+  std::string real_user;
+  int64_t issue_date_ms = 0;
+  int64_t max_date_ms = 0;  // the token is dead after this, renewed or not
+  int32_t sequence_number = 0;
+  int32_t master_key_id = 0;
+};
+// Errors name what is malformed; bytes after the master key id are an error too.
+[[nodiscard]] absl::StatusOr<DelegationTokenIdentifier> DecodeDelegationTokenIdentifier(
+    std::string_view identifier);
+
 class Credentials {
  public:
   enum class Format : uint8_t { kWritable = 0, kProtobuf = 1 };

@@ -271,5 +271,43 @@ TEST(TokenUrlStringTest, RejectsWhatIsNotAToken) {
   EXPECT_FALSE(DecodeTokenUrlString("fw").ok());              // a length past the end
 }
 
+TEST(DelegationTokenIdentifierTest, DecodesHadoopsWritableLayout) {
+  // version 0, owner "alice", renewer "yarn", no real user, issued 1700000000000, dead at
+  // 1700604800000 (7 days later), sequence number 7, master key 300: as Hadoop writes them.
+  const std::string bytes(
+      "\x00"
+      "\x05"
+      "alice"
+      "\x04"
+      "yarn"
+      "\x00"
+      "\x8a\x01\x8b\xcf\xe5\x68\x00"
+      "\x8a\x01\x8b\xf3\xf1\xec\x00"
+      "\x07"
+      "\x8e\x01\x2c",
+      31);
+  absl::StatusOr<DelegationTokenIdentifier> id = DecodeDelegationTokenIdentifier(bytes);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->owner, "alice");
+  EXPECT_EQ(id->renewer, "yarn");
+  EXPECT_EQ(id->real_user, "");
+  EXPECT_EQ(id->issue_date_ms, 1700000000000);
+  EXPECT_EQ(id->max_date_ms, 1700604800000);
+  EXPECT_EQ(id->sequence_number, 7);
+  EXPECT_EQ(id->master_key_id, 300);
+
+  // Every truncation fails with an error, as does a byte too many or another version.
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(DecodeDelegationTokenIdentifier(bytes.substr(0, n)).ok()) << n;
+  }
+  EXPECT_FALSE(DecodeDelegationTokenIdentifier(bytes + '\x00').ok());
+  std::string other = bytes;
+  other[0] = 1;
+  absl::StatusOr<DelegationTokenIdentifier> versioned = DecodeDelegationTokenIdentifier(other);
+  ASSERT_FALSE(versioned.ok());
+  EXPECT_NE(versioned.status().message().find("version 1"), std::string::npos)
+      << versioned.status();
+}
+
 }  // namespace
 }  // namespace tony::hadoop

@@ -49,9 +49,12 @@ absl::StatusOr<HostPort> NameNodeOfUri(const std::string& uri) {
   return ParseHostPort(std::string(rest));
 }
 
-absl::StatusOr<Token> GetHdfsDelegationToken(const HadoopConf& conf, const HostPort& namenode,
-                                             std::shared_ptr<const KerberosCredentials> credentials,
-                                             const std::string& renewer) {
+namespace {
+
+// A Kerberos-authenticated ClientProtocol connection to the NameNode; errors start with `what`.
+absl::StatusOr<std::unique_ptr<IpcClient>> ConnectNameNode(
+    const HadoopConf& conf, const HostPort& namenode,
+    std::shared_ptr<const KerberosCredentials> credentials, const std::string& what) {
   const std::string principal = conf.Get("dfs.namenode.kerberos.principal");
   if (principal.empty()) {
     return absl::InvalidArgumentError(
@@ -65,16 +68,27 @@ absl::StatusOr<Token> GetHdfsDelegationToken(const HadoopConf& conf, const HostP
   options.sasl_mechanisms = KerberosSasl(std::move(credentials), principal, namenode.host);
   absl::StatusOr<std::unique_ptr<IpcClient>> client = IpcClient::Connect(std::move(options));
   if (!client.ok()) {
-    return absl::Status(client.status().code(),
-                        StrCat("HDFS delegation token from ", namenode.ToString(), ": ",
-                               ToStd(client.status().message())));
+    return absl::Status(client.status().code(), StrCat(what, " from ", namenode.ToString(), ": ",
+                                                       ToStd(client.status().message())));
   }
+  return client;
+}
+
+}  // namespace
+
+absl::StatusOr<Token> GetHdfsDelegationToken(const HadoopConf& conf, const HostPort& namenode,
+                                             std::shared_ptr<const KerberosCredentials> credentials,
+                                             const std::string& renewer) {
+  constexpr char kWhat[] = "HDFS delegation token";
+  absl::StatusOr<std::unique_ptr<IpcClient>> client =
+      ConnectNameNode(conf, namenode, std::move(credentials), kWhat);
+  if (!client.ok()) return client.status();
   proto::GetDelegationTokenRequest request;
   request.set_renewer(renewer);
   proto::GetDelegationTokenResponse response;
   if (absl::Status s = (*client)->Call("getDelegationToken", request, &response); !s.ok()) {
-    return absl::Status(s.code(), StrCat("HDFS delegation token from ", namenode.ToString(), ": ",
-                                         ToStd(s.message())));
+    return absl::Status(s.code(),
+                        StrCat(kWhat, " from ", namenode.ToString(), ": ", ToStd(s.message())));
   }
   if (!response.has_token() || response.token().identifier().empty()) {
     return absl::FailedPreconditionError(
@@ -84,6 +98,26 @@ absl::StatusOr<Token> GetHdfsDelegationToken(const HadoopConf& conf, const HostP
   Token token{response.token().identifier(), response.token().password(), kHdfsDelegationTokenKind,
               TokenService(namenode)};
   return token;
+}
+
+absl::StatusOr<int64_t> RenewHdfsDelegationToken(
+    const HadoopConf& conf, const HostPort& namenode,
+    std::shared_ptr<const KerberosCredentials> credentials, const Token& token) {
+  constexpr char kWhat[] = "renewing an HDFS delegation token";
+  absl::StatusOr<std::unique_ptr<IpcClient>> client =
+      ConnectNameNode(conf, namenode, std::move(credentials), kWhat);
+  if (!client.ok()) return client.status();
+  proto::RenewDelegationTokenRequest request;
+  request.mutable_token()->set_identifier(token.identifier);
+  request.mutable_token()->set_password(token.password);
+  request.mutable_token()->set_kind(token.kind);
+  request.mutable_token()->set_service(token.service);
+  proto::RenewDelegationTokenResponse response;
+  if (absl::Status s = (*client)->Call("renewDelegationToken", request, &response); !s.ok()) {
+    return absl::Status(s.code(),
+                        StrCat(kWhat, " at ", namenode.ToString(), ": ", ToStd(s.message())));
+  }
+  return static_cast<int64_t>(response.new_expiry_time());
 }
 
 }  // namespace tony::hadoop

@@ -1,7 +1,7 @@
 #pragma once
 // HDFS delegation tokens from a NameNode, over Hadoop RPC (ClientProtocol) authenticated with
 // Kerberos: what a client puts into a job's credentials so that its containers read HDFS with the
-// token alone.
+// token alone, and what the AM renews them with.
 //
 // Threads: a plain function; each call opens its own connection.
 
@@ -24,6 +24,12 @@ inline constexpr char kHdfsDelegationTokenKind[] = "HDFS_DELEGATION_TOKEN";
 [[nodiscard]] absl::StatusOr<Token> GetHdfsDelegationToken(
     const HadoopConf& conf, const HostPort& namenode,
     std::shared_ptr<const KerberosCredentials> credentials, const std::string& renewer);
+
+// Extends the token's life; the caller must be its renewer. Returns the new expiry time, in ms
+// since the epoch (never past the token's maximum date).
+[[nodiscard]] absl::StatusOr<int64_t> RenewHdfsDelegationToken(
+    const HadoopConf& conf, const HostPort& namenode,
+    std::shared_ptr<const KerberosCredentials> credentials, const Token& token);
 
 // The NameNode RPC address of an "hdfs://host[:port][/...]" URI (port 8020 when absent).
 [[nodiscard]] absl::StatusOr<HostPort> NameNodeOfUri(const std::string& uri);

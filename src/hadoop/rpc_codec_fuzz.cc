@@ -61,5 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         tony::hadoop::DecodeTokenUrlString(tony::hadoop::EncodeTokenUrlString(*token));
     if (!again.ok() || !(*again == *token)) __builtin_trap();
   }
+  // A delegation token's identifier (the AM reads when tokens die): fields, or an error.
+  (void)tony::hadoop::DecodeDelegationTokenIdentifier(input);
   return 0;
 }

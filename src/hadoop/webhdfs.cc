@@ -212,17 +212,28 @@ WebHdfsClient::WebHdfsClient(std::string namenode_http, std::string user, int ti
 WebHdfsClient::WebHdfsClient(std::string namenode_http, WebHdfsAuth auth, int timeout_ms)
     : namenode_http_(std::move(namenode_http)), auth_(std::move(auth)), timeout_ms_(timeout_ms) {}
 
+WebHdfsAuth WebHdfsClient::Auth() const {
+  std::lock_guard lock(*auth_mu_);
+  return auth_;
+}
+
+void WebHdfsClient::SetDelegationToken(Token token) {
+  std::lock_guard lock(*auth_mu_);
+  auth_.delegation = std::move(token);
+}
+
 absl::StatusOr<WebHdfsClient::Prepared> WebHdfsClient::Prepare(
     std::string_view path, std::string_view op,
     std::vector<std::pair<std::string, std::string>> params) const {
+  const WebHdfsAuth auth = Auth();
   std::string user;
   bool spnego = false;
-  if (auth_.delegation.has_value()) {
-    params.emplace_back("delegation", EncodeTokenUrlString(*auth_.delegation));
-  } else if (auth_.kerberos != nullptr) {
+  if (auth.delegation.has_value()) {
+    params.emplace_back("delegation", EncodeTokenUrlString(*auth.delegation));
+  } else if (auth.kerberos != nullptr) {
     spnego = true;
   } else {
-    user = auth_.user;
+    user = auth.user;
   }
   Prepared prepared;
   absl::StatusOr<std::string> url =
@@ -234,7 +245,7 @@ absl::StatusOr<WebHdfsClient::Prepared> WebHdfsClient::Prepare(
     if (size_t colon = host.rfind(':'); colon != std::string_view::npos) {
       host = host.substr(0, colon);
     }
-    absl::StatusOr<std::string> token = SpnegoToken(*auth_.kerberos, host);
+    absl::StatusOr<std::string> token = SpnegoToken(*auth.kerberos, host);
     if (!token.ok()) {
       return absl::Status(token.status().code(),
                           StrCat("WebHDFS ", op, " ", path, ": ", ToStd(token.status().message())));
@@ -245,7 +256,7 @@ absl::StatusOr<WebHdfsClient::Prepared> WebHdfsClient::Prepare(
 }
 
 absl::StatusOr<Token> WebHdfsClient::GetDelegationToken(const std::string& renewer) {
-  if (auth_.kerberos == nullptr) {
+  if (Auth().kerberos == nullptr) {
     return absl::FailedPreconditionError(
         "WebHDFS GETDELEGATIONTOKEN: the NameNode gives tokens only to Kerberos logins");
   }
@@ -322,7 +333,7 @@ absl::Status WebHdfsClient::Create(const std::string& path, std::string_view dat
 }
 
 absl::Status WebHdfsClient::CreateFromFile(const std::string& path, const std::string& local_file,
-                                           bool overwrite) {
+                                           bool overwrite, int permission) {
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(local_file.c_str(), "rb"));
   if (file == nullptr) {
     int error = errno;
@@ -345,8 +356,10 @@ absl::Status WebHdfsClient::CreateFromFile(const std::string& path, const std::s
                     }
                     return n;
                   }};
+  char octal[8];
+  std::snprintf(octal, sizeof(octal), "%o", permission & 07777);
   absl::StatusOr<Prepared> url =
-      Prepare(path, "CREATE", {{"overwrite", overwrite ? "true" : "false"}});
+      Prepare(path, "CREATE", {{"overwrite", overwrite ? "true" : "false"}, {"permission", octal}});
   if (!url.ok()) return url.status();
   return UploadTo(url->url, url->authorization, timeout_ms_, path, body);
 }

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -90,10 +91,11 @@ class WebHdfsClient {
   [[nodiscard]] absl::Status Create(const std::string& path, std::string_view data,
                                     bool overwrite = true);
 
-  // As Create, with the contents of the local file, streamed (never held in memory whole). A
-  // local file that cannot be opened is kNotFound or another error naming it.
+  // As Create, with the contents of the local file, streamed (never held in memory whole), and
+  // exactly `permission`. A local file that cannot be opened is kNotFound or another error
+  // naming it.
   [[nodiscard]] absl::Status CreateFromFile(const std::string& path, const std::string& local_file,
-                                            bool overwrite = true);
+                                            bool overwrite = true, int permission = 0644);
 
   // kNotFound for a missing path.
   [[nodiscard]] absl::StatusOr<FileStatus> GetFileStatus(const std::string& path);
@@ -110,6 +112,8 @@ class WebHdfsClient {
   [[nodiscard]] absl::Status Delete(const std::string& path, bool recursive);
 
   const std::string& namenode_http() const { return namenode_http_; }
+  // Authenticates the calls that follow with this token (a fresh one, for a long job).
+  void SetDelegationToken(Token token);
 
  private:
   // A NameNode request's URL, with this client's authentication parameter, and its
@@ -121,8 +125,12 @@ class WebHdfsClient {
   absl::StatusOr<Prepared> Prepare(std::string_view path, std::string_view op,
                                    std::vector<std::pair<std::string, std::string>> params) const;
 
+  WebHdfsAuth Auth() const;
+
   const std::string namenode_http_;
-  const WebHdfsAuth auth_;
+  // Behind a pointer, so that a client can be returned by value before it is shared.
+  std::unique_ptr<std::mutex> auth_mu_ = std::make_unique<std::mutex>();
+  WebHdfsAuth auth_;  // guarded by *auth_mu_
   const int timeout_ms_;
 };
 
