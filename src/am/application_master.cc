@@ -130,6 +130,12 @@ int ApplicationMaster::Run() {
   callbacks.on_ended_by_cluster = [this](std::string reason) {
     loop_.Post("ended by the cluster", [this, r = std::move(reason)] { Execute(job_.Fail(r)); });
   };
+  callbacks.on_task_tokens = [this](std::string credentials) {
+    loop_.Post("fresh task tokens", [this, c = std::move(credentials)] {
+      task_tokens_ = c;
+      ++task_tokens_version_;
+    });
+  };
   if (absl::Status started =
           allocator_->Start(options_.host, port_, tracking_url, std::move(callbacks));
       !started.ok()) {
@@ -364,6 +370,11 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
                                   grpc::ServerUnaryReactor* reactor) {
   response->set_stop(
       job_.OnHeartbeat(FromProto(request.task()), request.container_id(), request.rss_bytes()));
+  // Fresh credentials go out with the reply to each executor that has older ones.
+  if (request.tokens_version() < task_tokens_version_) {
+    response->set_tokens(task_tokens_);
+    response->set_tokens_version(task_tokens_version_);
+  }
   reactor->Finish(grpc::Status::OK);
 }
 

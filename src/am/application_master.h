@@ -127,6 +127,9 @@ class ApplicationMaster final : public AmRequestHandler {
   std::vector<SpecWaiter> spec_waiters_;
   std::vector<JobWatcher> watchers_;
   std::string tensorboard_url_;
+  // The newest credentials for running tasks from the allocator, and how many times they came.
+  std::string task_tokens_;
+  int64_t task_tokens_version_ = 0;
   std::optional<int64_t> decided_at_ms_;
   bool complete_ = false;
   std::optional<int64_t> completed_at_ms_;

@@ -283,6 +283,39 @@ TEST_F(ApplicationMasterTest, AnExecutorMayCallOnlyAboutItsOwnTask) {
   EXPECT_TRUE(stub_->Heartbeat(&own, heartbeat, &beat).ok());
 }
 
+TEST_F(ApplicationMasterTest, FreshTaskTokensGoOutOnceToEachExecutorThatLacksThem) {
+  Allocate("c2");
+  ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.launched_.size() == 1; }));
+  ASSERT_TRUE(Register(0, "c2", 7001).ok());
+  auto beat = [&](int64_t has_version) {
+    rpc::HeartbeatRequest request;
+    request.mutable_task()->set_type("worker");
+    request.mutable_task()->set_index(0);
+    request.set_container_id("c2");
+    request.set_tokens_version(has_version);
+    rpc::HeartbeatResponse response;
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, TaskAuth(0, "c2"));
+    EXPECT_TRUE(stub_->Heartbeat(&context, request, &response).ok());
+    return response;
+  };
+  // None yet: the container's own are all there is.
+  EXPECT_EQ(beat(0).tokens_version(), 0);
+  EXPECT_TRUE(beat(0).tokens().empty());
+
+  // The loop takes the tokens before the heartbeat that follows (its tasks run in order).
+  allocator_.callbacks_.on_task_tokens("HDTS first");
+  rpc::HeartbeatResponse fresh = beat(0);
+  EXPECT_EQ(fresh.tokens_version(), 1);
+  EXPECT_EQ(fresh.tokens(), "HDTS first");
+  // An executor that has them gets nothing more until newer ones come.
+  EXPECT_TRUE(beat(1).tokens().empty());
+  allocator_.callbacks_.on_task_tokens("HDTS second");
+  fresh = beat(1);
+  EXPECT_EQ(fresh.tokens_version(), 2);
+  EXPECT_EQ(fresh.tokens(), "HDTS second");
+}
+
 // An AM that waits for the client to read the final status, as under `tony submit`.
 class ApplicationMasterWithClientTest : public ApplicationMasterTest {
  protected:

@@ -83,11 +83,46 @@ absl::StatusOr<std::map<std::string, std::string>> TakeContainerSecrets() {
       kept.AddSecret(alias, secret);
     }
   }
-  if (absl::Status s = kept.WriteFile(path); !s.ok()) {
+  // Hadoop 2's readers know only the Writable layout.
+  if (absl::Status s = kept.WriteFile(path, hadoop::Credentials::Format::kWritable); !s.ok()) {
     return absl::Status(
         s.code(), StrCat("cannot remove tony's credentials from ", path, ": ", ToStd(s.message())));
   }
   return secrets;
+}
+
+// Replaces the tokens of the credentials file at `path` (a task's HADOOP_TOKEN_FILE_LOCATION)
+// with those of `fresh` by alias, adding new ones; the rest stays. Atomic: a task reading the file
+// sees the old or the new whole.
+absl::Status MergeTokensIntoFile(const std::string& path, const std::string& fresh) {
+  absl::StatusOr<hadoop::Credentials> update =
+      hadoop::Credentials::Parse(fresh, "fresh credentials from the AM");
+  if (!update.ok()) return update.status();
+  absl::StatusOr<hadoop::Credentials> current = hadoop::Credentials::ReadFile(path);
+  if (!current.ok()) return current.status();
+  for (const auto& [alias, token] : update->tokens()) current->AddToken(alias, token);
+  return current->WriteFile(path, hadoop::Credentials::Format::kWritable);
+}
+
+// What the AM needs to get fresh HDFS tokens: the keytab the client shipped, the job's Hadoop
+// configuration (localized as kHadoopConfDir) and the NameNodes the client got tokens from.
+absl::StatusOr<cluster::TokenRefreshOptions> TokenRefreshFromContainer(
+    const std::string& keytab, const std::string& default_fs,
+    const config::SecuritySpec& security) {
+  cluster::TokenRefreshOptions refresh;
+  refresh.login = {security.principal, fs::absolute(keytab).string()};
+  absl::StatusOr<hadoop::HadoopConf> conf =
+      hadoop::HadoopConf::Load({fs::absolute(cluster::kHadoopConfDir).string()});
+  if (!conf.ok()) return conf.status();
+  refresh.conf = *std::move(conf);
+  std::vector<std::string> uris = {default_fs};
+  uris.insert(uris.end(), security.other_namenodes.begin(), security.other_namenodes.end());
+  for (const std::string& uri : uris) {
+    absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(uri);
+    if (!namenode.ok()) return namenode.status();
+    refresh.namenodes.push_back(*std::move(namenode));
+  }
+  return refresh;
 }
 
 // The RM's web proxy as the AM's status page admits it: its addresses and its URL of this
@@ -236,6 +271,9 @@ std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(
   options.keep_staging = keep_staging;
   options.kerberos = *kerberos;
   options.other_namenodes = security.other_namenodes;
+  if (*kerberos != nullptr && !security.keytab.empty()) {
+    options.am_keytab = fs::absolute(security.keytab).string();
+  }
   absl::StatusOr<std::unique_ptr<cluster::YarnClusterClient>> cluster =
       cluster::YarnClusterClient::Connect(*std::move(hadoop_conf), options);
   if (!cluster.ok()) {
@@ -394,6 +432,16 @@ int RunAm() {
         spdlog::warn("asking for containers anywhere: {}", ToStd(parsed.status().message()));
       }
     }
+    if (const char* keytab = std::getenv(rpc::kEnvAmKeytab); keytab != nullptr && *keytab) {
+      absl::StatusOr<cluster::TokenRefreshOptions> refresh =
+          TokenRefreshFromContainer(keytab, yarn.default_fs, spec->security);
+      if (!refresh.ok()) {
+        spdlog::error("[{}] cannot keep the job's HDFS tokens fresh: {}", app_id,
+                      ToStd(refresh.status().message()));
+        return 2;
+      }
+      yarn.token_refresh = *std::move(refresh);
+    }
     allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
     options.credentials.secret = *secret;
     if (cert != nullptr && key != nullptr) {
@@ -481,6 +529,13 @@ int RunExecutor(char* role_arg) {
                                      credential->second);
   if (auto cert = secrets->find(rpc::kAmCertAlias); cert != secrets->end()) {
     options->am_cert_pem = cert->second;
+  }
+  // On YARN the task reads its tokens where the NodeManager put them; fresh ones go there too.
+  if (const char* path = std::getenv("HADOOP_TOKEN_FILE_LOCATION");
+      path != nullptr && *path && std::getenv(rpc::kEnvContainerSecrets) == nullptr) {
+    options->apply_tokens = [file = std::string(path)](const std::string& fresh) {
+      return MergeTokensIntoFile(file, fresh);
+    };
   }
   absl::StatusOr<config::Configuration> conf = LoadFinalConf(options->conf_file);
   absl::StatusOr<config::JobSpec> spec =

@@ -75,6 +75,10 @@ class ContainerAllocator {
     // The resource manager ended this AM's attempt (YARN's AM_SHUTDOWN): the job must end now.
     // Called at most once. May be left empty.
     std::function<void(std::string reason)> on_ended_by_cluster;
+    // Fresh credentials for the running tasks, to replace theirs (YARN: new HDFS delegation
+    // tokens for a job that outlives the first, as a Hadoop credentials file, which executors
+    // merge into the task's HADOOP_TOKEN_FILE_LOCATION). May be left empty.
+    std::function<void(std::string credentials)> on_task_tokens;
   };
   virtual ~ContainerAllocator() = default;
 

@@ -20,6 +20,8 @@ inline constexpr char kResourcesDir[] = "resources";
 // unpacked into every task container as ./hadoop-conf, the tasks' HADOOP_CONF_DIR.
 inline constexpr char kHadoopConfZip[] = "hadoop-conf.zip";
 inline constexpr char kHadoopConfDir[] = "hadoop-conf";
+// The user's keytab, for the AM alone (YarnClusterOptions::am_keytab).
+inline constexpr char kAmKeytabFile[] = "tony.keytab";
 
 struct ResourceSpec {
   std::string path;  // as the user wrote it

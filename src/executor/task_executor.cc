@@ -304,6 +304,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   int64_t kill_at = 0;  // when stopping: SIGKILL the tree at this time
   std::string stop_reason;
   int64_t peak_rss = 0;
+  int64_t tokens_version = 0;  // of the credentials from the AM the task has
 
   auto begin_stop = [&](const std::string& reason) {
     if (kill_at != 0) return;
@@ -334,6 +335,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       const int64_t rss = TreeRssBytes(pid);
       peak_rss = std::max(peak_rss, rss);
       request.set_rss_bytes(rss);
+      request.set_tokens_version(tokens_version);
       request.set_cpu_seconds(static_cast<double>(TreeCpuTicks(pid)) /
                               static_cast<double>(sysconf(_SC_CLK_TCK)));
       rpc::HeartbeatResponse response;
@@ -344,6 +346,15 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       if (status.ok()) {
         failed_heartbeats = 0;
         if (response.stop()) begin_stop("the AM asked to stop the task");
+        if (response.tokens_version() > tokens_version && options_.apply_tokens) {
+          // Not applied: asked for again with the next heartbeat.
+          if (absl::Status s = options_.apply_tokens(response.tokens()); s.ok()) {
+            tokens_version = response.tokens_version();
+            spdlog::info("the task has fresh credentials from the AM (version {})", tokens_version);
+          } else {
+            spdlog::warn("cannot give the task its fresh credentials: {}", ToStd(s.message()));
+          }
+        }
       } else if (++failed_heartbeats >= spec_.max_missed_heartbeats) {
         spdlog::error("lost the AM: {} heartbeats failed, the last with {}", failed_heartbeats,
                       GrpcError(status));

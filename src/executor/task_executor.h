@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +34,9 @@ struct ExecutorOptions {
   std::string container_id;
   std::string log_dir;
   std::string host;  // the address other tasks reach this one at
+  // Puts fresh credentials from the AM (HeartbeatResponse::tokens) where the task reads its own
+  // (YARN: merged into HADOOP_TOKEN_FILE_LOCATION). Empty: they are ignored.
+  std::function<absl::Status(const std::string& credentials)> apply_tokens;
 };
 
 // Reads the TONY_* variables the AM sets in the container. Errors name the variable.

@@ -191,8 +191,11 @@ std::string YarnClusterClient::StagingDir(const std::string& app_id) const {
 }
 
 absl::StatusOr<hadoop::LocalResource> YarnClusterClient::Upload(const std::string& local,
-                                                                const std::string& path) {
-  if (absl::Status s = hdfs_.CreateFromFile(path, local, /*overwrite=*/true); !s.ok()) return s;
+                                                                const std::string& path,
+                                                                int permission) {
+  if (absl::Status s = hdfs_.CreateFromFile(path, local, /*overwrite=*/true, permission); !s.ok()) {
+    return s;
+  }
   // YARN checks the exact length and modification time when it localizes the file.
   absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(path);
   if (!status.ok()) return status.status();
@@ -260,6 +263,11 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
         Upload(entry.path().string(), StrCat(staging, "/", relative));
     if (!uploaded.ok()) return uploaded.status();
     if (relative == kFinalConfFile) am.local_resources[kFinalConfFile] = *uploaded;
+    // The AM that gets fresh tokens reads the cluster's client configuration.
+    if (relative == kHadoopConfZip && !options_.am_keytab.empty()) {
+      am.local_resources[kHadoopConfDir] = *uploaded;
+      am.local_resources[kHadoopConfDir].type = hadoop::LocalResourceType::kArchive;
+    }
   }
   if (ec) {
     return absl::InternalError(
@@ -269,6 +277,12 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
       Upload(options_.executable, StrCat(staging, "/tony"));
   if (!binary.ok()) return binary.status();
   am.local_resources["tony"] = *binary;
+  if (!options_.am_keytab.empty()) {
+    absl::StatusOr<hadoop::LocalResource> keytab =
+        Upload(options_.am_keytab, StrCat(staging, "/", kAmKeytabFile), 0600);
+    if (!keytab.ok()) return keytab.status();
+    am.local_resources[kAmKeytabFile] = *keytab;
+  }
 
   absl::StatusOr<hadoop::HostPort> scheduler = conf_.SchedulerAddress();
   absl::StatusOr<hadoop::HostPort> webhdfs = conf_.NameNodeHttpAddress();
@@ -292,6 +306,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
       fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip)) ? "1" : "";
   am.environment["TONY_HAS_VENV"] =
       fs::exists(StrCat(submission.job_dir, "/", kVenvZip)) ? "1" : "";
+  if (!options_.am_keytab.empty()) am.environment[rpc::kEnvAmKeytab] = kAmKeytabFile;
   am.environment.erase("TONY_JOB_DIR");
   if (std::vector<NodeHint> hints = NodeHints(); !hints.empty()) {
     am.environment[std::string(kNodeHintsEnv)] = FormatNodeHints(hints);

@@ -32,6 +32,10 @@ struct YarnClusterOptions {
   // hdfs://host:port URIs, tony.other.namenodes).
   std::shared_ptr<const hadoop::KerberosCredentials> kerberos;
   std::vector<std::string> other_namenodes;
+  // With a keytab login: the keytab, shipped to the AM (staged 0600 in the 0700 staging
+  // directory, removed with it) so that it can get fresh HDFS tokens for a job that outlives the
+  // first ones. Empty: the tokens live as long as the NameNode lets them (a ticket-cache login).
+  std::string am_keytab;
 };
 
 class YarnClusterClient final : public ClusterClient {
@@ -70,7 +74,8 @@ class YarnClusterClient final : public ClusterClient {
   absl::Status ZipHadoopConf(const std::string& job_dir) const;
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs);
-  absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path);
+  absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path,
+                                               int permission = 0644);
   // The RUNNING NodeManagers for node-local asks (yarn_asks.h); empty when there are too many or
   // the RM does not answer.
   std::vector<NodeHint> NodeHints();

@@ -70,8 +70,8 @@ YarnContainerAllocator::YarnContainerAllocator(YarnAllocatorOptions options)
             hadoop::WebHdfsAuth{options_.user, nullptr,
                                 options_.hdfs_tokens.empty()
                                     ? std::nullopt
-                                    : std::optional<hadoop::Token>(options_.hdfs_tokens.front())}) {
-}
+                                    : std::optional<hadoop::Token>(options_.hdfs_tokens.front())}),
+      hdfs_tokens_(options_.hdfs_tokens) {}
 
 YarnContainerAllocator::~YarnContainerAllocator() { Shutdown(); }
 
@@ -90,6 +90,13 @@ absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_po
   if (!registered.ok()) return registered.status();
   maximum_ = registered->maximum_capability;
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+  if (options_.token_refresh.has_value()) {
+    refresher_ = std::make_unique<HdfsTokenRefresher>(
+        [options = *options_.token_refresh] { return FetchFreshHdfsTokens(options); },
+        [this](const std::vector<hadoop::Token>& tokens) { OnFreshTokens(tokens); },
+        options_.hdfs_tokens, SystemClock::Get());
+    refresher_->Start();
+  }
   return absl::OkStatus();
 }
 
@@ -327,8 +334,10 @@ absl::Status YarnContainerAllocator::Launch(const Container& container, const La
   hadoop::Credentials credentials;
   for (const auto& [alias, secret] : spec.secrets) credentials.AddSecret(alias, secret);
   // The NodeManager localizes the task's files with them, and the task reads HDFS with them.
-  for (const hadoop::Token& token : options_.hdfs_tokens)
-    credentials.AddToken(token.service, token);
+  {
+    std::lock_guard lock(mu_);
+    for (const hadoop::Token& token : hdfs_tokens_) credentials.AddToken(token.service, token);
+  }
   launch.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
   if (absl::Status started = nm_.StartContainer(yarn, launch); !started.ok()) return started;
   std::lock_guard lock(mu_);
@@ -435,7 +444,22 @@ int YarnContainerAllocator::RunningContainers() const {
   return static_cast<int>(launched_.size());
 }
 
+void YarnContainerAllocator::OnFreshTokens(const std::vector<hadoop::Token>& tokens) {
+  hadoop::Credentials credentials;
+  {
+    std::lock_guard lock(mu_);
+    hdfs_tokens_ = tokens;
+  }
+  // fs.defaultFS's comes first (TokenRefreshOptions::namenodes).
+  hdfs_.SetDelegationToken(tokens.front());
+  for (const hadoop::Token& token : tokens) credentials.AddToken(token.service, token);
+  if (callbacks_.on_task_tokens) {
+    callbacks_.on_task_tokens(credentials.Serialize(hadoop::Credentials::Format::kWritable));
+  }
+}
+
 void YarnContainerAllocator::Shutdown() {
+  if (refresher_ != nullptr) refresher_->Stop();
   {
     std::lock_guard lock(mu_);
     stopping_ = true;

@@ -11,12 +11,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cluster/container_allocator.h"
+#include "cluster/yarn/hdfs_token_refresher.h"
 #include "cluster/yarn/yarn_asks.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/nm_client.h"
@@ -34,6 +36,10 @@ struct YarnAllocatorOptions {
   // credentials): every task container gets them all, and the first (fs.defaultFS's) is the AM's
   // own WebHDFS authentication. Empty: SIMPLE authentication as `user`.
   std::vector<hadoop::Token> hdfs_tokens;
+  // With the user's keytab: fresh HDFS tokens before these die (hdfs_token_refresher.h), for the
+  // containers launched from then on, the AM's WebHDFS calls and, through
+  // Callbacks::on_task_tokens, the running tasks.
+  std::optional<TokenRefreshOptions> token_refresh;
   // Files every task container gets besides the job's own: name -> HDFS path (the tony binary,
   // tony-final.xml).
   std::map<std::string, std::string> common_files;
@@ -74,6 +80,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   };
 
   void HeartbeatLoop();
+  void OnFreshTokens(const std::vector<hadoop::Token>& tokens);
   void StopOverdueContainers();
   // REQUIRES: mu_ held.
   std::vector<hadoop::ContainerRequest> TakeChangedAsksLocked();
@@ -105,6 +112,8 @@ class YarnContainerAllocator final : public ContainerAllocator {
   // tasks get the same version. Guarded by mu_.
   std::map<std::string, SourceFiles> sources_;
   std::vector<hadoop::ContainerId> releases_;  // guarded by mu_
+  std::vector<hadoop::Token> hdfs_tokens_;     // guarded by mu_; the newest
+  std::unique_ptr<HdfsTokenRefresher> refresher_;
   // Containers to stop through their NodeManager once the deadline (steady ms) passes: the
   // executor, told to stop in its heartbeat reply, gets the grace period first. Guarded by mu_.
   std::map<std::string, int64_t> stop_at_;

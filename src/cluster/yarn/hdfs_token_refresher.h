@@ -1,0 +1,84 @@
+#pragma once
+// Fresh HDFS delegation tokens for a job that outlives them. The tokens the client got at submit
+// are renewed by the ResourceManager, but only until their maximum date (the NameNode's
+// dfs.namenode.delegation.token.max-lifetime, 7 days by default). With the user's keytab the AM
+// logs in again, gets new tokens from every NameNode the job has tokens for (renewable by the
+// user, and renewed once to learn when they die), and hands them on: to the containers it
+// launches from then on, to its own WebHDFS calls, and to the running tasks' executors.
+//
+// When: 75% of the way from now to the earliest death among the current tokens; after a failure
+// (a KDC or NameNode down), again after a tenth of the time left, between 1 s and 60 s.
+//
+// Threads: Step() and the pure functions on any one thread at a time; Start() runs Step() on a
+// thread of its own until Stop(). Callbacks run on that thread.
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "hadoop/credentials.h"
+#include "hadoop/hadoop_conf.h"
+#include "hadoop/kerberos.h"
+
+namespace tony::cluster {
+
+struct FreshTokens {
+  std::vector<hadoop::Token> tokens;
+  int64_t expiry_ms = 0;  // wall clock: the earliest of the tokens' deaths
+};
+
+// What gets the AM fresh tokens on a real cluster.
+struct TokenRefreshOptions {
+  hadoop::KerberosLogin login;  // the user's principal and keytab (the AM's localized copy)
+  hadoop::HadoopConf conf;      // the job's client configuration
+  std::vector<hadoop::HostPort> namenodes;
+};
+
+// Logs in from the keytab, and gets and renews one token from every NameNode.
+absl::StatusOr<FreshTokens> FetchFreshHdfsTokens(const TokenRefreshOptions& options);
+
+// When tokens that die at `expiry_ms` should be replaced; both wall clock.
+int64_t RefreshDueMs(int64_t now_ms, int64_t expiry_ms);
+// When to try again after a failed refresh.
+int64_t RetryDueMs(int64_t now_ms, int64_t expiry_ms);
+// The earliest maximum date among the tokens' identifiers: how long the ResourceManager keeps
+// the client's tokens alive. `now_ms` for a token whose identifier cannot be read (refresh at
+// once).
+int64_t EarliestMaxDateMs(const std::vector<hadoop::Token>& tokens, int64_t now_ms);
+
+class HdfsTokenRefresher {
+ public:
+  using Fetch = std::function<absl::StatusOr<FreshTokens>()>;
+  using OnFresh = std::function<void(const std::vector<hadoop::Token>&)>;
+
+  // `initial`: the tokens the client got; they live until their maximum date.
+  HdfsTokenRefresher(Fetch fetch, OnFresh on_fresh, const std::vector<hadoop::Token>& initial,
+                     const Clock* clock);
+  ~HdfsTokenRefresher();
+
+  // Refreshes if due (calling on_fresh with the new tokens); returns when the next one is due.
+  int64_t Step();
+  int64_t due_ms() const { return due_ms_; }
+
+  void Start();
+  void Stop();
+
+ private:
+  const Fetch fetch_;
+  const OnFresh on_fresh_;
+  const Clock* const clock_;
+  int64_t expiry_ms_;  // of the tokens now in use
+  int64_t due_ms_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace tony::cluster
