@@ -9,6 +9,7 @@
 #include <krb5/krb5.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -175,6 +176,84 @@ TEST_F(SecureE2eTest, TicketCacheLoginWorksAsKinitLeavesIt) {
                          /*keytab=*/false),
                   180000, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native).
+std::string PyDepsDir() {
+  if (const char* dir = std::getenv("TONY_PYDEPS_DIR"); dir != nullptr && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
+}
+
+// A job that outlives its first HDFS tokens, on a cluster whose tokens die within seconds
+// (scripts/hadoop-minicluster --token-lifetime-s; CTest runs this case on such a cluster): the
+// AM, which has the user's keytab, gets fresh tokens before the first die, and the task's
+// executor puts them into the task's token file, where a new HDFS client finds them.
+TEST_F(SecureE2eTest, TasksOutliveTheirFirstTokensWithTheAmsFreshOnes) {
+  const int lifetime_s = std::atoi(cluster_->Value("MINICLUSTER_TOKEN_LIFETIME_S").c_str());
+  if (lifetime_s == 0) GTEST_SKIP() << "this cluster's tokens live for days";
+  ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
+      << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
+
+  // What the client's token says of itself, as the NameNode wrote it.
+  absl::StatusOr<hadoop::HadoopConf> conf = cluster_->Conf();
+  ASSERT_TRUE(conf.ok());
+  absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = cluster_->Login();
+  ASSERT_TRUE(login.ok()) << login.status();
+  absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(conf->DefaultFs());
+  ASSERT_TRUE(namenode.ok());
+  absl::StatusOr<hadoop::Token> for_yarn = hadoop::GetHdfsDelegationToken(
+      *conf, *namenode, *login, cluster_->Value("MINICLUSTER_YARN_PRINCIPAL"));
+  ASSERT_TRUE(for_yarn.ok()) << for_yarn.status();
+  absl::StatusOr<hadoop::DelegationTokenIdentifier> id =
+      hadoop::DecodeDelegationTokenIdentifier(for_yarn->identifier);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->owner, principal_);
+  EXPECT_EQ(id->renewer, "yarn");
+  EXPECT_EQ(id->max_date_ms - id->issue_date_ms, lifetime_s * 1000);
+  // Only its renewer may renew it; the user may renew one that names the user.
+  EXPECT_FALSE(hadoop::RenewHdfsDelegationToken(*conf, *namenode, *login, *for_yarn).ok());
+  absl::StatusOr<hadoop::Token> own =
+      hadoop::GetHdfsDelegationToken(*conf, *namenode, *login, cluster_->user());
+  ASSERT_TRUE(own.ok()) << own.status();
+  absl::StatusOr<hadoop::DelegationTokenIdentifier> own_id =
+      hadoop::DecodeDelegationTokenIdentifier(own->identifier);
+  ASSERT_TRUE(own_id.ok()) << own_id.status();
+  absl::StatusOr<int64_t> expiry = hadoop::RenewHdfsDelegationToken(*conf, *namenode, *login, *own);
+  ASSERT_TRUE(expiry.ok()) << expiry.status();
+  EXPECT_GT(*expiry, own_id->issue_date_ms);
+  EXPECT_LE(*expiry, own_id->max_date_ms);
+
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string dir = UserDir("outlive");
+  ASSERT_TRUE(hdfs.Create(dir + "/input.txt", "one\ntwo\nthree\n").ok());
+  std::vector<std::string> args =
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
+             "/usr/bin/python3 outlive_tokens.py " + dir + "/input.txt " + dir + "/result.txt");
+  args.insert(args.end(), {"--shell_env", "PYTHONPATH=" + PyDepsDir()});
+  TonyResult r = runner_.Run(args, 420000, Env());
+  const std::string data = cluster_->conf_dir() + "/data";
+  const std::string out = TonyRunner::ReadFilesBelow(data, "stdout", r.app_id);
+  const std::string am_log = TonyRunner::ReadFilesBelow(data, "am.log", r.app_id);
+  ASSERT_EQ(r.exit_code, 0) << r.Describe() << out << am_log;
+  EXPECT_NE(out.find("read with the first tokens: True 3"), std::string::npos) << out;
+  EXPECT_NE(out.find("done waiting for the first tokens to die"), std::string::npos) << out;
+  EXPECT_NE(out.find("read with the fresh tokens: True 3"), std::string::npos) << out;
+  EXPECT_NE(am_log.find("fresh HDFS delegation token"), std::string::npos) << am_log;
+  absl::StatusOr<std::string> result = hdfs.Open(dir + "/result.txt");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, "read 3 lines after the first tokens died");
+  // The first tokens are dead indeed: one the NameNode issued before the job's is refused now.
+  hadoop::WebHdfsClient dead(conf->NameNodeHttpAddress()->ToString(),
+                             hadoop::WebHdfsAuth{"", nullptr, *for_yarn});
+  EXPECT_GT(std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count(),
+            id->max_date_ms);
+  absl::StatusOr<std::string> refused = dead.Open(dir + "/input.txt");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(Message(refused.status()).find("expired"), std::string::npos) << refused.status();
+  (void)hdfs.Delete(dir, /*recursive=*/true);
 }
 
 // Each bad login: one line naming the cause, exit 2 (1 for a KDC that is down), nothing submitted.

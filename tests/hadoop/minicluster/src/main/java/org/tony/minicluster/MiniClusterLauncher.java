@@ -38,7 +38,8 @@ import sun.misc.Signal;
  * <pre>
  * MiniClusterLauncher DIR [--nodemanagers N] [--gpus G] [--nm-memory-mb M]
  *                         [--nm-vcores V] [--max-lifetime-s S]
- *                         [--secure [--rpc-protection authentication|integrity|privacy]]
+ *                         [--secure [--rpc-protection authentication|integrity|privacy]
+ *                                   [--token-lifetime-s S]]
  * </pre>
  *
  * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
@@ -64,6 +65,7 @@ public final class MiniClusterLauncher {
     long readyTimeoutS = 240;
     boolean secure;
     String rpcProtection; // null: not given
+    long tokenLifetimeS = 0; // 0: HDFS's defaults (7 days, renewed daily)
   }
 
   private final Options opt;
@@ -161,6 +163,7 @@ public final class MiniClusterLauncher {
             case "--max-lifetime-s": o.maxLifetimeS = Long.parseLong(v); break;
             case "--ready-timeout-s": o.readyTimeoutS = Long.parseLong(v); break;
             case "--rpc-protection": o.rpcProtection = v; break;
+            case "--token-lifetime-s": o.tokenLifetimeS = Long.parseLong(v); break;
             default: throw new IllegalArgumentException("unknown option " + a);
           }
         } catch (NumberFormatException e) {
@@ -189,6 +192,9 @@ public final class MiniClusterLauncher {
     } else if (o.secure) {
       o.rpcProtection = "authentication";
     }
+    if (o.tokenLifetimeS != 0 && (!o.secure || o.tokenLifetimeS < 4)) {
+      throw new IllegalArgumentException("--token-lifetime-s needs --secure and at least 4 s");
+    }
     return o;
   }
 
@@ -211,7 +217,7 @@ public final class MiniClusterLauncher {
     if (opt.secure) {
       testUser = System.getProperty("user.name");
       // The KDC first: the JVM's Kerberos configuration must be ours before any login.
-      secure = new SecureMode(opt.dir, data, opt.rpcProtection, testUser);
+      secure = new SecureMode(opt.dir, data, opt.rpcProtection, testUser, opt.tokenLifetimeS);
       secure.startKdc();
       secure.writeClasspathConf();
       secure.applyCommon(conf);

@@ -46,17 +46,19 @@ final class SecureMode {
   private final File data;
   private final String rpcProtection;
   private final String user;
+  private final long tokenLifetimeS;
   private MiniKdc kdc;
   private String realm;
   private File krb5Conf;
   private File serviceKeytab;
   private File userKeytab;
 
-  SecureMode(File dir, File data, String rpcProtection, String user) {
+  SecureMode(File dir, File data, String rpcProtection, String user, long tokenLifetimeS) {
     this.dir = dir;
     this.data = data;
     this.rpcProtection = rpcProtection;
     this.user = user;
+    this.tokenLifetimeS = tokenLifetimeS;
   }
 
   String realm() { return realm; }
@@ -208,6 +210,12 @@ final class SecureMode {
     // block token in the clear, as against a DataNode on privileged ports).
     conf.setBoolean("ignore.secure.ports.for.testing", true);
     conf.set("dfs.http.policy", "HTTP_ONLY");
+    // --token-lifetime-s: delegation tokens die this long after they are issued, renewed or
+    // not, and unrenewed after half of it (for tests of jobs that outlive their tokens).
+    if (tokenLifetimeS > 0) {
+      conf.setLong("dfs.namenode.delegation.token.max-lifetime", tokenLifetimeS * 1000);
+      conf.setLong("dfs.namenode.delegation.token.renew-interval", tokenLifetimeS * 500);
+    }
   }
 
   /** YARN: one principal for the ResourceManager and the NodeManager. */
@@ -223,6 +231,9 @@ final class SecureMode {
     conf.set("yarn.nodemanager.webapp.spnego-keytab-file", keytab);
     conf.set("yarn.web-proxy.principal", httpPrincipal());
     conf.set("yarn.web-proxy.keytab", keytab);
+    // Containers find the KDC through our krb5.conf, as a real node's /etc/krb5.conf.
+    conf.set("yarn.nodemanager.admin-env",
+        "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX,KRB5_CONFIG=" + krb5Conf.getAbsolutePath());
   }
 
   /**
@@ -253,6 +264,7 @@ final class SecureMode {
     env.put("MINICLUSTER_USER_PRINCIPAL", userPrincipal());
     env.put("MINICLUSTER_USER_KEYTAB", userKeytab.getAbsolutePath());
     env.put("MINICLUSTER_RPC_PROTECTION", rpcProtection);
+    env.put("MINICLUSTER_TOKEN_LIFETIME_S", Long.toString(tokenLifetimeS));
     env.put("MINICLUSTER_HDFS_PRINCIPAL", hdfsPrincipal());
     env.put("MINICLUSTER_YARN_PRINCIPAL", yarnPrincipal());
     env.put("MINICLUSTER_HTTP_PRINCIPAL", httpPrincipal());
