@@ -27,6 +27,15 @@ gss_buffer_desc AsBuffer(std::string_view bytes) {
   return {bytes.size(), const_cast<char*>(bytes.data())};
 }
 
+// gss_unwrap's output. MIT's gss_unwrap rearranges an integrity-only token in place, so it gets a
+// copy: the caller's token is const.
+OM_uint32 UnwrapCopy(OM_uint32* minor, gss_ctx_id_t context, std::string_view token,
+                     gss_buffer_desc* output, int* conf) {
+  std::string copy(token);
+  gss_buffer_desc input = {copy.size(), copy.data()};
+  return gss_unwrap(minor, context, &input, output, conf, nullptr);
+}
+
 }  // namespace
 
 GssapiMechanism::GssapiMechanism(std::shared_ptr<const KerberosCredentials> credentials,
@@ -112,10 +121,9 @@ absl::StatusOr<std::string> GssapiMechanism::StepContext(std::string_view token)
 }
 
 absl::StatusOr<std::string> GssapiMechanism::ChooseLayer(std::string_view token) {
-  gss_buffer_desc input = AsBuffer(token);
   gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
   OM_uint32 minor = 0;
-  OM_uint32 major = gss_unwrap(&minor, context_, &input, &output, nullptr, nullptr);
+  OM_uint32 major = UnwrapCopy(&minor, context_, token, &output, nullptr);
   if (GSS_ERROR(major)) {
     return absl::PermissionDeniedError(
         StrCat("GSSAPI: the server's security-layer offer fails its "
@@ -197,11 +205,10 @@ absl::StatusOr<std::string> GssapiMechanism::Unwrap(std::string_view token) {
   if (phase_ != Phase::kDone || qop_ == SaslQop::kAuth) {
     return absl::FailedPreconditionError("GSSAPI: no security layer");
   }
-  gss_buffer_desc input = AsBuffer(token);
   gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
   OM_uint32 minor = 0;
   int conf = 0;
-  OM_uint32 major = gss_unwrap(&minor, context_, &input, &output, &conf, nullptr);
+  OM_uint32 major = UnwrapCopy(&minor, context_, token, &output, &conf);
   if (GSS_ERROR(major)) {
     return absl::DataLossError(
         StrCat("GSSAPI: a wrapped message fails its check: ", GssStatusText(major, minor)));
