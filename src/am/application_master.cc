@@ -49,6 +49,20 @@ rpc::JobState ToProto(JobState state) {
 
 TaskRef FromProto(const rpc::TaskRef& ref) { return TaskRef{ref.type(), ref.index()}; }
 
+// A decided job's state as the resource manager records it.
+cluster::FinalStatus ToFinalStatus(JobState state) {
+  switch (state) {
+    case JobState::kSucceeded:
+      return cluster::FinalStatus::kSucceeded;
+    case JobState::kKilled:
+      return cluster::FinalStatus::kKilled;
+    case JobState::kRunning:
+    case JobState::kFailed:
+      break;
+  }
+  return cluster::FinalStatus::kFailed;
+}
+
 // absl's and gRPC's codes are the same canonical codes, with the same numbers.
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
@@ -295,7 +309,7 @@ void ApplicationMaster::Complete() {
   complete_ = true;
   completed_at_ms_ = clock_->NowMs();
   if (absl::Status recorded =
-          allocator_->Finish(std::string(ToString(job_.state())), job_.diagnostics(), StatusJson());
+          allocator_->Finish(ToFinalStatus(job_.state()), job_.diagnostics(), StatusJson());
       !recorded.ok()) {
     final_status_unsaved_ = std::string(ToStd(recorded.message()));
     spdlog::error("[{}] the final status {} could not be recorded: {}", options_.app_id,

@@ -52,9 +52,10 @@ class FakeAllocator final : public cluster::ContainerAllocator {
     callbacks.on_completed({id, 143, "", cluster::ContainerExit::Cause::kStoppedByAm});
   }
   void Release(const std::string&) override {}
-  absl::Status Finish(const std::string& state, const std::string&, const std::string&) override {
+  absl::Status Finish(cluster::FinalStatus status, const std::string&,
+                      const std::string&) override {
     std::lock_guard lock(mu_);
-    final_state_ = state;
+    final_state_ = cluster::ToString(status);
     return finish_error_;
   }
   int RunningContainers() const override { return 0; }

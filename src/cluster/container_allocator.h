@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -61,6 +62,11 @@ struct ContainerExit {
   Cause cause = Cause::kExited;
 };
 
+// How the job ended, as the resource manager records it (YARN's FinalApplicationStatus).
+enum class FinalStatus { kSucceeded, kFailed, kKilled };
+// "SUCCEEDED", "FAILED", "KILLED".
+std::string_view ToString(FinalStatus status);
+
 // Exit codes in YARN's ContainerExitStatus where the backend decided the end.
 inline constexpr int kExitKilledOverPhysicalMemory = -104;
 inline constexpr int kExitAborted = -100;
@@ -101,7 +107,7 @@ class ContainerAllocator {
   // Records the final status with the resource manager (YARN: unregister; local: the job
   // directory's final-status.json). An error says why it could not be recorded (a full disk, an
   // unreachable resource manager); the job's result stays what it is.
-  [[nodiscard]] virtual absl::Status Finish(const std::string& final_state,
+  [[nodiscard]] virtual absl::Status Finish(FinalStatus final_status,
                                             const std::string& diagnostics,
                                             const std::string& status_json) = 0;
   // The container's process has ended (its executor reported); its completion will follow soon.

@@ -163,14 +163,14 @@ class LocalAllocatorCleanupTest : public JobDirRetentionTest {
     std::ofstream(dir + "/logs/container_1_0001_01_000002/stdout") << "out";
     return dir;
   }
-  absl::Status EndJob(const std::string& dir, const std::string& final_state, bool keep) {
+  absl::Status EndJob(const std::string& dir, FinalStatus final_status, bool keep) {
     LocalAllocatorOptions options;
     options.app_id = "application_1_0001";
     options.job_dir = dir;
     options.keep_work_dirs_on_failure = keep;
     LocalContainerAllocator allocator(options);
     EXPECT_TRUE(allocator.Start("127.0.0.1", 1, "", {}).ok());
-    absl::Status finished = allocator.Finish(final_state, "", "{}");
+    absl::Status finished = allocator.Finish(final_status, "", "{}");
     allocator.Shutdown();
     return finished;
   }
@@ -178,7 +178,7 @@ class LocalAllocatorCleanupTest : public JobDirRetentionTest {
 
 TEST_F(LocalAllocatorCleanupTest, ASucceededJobKeepsOnlyItsRecordAndLogs) {
   const std::string dir = StagedJobDir();
-  ASSERT_TRUE(EndJob(dir, "SUCCEEDED", /*keep=*/true).ok());
+  ASSERT_TRUE(EndJob(dir, FinalStatus::kSucceeded, /*keep=*/true).ok());
   for (const char* gone : {"containers", "secrets", "src.zip", "venv.zip", "resources"}) {
     EXPECT_FALSE(fs::exists(dir + "/" + gone)) << gone;
   }
@@ -190,13 +190,13 @@ TEST_F(LocalAllocatorCleanupTest, ASucceededJobKeepsOnlyItsRecordAndLogs) {
 
 TEST_F(LocalAllocatorCleanupTest, AFailedJobKeepsItsWorkFilesOnlyWhenAsked) {
   const std::string kept = StagedJobDir();
-  ASSERT_TRUE(EndJob(kept, "FAILED", /*keep=*/true).ok());
+  ASSERT_TRUE(EndJob(kept, FinalStatus::kFailed, /*keep=*/true).ok());
   for (const char* path : {"containers/container_1_0001_01_000002/venv", "secrets", "src.zip"}) {
     EXPECT_TRUE(fs::exists(kept + "/" + path)) << path;
   }
   fs::remove_all(kept);
   const std::string removed = StagedJobDir();
-  ASSERT_TRUE(EndJob(removed, "FAILED", /*keep=*/false).ok());
+  ASSERT_TRUE(EndJob(removed, FinalStatus::kFailed, /*keep=*/false).ok());
   EXPECT_FALSE(fs::exists(removed + "/containers"));
   EXPECT_FALSE(fs::exists(removed + "/src.zip"));
 }
@@ -206,7 +206,7 @@ TEST_F(LocalAllocatorCleanupTest, AFinalStatusThatCannotBeWrittenIsAnErrorAndKee
   // A directory in the way makes the rename of the written file fail, as a full disk would fail
   // its write.
   fs::create_directories(dir + "/final-status.json/in-the-way");
-  absl::Status finished = EndJob(dir, "SUCCEEDED", /*keep=*/false);
+  absl::Status finished = EndJob(dir, FinalStatus::kSucceeded, /*keep=*/false);
   ASSERT_FALSE(finished.ok());
   EXPECT_NE(finished.message().find("final-status.json"), std::string::npos) << finished;
   EXPECT_FALSE(fs::exists(dir + "/containers")) << "working directories go to make room";

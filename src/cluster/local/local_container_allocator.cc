@@ -218,24 +218,27 @@ void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grac
 }
 
 void LocalContainerAllocator::Release(const std::string& container_id) {
-  std::lock_guard lock(mu_);
-  auto it = containers_.find(container_id);
-  if (it == containers_.end() || it->second.pid > 0) return;
-  FreeLocked(it->second);
-  containers_.erase(it);
+  {
+    std::lock_guard lock(mu_);
+    auto it = containers_.find(container_id);
+    if (it == containers_.end() || it->second.pid > 0) return;
+    FreeLocked(it->second);
+    containers_.erase(it);
+  }
+  Wake();  // what was freed may be granted at once
 }
 
-absl::Status LocalContainerAllocator::Finish(const std::string& final_state,
+absl::Status LocalContainerAllocator::Finish(FinalStatus final_status,
                                              const std::string& diagnostics,
                                              const std::string& status_json) {
   nlohmann::json record;
-  record["final_state"] = final_state;
+  record["final_state"] = ToString(final_status);
   record["diagnostics"] = diagnostics;
   record["job_status"] = nlohmann::json::parse(status_json, nullptr, /*allow_exceptions=*/false);
   std::string text = record.dump(2) + "\n";
   {
     std::lock_guard lock(mu_);
-    final_state_ = final_state;
+    final_status_ = final_status;
   }
   absl::Status written = WriteFile(FinalStatusPath(), text, 0600);
   if (!written.ok() && RunningContainers() == 0 && RemovesWorkFiles()) {
@@ -256,8 +259,8 @@ absl::Status LocalContainerAllocator::Finish(const std::string& final_state,
 
 bool LocalContainerAllocator::RemovesWorkFiles() const {
   std::lock_guard lock(mu_);
-  return final_state_.has_value() &&
-         (*final_state_ == "SUCCEEDED" || !options_.keep_work_dirs_on_failure);
+  return final_status_.has_value() &&
+         (*final_status_ == FinalStatus::kSucceeded || !options_.keep_work_dirs_on_failure);
 }
 
 std::string LocalContainerAllocator::FinalStatusPath() const {
@@ -293,19 +296,19 @@ void LocalContainerAllocator::Shutdown() {
 }
 
 void LocalContainerAllocator::RemoveWorkFiles() {
-  std::optional<std::string> final_state;
+  std::optional<FinalStatus> final_status;
   std::string unsaved;
   {
     std::lock_guard lock(mu_);
-    final_state = final_state_;
+    final_status = final_status_;
     unsaved = unsaved_record_;
   }
-  if (!final_state.has_value()) return;  // the job did not end: a retried AM needs everything
+  if (!final_status.has_value()) return;  // the job did not end: a retried AM needs everything
   const bool remove = RemovesWorkFiles();
   if (!remove) {
     spdlog::info(
         "[{}] keeping the working directories of the {} job (tony.local.keep-work-dirs-on-failure)",
-        options_.app_id, *final_state);
+        options_.app_id, ToString(*final_status));
   }
   if (remove) {
     for (const absl::Status& error : RemoveJobWorkFiles(options_.job_dir, /*staged_files=*/false)) {

@@ -52,7 +52,7 @@ class LocalContainerAllocator final : public ContainerAllocator {
   // Writes final-status.json; an error (a full disk) names the file and the reason. When the
   // disk is full and no container runs any more, it first removes the containers' working
   // directories (as Shutdown would) and tries again.
-  absl::Status Finish(const std::string& final_state, const std::string& diagnostics,
+  absl::Status Finish(FinalStatus final_status, const std::string& diagnostics,
                       const std::string& status_json) override;
   int RunningContainers() const override;
   // Kills what still runs, then removes what the job no longer needs (see RemoveWorkFiles); if
@@ -102,8 +102,8 @@ class LocalContainerAllocator final : public ContainerAllocator {
   int next_container_ = 2;                            // guarded by mu_; 1 is the AM's
   bool shutdown_ = false;                             // guarded by mu_
   // Set by Finish: the job's final state, and the record that could not be written ("" = saved).
-  std::optional<std::string> final_state_;  // guarded by mu_
-  std::string unsaved_record_;              // guarded by mu_
+  std::optional<FinalStatus> final_status_;  // guarded by mu_
+  std::string unsaved_record_;               // guarded by mu_
   std::thread monitor_;
 };
 

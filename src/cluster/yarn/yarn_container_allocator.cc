@@ -407,7 +407,7 @@ void YarnContainerAllocator::Release(const std::string& container_id) {
   wake_.notify_all();
 }
 
-absl::Status YarnContainerAllocator::Finish(const std::string& final_state,
+absl::Status YarnContainerAllocator::Finish(FinalStatus final_status,
                                             const std::string& diagnostics,
                                             const std::string& status_json) {
   {
@@ -422,9 +422,9 @@ absl::Status YarnContainerAllocator::Finish(const std::string& final_state,
     if (ended_by_rm_) return absl::OkStatus();
   }
   const hadoop::FinalApplicationStatus status =
-      final_state == "SUCCEEDED" ? hadoop::FinalApplicationStatus::kSucceeded
-      : final_state == "KILLED"  ? hadoop::FinalApplicationStatus::kKilled
-                                 : hadoop::FinalApplicationStatus::kFailed;
+      final_status == FinalStatus::kSucceeded ? hadoop::FinalApplicationStatus::kSucceeded
+      : final_status == FinalStatus::kKilled  ? hadoop::FinalApplicationStatus::kKilled
+                                              : hadoop::FinalApplicationStatus::kFailed;
   for (int attempt = 0; attempt < 50; ++attempt) {
     absl::StatusOr<bool> done = am_rm_->Finish(status, diagnostics, "");
     if (!done.ok()) {

@@ -65,7 +65,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   void Stop(const std::string& container_id, int64_t grace_ms) override;
   void Release(const std::string& container_id) override;
   void ExpectCompletion(const std::string& container_id) override;
-  absl::Status Finish(const std::string& final_state, const std::string& diagnostics,
+  absl::Status Finish(FinalStatus final_status, const std::string& diagnostics,
                       const std::string& status_json) override;
   int RunningContainers() const override;
   void Shutdown() override;

@@ -117,7 +117,7 @@ TEST_F(YarnContainerAllocatorTest, AmShutdownEndsTheJobOnceAndSkipsUnregistering
   ASSERT_EQ(reason.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_NE(reason.get().find("AM_SHUTDOWN"), std::string::npos);
   ASSERT_TRUE(rm_.WaitForCalls("allocate", 4, 10000));  // more heartbeats, still AM_SHUTDOWN
-  EXPECT_TRUE(allocator.Finish("FAILED", "ended by the RM", "{}").ok());
+  EXPECT_TRUE(allocator.Finish(FinalStatus::kFailed, "ended by the RM", "{}").ok());
   allocator.Shutdown();
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ(rm_.CountCalls("finishApplicationMaster"), 0u);
