@@ -90,6 +90,32 @@ TEST_F(LocalE2eTest, FailedWorkerWithSuccessfulChiefSucceedsAndIsNamed) {
   EXPECT_NE(r.out.find("failing on purpose with exit code 3"), std::string::npos) << r.out;
 }
 
+// Without tony.local.vcores the tasks time-share the CPUs, as under YARN's default scheduler: a
+// GANG job asking far more vcores than any machine has runs, all of it at once.
+TEST_F(LocalE2eTest, VcoresAreNoLimitUnlessTonyLocalVcoresIsSet) {
+  std::vector<std::string> args = {"submit",
+                                   "--src_dir",
+                                   SourceDir(),
+                                   "--executes",
+                                   "true",
+                                   "--conf",
+                                   "tony.worker.instances=8",
+                                   "--conf",
+                                   "tony.worker.vcores=64",
+                                   "--conf",
+                                   "tony.worker.memory=128m"};
+  TonyResult r = runner_.Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("SUCCEEDED after"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\nworker:7 +SUCCEEDED "))) << r.out;
+  // With the key, the same job is bad input: it could never run whole.
+  args.insert(args.end(), {"--conf", "tony.local.vcores=64"});
+  TonyResult limited = runner_.Run(args);
+  EXPECT_EQ(limited.exit_code, 2) << Describe(limited);
+  EXPECT_NE(limited.err.find("asks for 512 vcores, but this machine offers 64"), std::string::npos)
+      << limited.err;
+}
+
 TEST_F(LocalE2eTest, StandaloneAndSingleNodeJobs) {
   TonyResult standalone =
       runner_.Run(Submit("echo standalone $JOB_NAME:$TASK_INDEX",

@@ -42,6 +42,7 @@ LocalCapacity ResolveLocalCapacity(const config::LocalBackendSpec& local) {
   LocalCapacity capacity;
   // Detected only where the configuration leaves it unset.
   capacity.total.memory_mb = local.memory_mb ? *local.memory_mb : MachineMemoryMb();
+  capacity.enforce_vcores = local.vcores.has_value();
   capacity.total.vcores = local.vcores
                               ? *local.vcores
                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -59,7 +60,7 @@ absl::Status CheckFitsLocally(const LocalCapacity& capacity, const std::string& 
                                                " of memory, but this machine offers ",
                                                Mb(total.memory_mb), " in all (tony.local.memory)"));
   }
-  if (ask.vcores > total.vcores) {
+  if (capacity.enforce_vcores && ask.vcores > total.vcores) {
     return absl::ResourceExhaustedError(StrCat(what, " asks for ", ask.vcores,
                                                " vcores, but this machine offers ", total.vcores,
                                                " in all (tony.local.vcores)"));

@@ -1,6 +1,9 @@
 #pragma once
 // What the local backend may hand out: the machine's memory, CPUs and GPUs, or the limits set by
-// tony.local.memory / tony.local.vcores / tony.local.gpus.
+// tony.local.memory / tony.local.vcores / tony.local.gpus. Memory and GPUs are hard limits. Vcores
+// are one only when tony.local.vcores is set: otherwise the tasks time-share the CPUs, as YARN's
+// default scheduler (DefaultResourceCalculator, memory only) and torchrun do, so that a laptop
+// runs a 5-task job.
 
 #include <string>
 #include <vector>
@@ -13,7 +16,8 @@ namespace tony::cluster {
 
 struct LocalCapacity {
   ResourceAsk total;
-  std::vector<int> gpu_ids;  // the GPUs containers may get, by index
+  bool enforce_vcores = false;  // tony.local.vcores was set
+  std::vector<int> gpu_ids;     // the GPUs containers may get, by index
 };
 
 // The capacity `local` sets (tony.local.*), with the machine's own for what it leaves unset.

@@ -107,7 +107,8 @@ std::vector<Container> LocalContainerAllocator::GrantLocked() {
   while (!pending_.empty()) {
     const ContainerRequest& request = pending_.front();
     const ResourceAsk& ask = request.resources;
-    if (ask.memory_mb > free_.memory_mb || ask.vcores > free_.vcores ||
+    if (ask.memory_mb > free_.memory_mb ||
+        (options_.capacity.enforce_vcores && ask.vcores > free_.vcores) ||
         ask.gpus > static_cast<int>(free_gpus_.size())) {
       break;
     }
