@@ -97,7 +97,27 @@ class SecureE2eTest : public ::testing::Test {
            fs::path(runner_.work_dir()).filename().string();
   }
 
+  // The cluster's configuration, the test user's login and fs.defaultFS's NameNode, for the
+  // cases that talk to the NameNode themselves.
+  void ReachNameNode() {
+    absl::StatusOr<hadoop::HadoopConf> conf = cluster_->Conf();
+    ASSERT_TRUE(conf.ok()) << conf.status();
+    absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = cluster_->Login();
+    ASSERT_TRUE(login.ok()) << login.status();
+    absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(conf->DefaultFs());
+    ASSERT_TRUE(namenode.ok()) << namenode.status();
+    conf_ = *std::move(conf);
+    login_ = *std::move(login);
+    namenode_ = *std::move(namenode);
+  }
+  absl::StatusOr<hadoop::Token> HdfsToken(const std::string& renewer) const {
+    return hadoop::GetHdfsDelegationToken(*conf_, *namenode_, login_, renewer);
+  }
+
   std::optional<TestCluster> cluster_;
+  std::optional<hadoop::HadoopConf> conf_;
+  std::shared_ptr<const hadoop::KerberosCredentials> login_;
+  std::optional<hadoop::HostPort> namenode_;
   std::string principal_;
   std::string keytab_;
   TonyRunner runner_;
@@ -133,21 +153,15 @@ TEST_F(SecureE2eTest, ClientSpeaksGssapiWithPrivacyToTheRmAndSpnegoToWebHdfs) {
 }
 
 TEST_F(SecureE2eTest, DelegationTokenFromTheNameNodeWorksAloneAndATamperedOneIsRefused) {
-  absl::StatusOr<hadoop::HadoopConf> conf = cluster_->Conf();
-  ASSERT_TRUE(conf.ok());
-  absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = cluster_->Login();
-  ASSERT_TRUE(login.ok()) << login.status();
-  absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(conf->DefaultFs());
-  ASSERT_TRUE(namenode.ok());
-  absl::StatusOr<hadoop::Token> token = hadoop::GetHdfsDelegationToken(
-      *conf, *namenode, *login, cluster_->Value("MINICLUSTER_YARN_PRINCIPAL"));
+  ASSERT_NO_FATAL_FAILURE(ReachNameNode());
+  absl::StatusOr<hadoop::Token> token = HdfsToken(cluster_->Value("MINICLUSTER_YARN_PRINCIPAL"));
   ASSERT_TRUE(token.ok()) << token.status();
   EXPECT_EQ(token->kind, "HDFS_DELEGATION_TOKEN");
-  EXPECT_EQ(token->service, namenode->ToString());  // 127.0.0.1:<port>
+  EXPECT_EQ(token->service, namenode_->ToString());  // 127.0.0.1:<port>
 
   const std::string dir = UserDir("token");
   ASSERT_TRUE(Hdfs().Create(dir + "/file.txt", "read with a token").ok());
-  const std::string http = conf->NameNodeHttpAddress()->ToString();
+  const std::string http = conf_->NameNodeHttpAddress()->ToString();
   hadoop::WebHdfsClient with_token(http, hadoop::WebHdfsAuth{"", nullptr, *token});
   absl::StatusOr<std::string> read = with_token.Open(dir + "/file.txt");
   ASSERT_TRUE(read.ok()) << read.status();
@@ -178,13 +192,6 @@ TEST_F(SecureE2eTest, TicketCacheLoginWorksAsKinitLeavesIt) {
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
-// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native).
-std::string PyDepsDir() {
-  if (const char* dir = std::getenv("TONY_PYDEPS_DIR"); dir != nullptr && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
-}
-
 // A job that outlives its first HDFS tokens, on a cluster whose tokens die within seconds
 // (scripts/hadoop-minicluster --token-lifetime-s; CTest runs this case on such a cluster): the
 // AM, which has the user's keytab, gets fresh tokens before the first die, and the task's
@@ -196,14 +203,8 @@ TEST_F(SecureE2eTest, TasksOutliveTheirFirstTokensWithTheAmsFreshOnes) {
       << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
 
   // What the client's token says of itself, as the NameNode wrote it.
-  absl::StatusOr<hadoop::HadoopConf> conf = cluster_->Conf();
-  ASSERT_TRUE(conf.ok());
-  absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = cluster_->Login();
-  ASSERT_TRUE(login.ok()) << login.status();
-  absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(conf->DefaultFs());
-  ASSERT_TRUE(namenode.ok());
-  absl::StatusOr<hadoop::Token> for_yarn = hadoop::GetHdfsDelegationToken(
-      *conf, *namenode, *login, cluster_->Value("MINICLUSTER_YARN_PRINCIPAL"));
+  ASSERT_NO_FATAL_FAILURE(ReachNameNode());
+  absl::StatusOr<hadoop::Token> for_yarn = HdfsToken(cluster_->Value("MINICLUSTER_YARN_PRINCIPAL"));
   ASSERT_TRUE(for_yarn.ok()) << for_yarn.status();
   absl::StatusOr<hadoop::DelegationTokenIdentifier> id =
       hadoop::DecodeDelegationTokenIdentifier(for_yarn->identifier);
@@ -212,14 +213,14 @@ TEST_F(SecureE2eTest, TasksOutliveTheirFirstTokensWithTheAmsFreshOnes) {
   EXPECT_EQ(id->renewer, "yarn");
   EXPECT_EQ(id->max_date_ms - id->issue_date_ms, lifetime_s * 1000);
   // Only its renewer may renew it; the user may renew one that names the user.
-  EXPECT_FALSE(hadoop::RenewHdfsDelegationToken(*conf, *namenode, *login, *for_yarn).ok());
-  absl::StatusOr<hadoop::Token> own =
-      hadoop::GetHdfsDelegationToken(*conf, *namenode, *login, cluster_->user());
+  EXPECT_FALSE(hadoop::RenewHdfsDelegationToken(*conf_, *namenode_, login_, *for_yarn).ok());
+  absl::StatusOr<hadoop::Token> own = HdfsToken(cluster_->user());
   ASSERT_TRUE(own.ok()) << own.status();
   absl::StatusOr<hadoop::DelegationTokenIdentifier> own_id =
       hadoop::DecodeDelegationTokenIdentifier(own->identifier);
   ASSERT_TRUE(own_id.ok()) << own_id.status();
-  absl::StatusOr<int64_t> expiry = hadoop::RenewHdfsDelegationToken(*conf, *namenode, *login, *own);
+  absl::StatusOr<int64_t> expiry =
+      hadoop::RenewHdfsDelegationToken(*conf_, *namenode_, login_, *own);
   ASSERT_TRUE(expiry.ok()) << expiry.status();
   EXPECT_GT(*expiry, own_id->issue_date_ms);
   EXPECT_LE(*expiry, own_id->max_date_ms);
@@ -244,7 +245,7 @@ TEST_F(SecureE2eTest, TasksOutliveTheirFirstTokensWithTheAmsFreshOnes) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, "read 3 lines after the first tokens died");
   // The first tokens are dead indeed: one the NameNode issued before the job's is refused now.
-  hadoop::WebHdfsClient dead(conf->NameNodeHttpAddress()->ToString(),
+  hadoop::WebHdfsClient dead(conf_->NameNodeHttpAddress()->ToString(),
                              hadoop::WebHdfsAuth{"", nullptr, *for_yarn});
   EXPECT_GT(std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::system_clock::now().time_since_epoch())

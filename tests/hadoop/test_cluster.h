@@ -25,6 +25,13 @@
 
 namespace tony::testing {
 
+// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native).
+inline std::string PyDepsDir() {
+  if (const char* dir = std::getenv("TONY_PYDEPS_DIR"); dir != nullptr && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
+}
+
 // A FILE: ticket cache at `path` with the principal's ticket from the keytab, as kinit -kt makes
 // it; with `expired`, the ticket's end time is moved into the past, as an old cache holds it.
 inline absl::Status WriteTicketCache(const std::string& path, const std::string& principal,

@@ -228,13 +228,6 @@ TEST_F(YarnE2eTest, ConfFileOnHdfsIsReadWithItsLinesNamed) {
   (void)hdfs.Delete(dir, /*recursive=*/true);
 }
 
-// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native).
-std::string PyDepsDir() {
-  if (const char* dir = std::getenv("TONY_PYDEPS_DIR"); dir != nullptr && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
-}
-
 TEST_F(YarnE2eTest, TasksReadAndWriteHdfsWithTheJobsClientConfiguration) {
   ASSERT_TRUE(fs::exists(PyDepsDir() + "/hdfs_native"))
       << "hdfs-native is not in " << PyDepsDir() << ": run scripts/install-pydeps";
