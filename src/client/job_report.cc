@@ -1,5 +1,6 @@
 #include "client/job_report.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <map>
@@ -61,6 +62,34 @@ std::string_view ToString(rpc::TaskState state) {
     default:
       return "UNKNOWN";
   }
+}
+
+std::string LingeringTasksHint(const rpc::JobStatus& status, int64_t now_wall_ms,
+                               int64_t after_ms) {
+  if (status.state() != rpc::JOB_RUNNING) return "";
+  const rpc::TaskStatus* chief = nullptr;
+  for (const rpc::TaskStatus& task : status.tasks()) {
+    if (task.type() == "chief" && task.index() == 0) chief = &task;
+  }
+  if (chief == nullptr || chief->state() != rpc::TASK_SUCCEEDED || chief->end_ms() <= 0 ||
+      now_wall_ms - chief->end_ms() < after_ms) {
+    return "";
+  }
+  std::vector<std::string> running;
+  std::vector<std::string> types;
+  for (const rpc::TaskStatus& task : status.tasks()) {
+    if (task.role() != "tracked" || task.state() != rpc::TASK_RUNNING) continue;
+    running.push_back(StrCat(task.type(), ":", task.index()));
+    if (std::find(types.begin(), types.end(), task.type()) == types.end()) {
+      types.push_back(task.type());
+    }
+  }
+  if (running.empty()) return "";
+  return StrCat("chief:0 succeeded ", (now_wall_ms - chief->end_ms()) / 1000,
+                " s ago; the job waits for its tracked tasks still running (", Join(running, ", "),
+                "). If they serve until stopped (TensorFlow ParameterServerStrategy's workers and "
+                "ps), make them untracked: tony.application.untracked.jobtypes=",
+                Join(types, ","));
 }
 
 std::string ProgressLine(const rpc::JobStatus& status) {

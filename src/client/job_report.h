@@ -2,6 +2,7 @@
 // What the client prints about a job: a progress line per job type while it runs, and the final
 // table of tasks with, for each failed task, why. Pure functions of a JobStatus.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,15 @@ namespace tony::client {
 // "worker: 2 running, 1 succeeded | ps: 1 running"; counts in the order requested, running,
 // succeeded, failed, stopped, zero counts left out.
 std::string ProgressLine(const rpc::JobStatus& status);
+
+// How long tracked tasks may outlive a succeeded chief before LingeringTasksHint speaks up.
+inline constexpr int64_t kLingeringHintAfterMs = 30000;
+
+// For a running job whose chief:0 succeeded at least `after_ms` before `now_wall_ms` while tracked
+// tasks keep it running (TensorFlow's ParameterServerStrategy: the workers and ps serve until
+// stopped), one line naming them and the key that lets the job end without them; "" otherwise.
+std::string LingeringTasksHint(const rpc::JobStatus& status, int64_t now_wall_ms,
+                               int64_t after_ms = kLingeringHintAfterMs);
 
 // The final report: a header line with the job's state, a table (task, state, host:port, exit
 // code, duration, logs) and the diagnostics of each failed task, indented.

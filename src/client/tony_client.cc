@@ -143,6 +143,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
   bool kill_sent = false;
   int64_t kill_deadline = 0;
   std::string progress;
+  bool lingering_hinted = false;  // said once per job
   int64_t address_poll_ms = 20;
   bool asked_ended_am = false;
 
@@ -237,6 +238,12 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
         progress = line;
         out_ << "tony: [" << (clock->NowMs() - started) / 100 / 10.0 << " s] " << line << "\n"
              << std::flush;
+      }
+      if (!lingering_hinted) {
+        if (std::string hint = LingeringTasksHint(status, clock->WallMs()); !hint.empty()) {
+          out_ << "tony: " << hint << "\n" << std::flush;
+          lingering_hinted = true;
+        }
       }
       if (status.complete()) {
         rpc::AcknowledgeFinalRequest ack_request;
