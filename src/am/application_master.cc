@@ -407,11 +407,20 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
 void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
                                                rpc::RegisterTensorBoardUrlResponse*,
                                                grpc::ServerUnaryReactor* reactor) {
-  tensorboard_url_ = request.url();
+  if (request.url() != tensorboard_url_) {
+    tensorboard_url_ = request.url();
+    ++url_changes_;
+    spdlog::info("[{}] TensorBoard of {}:{} at {}", options_.app_id, request.task().type(),
+                 request.task().index(), tensorboard_url_);
+    AnswerWatchers(/*all=*/false);
+    UpdateStatusPage();
+  }
   reactor->Finish(grpc::Status::OK);
 }
 
-int64_t ApplicationMaster::Version() const { return job_.version() * 2 + (complete_ ? 1 : 0); }
+int64_t ApplicationMaster::Version() const {
+  return (job_.version() + url_changes_) * 2 + (complete_ ? 1 : 0);
+}
 
 void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
   status->set_app_id(options_.app_id);

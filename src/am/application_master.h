@@ -105,7 +105,7 @@ class ApplicationMaster final : public AmRequestHandler {
   void OnContainerAllocated(const cluster::Container& container);
   void OnContainerCompleted(const cluster::ContainerExit& exit);
   void FillSpec(const TaskRef& task, rpc::WaitClusterSpecResponse* response) const;
-  int64_t Version() const;  // the state machine's, plus one once complete
+  int64_t Version() const;  // the state machine's and the URL's changes, plus one once complete
   void FillStatus(rpc::JobStatus* status) const;
   std::string StatusJson() const;
   // Refreshes the status page's snapshot when the job changed since the last one.
@@ -127,6 +127,7 @@ class ApplicationMaster final : public AmRequestHandler {
   std::vector<SpecWaiter> spec_waiters_;
   std::vector<JobWatcher> watchers_;
   std::string tensorboard_url_;
+  int64_t url_changes_ = 0;  // part of Version(): watchers hear of a new TensorBoard URL
   // The newest credentials for running tasks from the allocator, and how many times they came.
   std::string task_tokens_;
   int64_t task_tokens_version_ = 0;

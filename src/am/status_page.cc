@@ -76,6 +76,14 @@ std::string RenderStatusHtml(const rpc::JobStatus& status) {
              "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}</style></head><body>\n",
              "<h1>", Escape(status.app_id()), ": ", JobStateName(status.state()), "</h1>\n");
+  if (!status.tensorboard_url().empty()) {
+    // A link only to a web address: the page's viewers click it.
+    const std::string url = Escape(status.tensorboard_url());
+    const bool web = status.tensorboard_url().starts_with("http://") ||
+                     status.tensorboard_url().starts_with("https://");
+    html += web ? StrCat("<p>TensorBoard: <a href=\"", url, "\">", url, "</a></p>\n")
+                : StrCat("<p>TensorBoard: ", url, "</p>\n");
+  }
   if (!status.diagnostics().empty()) {
     html += StrCat("<pre>", Escape(status.diagnostics()), "</pre>\n");
   }

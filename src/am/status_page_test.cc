@@ -127,6 +127,15 @@ TEST(RenderStatusHtmlTest, ShowsEveryTaskAndEscapesWhatTheJobWrote) {
   EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; more"),
             std::string::npos)
       << html;
+  EXPECT_EQ(html.find("TensorBoard"), std::string::npos);
+  rpc::JobStatus with_tensorboard = SampleStatus();
+  with_tensorboard.set_tensorboard_url("http://nm1.example:6006/");
+  EXPECT_NE(
+      RenderStatusHtml(with_tensorboard)
+          .find("TensorBoard: <a href=\"http://nm1.example:6006/\">http://nm1.example:6006/</a>"),
+      std::string::npos);
+  with_tensorboard.set_tensorboard_url("javascript:alert(1)");
+  EXPECT_EQ(RenderStatusHtml(with_tensorboard).find("href=\"javascript"), std::string::npos);
   // A running job's page reloads itself; a complete one does not.
   EXPECT_NE(html.find("http-equiv=\"refresh\""), std::string::npos);
   rpc::JobStatus done = SampleStatus();

@@ -153,6 +153,8 @@ std::string Summary(const rpc::JobStatus& status) {
   }
   if (!status.diagnostics().empty()) out += StrCat(": ", status.diagnostics());
   out += "\n";
+  if (!status.tensorboard_url().empty())
+    out += StrCat("TensorBoard: ", status.tensorboard_url(), "\n");
   if (!status.final_status_unsaved().empty()) {
     out += StrCat("warning: final status ", ToString(status.state()),
                   "; could not be saved: ", status.final_status_unsaved(), "\n");

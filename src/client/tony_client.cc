@@ -144,6 +144,7 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
   int64_t kill_deadline = 0;
   std::string progress;
   bool lingering_hinted = false;  // said once per job
+  std::string tensorboard_url;    // the last one printed
   int64_t address_poll_ms = 20;
   bool asked_ended_am = false;
 
@@ -238,6 +239,10 @@ rpc::JobStatus TonyClient::Follow(const std::string& app_id, const rpc::JobCrede
         progress = line;
         out_ << "tony: [" << (clock->NowMs() - started) / 100 / 10.0 << " s] " << line << "\n"
              << std::flush;
+      }
+      if (!status.tensorboard_url().empty() && status.tensorboard_url() != tensorboard_url) {
+        tensorboard_url = status.tensorboard_url();
+        out_ << "tony: TensorBoard at " << tensorboard_url << "\n" << std::flush;
       }
       if (!lingering_hinted) {
         if (std::string hint = LingeringTasksHint(status, clock->WallMs()); !hint.empty()) {

@@ -185,6 +185,12 @@ const JobTypeSpec* JobSpec::Find(const std::string& type) const {
   return it == job_types.end() ? nullptr : &it->second;
 }
 
+std::string DefaultTensorBoardCommand(const std::string& python) {
+  return StrCat(python.empty() ? "python3" : python,
+                " -m tensorboard.main --logdir \"$TB_LOG_DIR\" --host \"$TB_HOST\" --port "
+                "\"$TB_PORT\"");
+}
+
 absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   Reader reader(conf);
   JobSpec spec;
@@ -319,7 +325,8 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   }
 
   if (spec.job_types.empty()) {
-    // Single-node mode: the command runs as one task, with the worker type's resources.
+    // Single-node mode: the command runs as one task, with the worker type's resources (the
+    // TensorBoard sidecar below does not count: it runs beside that task).
     spec.single_node = true;
     JobTypeSpec single;
     if (absl::Status s = ReadJobType(reader, "worker", common_resources, &spec, &single); !s.ok()) {
@@ -327,6 +334,27 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     }
     single.instances = 1;
     spec.job_types.emplace("worker", std::move(single));
+  }
+
+  spec.tensorboard_log_dir =
+      std::string(StripWhitespace(reader.String("tony.application.tensorboard-log-dir")));
+  if (!spec.tensorboard_log_dir.empty()) {
+    // TonY's sidecar: a tensorboard task (one, unless the job sets tony.tensorboard.instances),
+    // never tracked, running TensorBoard unless tony.tensorboard.command says otherwise.
+    auto [it, added] = spec.job_types.try_emplace(kTensorBoardType);
+    JobTypeSpec& sidecar = it->second;
+    if (added) {
+      if (absl::Status s = ReadJobType(reader, kTensorBoardType, common_resources, &spec, &sidecar);
+          !s.ok()) {
+        return s;
+      }
+      sidecar.instances = 1;
+    }
+    sidecar.role = JobTypeRole::kSidecar;
+    if (reader.JobTypeValue(kTensorBoardType, "command").empty()) {
+      sidecar.command = DefaultTensorBoardCommand(spec.python_exec_path);
+    }
+    spec.execution_envs["TB_LOG_DIR"] = spec.tensorboard_log_dir;
   }
 
   for (const auto& [name, type] : spec.job_types) {

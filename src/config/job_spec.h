@@ -102,6 +102,13 @@ struct JobControlSpec {
 
 // BuildJobSpec sets every field, from the configuration or the catalogue's defaults
 // (tony-default.xml). The initial values are only those of a JobSpec built by hand, in tests.
+// The job type of the TensorBoard sidecar (TonY's tony.tensorboard.* keys).
+inline constexpr char kTensorBoardType[] = "tensorboard";
+
+// The sidecar's command when tony.tensorboard.command is not set: TensorBoard (the `tensorboard`
+// Python package) on TB_LOG_DIR, listening on the TB_HOST and TB_PORT its executor reserved.
+std::string DefaultTensorBoardCommand(const std::string& python);
+
 struct JobSpec {
   std::string name;
   std::string application_type;
@@ -151,6 +158,10 @@ struct JobSpec {
   std::string src_dir;                                // directory or zip; "" if none
   std::string python_exec_path;                       // tony.python-exec-path; "" if none
   std::string executes;  // tony.application.executes, for reference; "" if none
+  // tony.application.tensorboard-log-dir (--sidecar_tensorboard_log_dir): the job gets TonY's
+  // TensorBoard sidecar, a job type kTensorBoardType that runs TensorBoard on this directory,
+  // unless it defines that type itself. "" if none.
+  std::string tensorboard_log_dir;
 
   bool keep_staging = false;                  // tony.application.keep-staging (YARN)
   int64_t history_retention_sec = 0;          // tony.history.retention-sec; <= 0 keeps them forever

@@ -145,6 +145,34 @@ TEST_F(JobSpecTest, ZeroInstanceTypesAreDropped) {
   EXPECT_EQ(spec->Find("evaluator"), nullptr);
 }
 
+TEST_F(JobSpecTest, TensorBoardLogDirAddsTonysSidecar) {
+  Set("tony.worker.instances", "2");
+  Set("tony.application.tensorboard-log-dir", "/logs/run7");
+  Set("tony.tensorboard.memory", "512m");
+  Set("tony.python-exec-path", "/usr/bin/python3");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const JobTypeSpec& tb = spec->job_types.at("tensorboard");
+  EXPECT_EQ(tb.instances, 1);
+  EXPECT_EQ(tb.role, JobTypeRole::kSidecar);
+  EXPECT_EQ(tb.resources.memory_mb, 512);
+  EXPECT_EQ(tb.command,
+            "/usr/bin/python3 -m tensorboard.main --logdir \"$TB_LOG_DIR\" --host \"$TB_HOST\" "
+            "--port \"$TB_PORT\"");
+  EXPECT_EQ(spec->execution_envs.at("TB_LOG_DIR"), "/logs/run7");
+  EXPECT_EQ(spec->TrackedTasks(), 2);  // the sidecar is not waited for
+
+  // A command of the job's own wins, and a job without job types keeps its single task.
+  Set("tony.worker.instances", "0");
+  Set("tony.tensorboard.command", "my-tensorboard");
+  spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->single_node);
+  EXPECT_EQ(spec->job_types.at("tensorboard").command, "my-tensorboard");
+  EXPECT_EQ(spec->job_types.at("worker").instances, 1);
+  EXPECT_EQ(spec->TrackedTasks(), 1);
+}
+
 TEST_F(JobSpecTest, SidecarAndCustomRoles) {
   Set("tony.worker.instances", "1");
   Set("tony.tensorboard.instances", "1");

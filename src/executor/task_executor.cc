@@ -180,6 +180,18 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() 
   return response;
 }
 
+void TaskExecutor::RegisterTensorBoardUrl(const std::string& url) {
+  rpc::RegisterTensorBoardUrlRequest request;
+  *request.mutable_task() = ToProto(options_.task);
+  request.set_url(url);
+  rpc::RegisterTensorBoardUrlResponse response;
+  grpc::ClientContext context;
+  Attach(&context);
+  context.set_deadline(DeadlineIn(5000));
+  grpc::Status status = stub_->RegisterTensorBoardUrl(&context, request, &response);
+  if (!status.ok()) spdlog::warn("could not register TensorBoard's URL: {}", GrpcError(status));
+}
+
 void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool provisional,
                           int64_t peak_rss_bytes) {
   rpc::ReportResultRequest request;
@@ -249,6 +261,23 @@ int TaskExecutor::Run() {
   context.am_host = options_.am_address.substr(0, colon);
   context.am_port = std::atoi(options_.am_address.substr(colon + 1).c_str());
   context.attempt_number = options_.attempt;
+  // TensorBoard's port, as in TonY: the sidecar's is its own registered port; without a sidecar
+  // the chief gets one, for a TensorBoard it may start itself.
+  std::optional<ReservedPort> chief_tensorboard_port;
+  const bool tensorboard_sidecar =
+      options_.task.type == config::kTensorBoardType && type->role == config::JobTypeRole::kSidecar;
+  if (tensorboard_sidecar) {
+    context.tensorboard_port = port->port();
+  } else if (context.is_chief && !spec_.job_types.count(config::kTensorBoardType)) {
+    absl::StatusOr<ReservedPort> reserved = ReservedPort::Reserve(0);
+    if (reserved.ok()) {
+      context.tensorboard_port = reserved->port();
+      chief_tensorboard_port = *std::move(reserved);
+    } else {
+      spdlog::warn("no TensorBoard port for the chief: {}", ToStd(reserved.status().message()));
+    }
+  }
+  context.tensorboard_host = options_.host;
   context.container_envs = spec_.container_envs;
   context.execution_envs = spec_.execution_envs;
   for (const auto& [name, job_type] : spec_.job_types) {
@@ -282,6 +311,7 @@ int TaskExecutor::Run() {
   // the executor stops them by walking its own descendants (it is their subreaper).
   spawn.parent_death_signal = SIGKILL;
   port->Release();
+  if (chief_tensorboard_port) chief_tensorboard_port->Release();
   const int64_t start_ms = SystemClock::Get()->NowMs();
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) {
@@ -292,6 +322,10 @@ int TaskExecutor::Run() {
     return 127;
   }
   spdlog::info("started {} as pid {}: {}", task, *pid, type->command);
+  // The sidecar's URL only: a chief's TB_PORT serves nothing unless its code starts TensorBoard.
+  if (tensorboard_sidecar) {
+    RegisterTensorBoardUrl(StrCat("http://", options_.host, ":", *context.tensorboard_port, "/"));
+  }
   return Supervise(*pid, start_ms);
 }
 

@@ -57,6 +57,8 @@ class TaskExecutor {
   absl::Status Register(int port);
   absl::StatusOr<rpc::WaitClusterSpecResponse> WaitForClusterSpec();
   int Supervise(pid_t pid, int64_t start_ms);
+  // Tells the AM where this task's TensorBoard listens (TB_PORT); best effort.
+  void RegisterTensorBoardUrl(const std::string& url);
   void Report(int exit_code, const std::string& diagnostics, bool provisional = false,
               int64_t peak_rss_bytes = 0);
   void OnStopSignal(int sig);

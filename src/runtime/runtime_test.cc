@@ -82,6 +82,9 @@ TEST(CommonEnvTest, TensorBoardPortOnlyWhenReserved) {
   EXPECT_THAT(Build(ctx), Not(Contains(Key("TB_PORT"))));
   ctx.tensorboard_port = 6006;
   EXPECT_EQ(Build(ctx).at("TB_PORT"), "6006");
+  EXPECT_THAT(Build(ctx), Not(Contains(Key("TB_HOST"))));
+  ctx.tensorboard_host = "node7";
+  EXPECT_EQ(Build(ctx).at("TB_HOST"), "node7");
 }
 
 TEST(CommonEnvTest, MalformedContextIsRejected) {

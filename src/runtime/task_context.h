@@ -35,6 +35,7 @@ struct TaskContext {
   std::map<std::string, std::string> container_envs;  // tony.containers.envs
   std::map<std::string, std::string> execution_envs;  // tony.execution.envs and --shell_env
   std::optional<int> tensorboard_port;                // TB_PORT when reserved
+  std::string tensorboard_host;                       // TB_HOST, with TB_PORT: where to listen
   // Types left out of framework clusters (TF_CONFIG's cluster): helpers such as TensorBoard that
   // run beside the job but take no part in training.
   std::set<std::string> sidecar_types = {"tensorboard"};
