@@ -314,7 +314,10 @@ void JobStateMachine::CheckTrackedDone(Actions& actions) {
   std::vector<std::string> failed;
   for (const TaskRecord& task : tasks_) {
     if (task.role != config::JobTypeRole::kTracked) continue;
-    if (!IsTerminal(task.state)) return;
+    if (!IsTerminal(task.state)) {
+      if (task.not_waited_for) continue;
+      return;
+    }
     if (task.state == TaskState::kFailed) failed.push_back(task.ref.ToString());
   }
   if (spec_.chief) {

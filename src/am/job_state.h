@@ -76,6 +76,9 @@ struct TaskRecord {
   int64_t end_wall_ms = 0;
   int64_t peak_rss_bytes = 0;
   bool stop_requested = false;
+  // Past an ignored dependency timeout (TonY's `.ignored`): the job no longer waits for this
+  // tracked task, which runs on until the job ends; its failure still counts as any other's.
+  bool not_waited_for = false;
   int max_restarts = 0;
   int64_t restart_backoff_ms = 0;
   int64_t restart_at_ms = 0;    // a restart is due at this time (state kNew)

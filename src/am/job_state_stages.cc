@@ -53,7 +53,8 @@ void JobStateMachine::CheckDependencyTimeouts(int64_t now, Actions& actions) {
     if (now - done_at->second < dependency.timeout_ms) continue;
     std::vector<std::string> late;
     for (const TaskRecord& task : tasks_) {
-      if (task.ref.type == dependency.type && !IsTerminal(task.state) && !task.stop_requested) {
+      if (task.ref.type == dependency.type && !IsTerminal(task.state) && !task.stop_requested &&
+          !task.not_waited_for) {
         late.push_back(task.ref.ToString());
       }
     }
@@ -66,13 +67,17 @@ void JobStateMachine::CheckDependencyTimeouts(int64_t now, Actions& actions) {
       Decide(JobState::kFailed, what, actions);
       return;
     }
+    // TonY's `.ignored`: the job stops waiting for them; they run on until it ends.
     for (TaskRecord& task : tasks_) {
       if (task.ref.type == dependency.type && !IsTerminal(task.state)) {
         events_.push_back({"DEPENDENCY_TIMEOUT", task.ref, task.attempt, clock_->WallMs(),
-                           StrCat("stopped: ", what)});
-        StopTask(task, actions);
+                           StrCat("no longer waited for: ", what)});
+        task.not_waited_for = true;
       }
     }
+    Changed();
+    CheckTrackedDone(actions);
+    if (decided()) return;
   }
 }
 

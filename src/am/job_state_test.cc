@@ -396,7 +396,9 @@ TEST_F(JobStateTest, DependencyTimeoutFailsTheJobWhenAnEvaluatorOutlivesTraining
   EXPECT_EQ(Count<StopContainer>(actions), 1);
 }
 
-TEST_F(JobStateTest, IgnoredDependencyTimeoutStopsTheTaskAndTheJobSucceeds) {
+// TonY's `.ignored`: past the timeout the job stops waiting for the late tasks, which run on
+// until it ends; here nothing else runs, so it ends at once and stops them.
+TEST_F(JobStateTest, IgnoredDependencyTimeoutEndsTheWaitAndTheJobSucceeds) {
   Init({{"tony.worker.instances", "1"},
         {"tony.evaluator.instances", "1"},
         {"tony.application.group.training", "worker"},
@@ -405,14 +407,43 @@ TEST_F(JobStateTest, IgnoredDependencyTimeoutStopsTheTaskAndTheJobSucceeds) {
   StartAll();
   Exit({"worker", 0}, 0);
   job_->OnTick();
-  clock_.Advance(1000);
+  clock_.Advance(999);
+  EXPECT_EQ(Count<StopContainer>(job_->OnTick()), 0);
+  clock_.Advance(1);
   Actions actions = job_->OnTick();
-  EXPECT_FALSE(job_->decided());
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
   ASSERT_EQ(Count<StopContainer>(actions), 1);
-  EXPECT_EQ(job_->events().back().kind, "DEPENDENCY_TIMEOUT");
+  bool noted = false;
+  for (const TaskEvent& event : job_->events()) noted = noted || event.kind == "DEPENDENCY_TIMEOUT";
+  EXPECT_TRUE(noted);
   job_->OnContainerCompleted("c_evaluator:0", 143, "", false);
   EXPECT_EQ(State({"evaluator", 0}), TaskState::kFinished);
   EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+// TonY's scenario: the tasks no longer waited for still fail the job by the usual rules while it
+// runs (stop-on-failure here), and the job still waits for the other tracked tasks.
+TEST_F(JobStateTest, TasksPastAnIgnoredTimeoutRunOnAndTheirFailureStillCounts) {
+  Init({{"tony.chief.instances", "1"},
+        {"tony.worker.instances", "2"},
+        {"tony.evaluator.instances", "1"},
+        {"tony.application.stop-on-failure-jobtypes", "worker"},
+        {"tony.application.group.A", "chief"},
+        {"tony.application.dependency.worker.timeout.after.A", "5"},
+        {"tony.application.dependency.worker.timeout.after.A.ignored", "true"}});
+  StartAll();
+  Exit({"chief", 0}, 0);
+  job_->OnTick();
+  clock_.Advance(5000);
+  Actions actions = job_->OnTick();
+  EXPECT_FALSE(job_->decided()) << "the evaluator is tracked and still runs";
+  EXPECT_EQ(Count<StopContainer>(actions), 0) << "the workers run on";
+  EXPECT_EQ(State({"worker", 0}), TaskState::kRunning);
+  clock_.Advance(5000);
+  Exit({"worker", 0}, 1);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_NE(job_->diagnostics().find("stop-on-failure-jobtypes"), std::string::npos)
+      << job_->diagnostics();
 }
 
 // A result from an executor that was itself signalled (YARN's NodeManager ending the container)
