@@ -8,6 +8,7 @@
 #include "cluster/staging.h"
 #include "common/archive.h"
 #include "common/strings.h"
+#include "config/value_parsers.h"
 
 namespace tony::client {
 namespace {
@@ -45,6 +46,26 @@ std::string FindInPath(const std::string& program) {
     if (IsExecutableFile(candidate)) return candidate.string();
   }
   return "";
+}
+
+std::vector<std::string> DropMissingHdfsClasspath(config::JobSpec* spec,
+                                                  config::Configuration* conf,
+                                                  cluster::ClusterClient& cluster) {
+  std::vector<std::string> warnings;
+  for (const std::string& entry : spec->hdfs_classpath) {
+    absl::StatusOr<cluster::ResourceSpec> resource = cluster::ParseResourceSpec(entry);
+    if (!resource.ok() || !cluster::IsRemotePath(resource->path)) continue;
+    absl::StatusOr<cluster::RemoteFileInfo> remote = cluster.StatRemote(resource->path);
+    if (remote.status().code() != absl::StatusCode::kNotFound) continue;  // CheckInputs says more
+    for (auto& [name, type] : spec->job_types) std::erase(type.localized_resources, entry);
+    std::vector<std::string> kept = config::SplitList(conf->Get("tony.containers.resources"));
+    std::erase(kept, entry);
+    conf->Replace("tony.containers.resources", Join(kept, ","),
+                  config::ValueSource::Flag("--hdfs_classpath"));
+    warnings.push_back(StrCat("--hdfs_classpath ", entry,
+                              ": no such file or directory; left out of the job, as TonY does"));
+  }
+  return warnings;
 }
 
 absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working_dir,

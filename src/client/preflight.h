@@ -4,6 +4,7 @@
 // line naming what is wrong.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "cluster/cluster_client.h"
@@ -15,6 +16,13 @@ namespace tony::client {
 // are looked up through `cluster` (NotFound / InvalidArgument: the user's mistake).
 [[nodiscard]] absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working_dir,
                                        cluster::ClusterClient& cluster);
+
+// TonY leaves out --hdfs_classpath entries that do not exist: each one that the cluster says is
+// not there is removed from `spec` (every job type's resources) and from `conf`
+// (tony.containers.resources, which the AM reads). Returns a warning line for each.
+std::vector<std::string> DropMissingHdfsClasspath(config::JobSpec* spec,
+                                                  config::Configuration* conf,
+                                                  cluster::ClusterClient& cluster);
 
 // Resolves a program name the way a shell would (PATH), or "" if not found.
 std::string FindInPath(const std::string& program);

@@ -50,8 +50,13 @@ void TonyClient::OnInterrupt(int sig) {
   if (in_flight_ != nullptr) in_flight_->TryCancel();
 }
 
-int TonyClient::Submit(const config::ResolvedConfig& resolved, const config::JobSpec& spec,
-                       const SubmitContext& context) {
+int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
+                       const config::JobSpec& job_spec, const SubmitContext& context) {
+  config::ResolvedConfig resolved = resolved_config;
+  config::JobSpec spec = job_spec;
+  for (const std::string& warning : DropMissingHdfsClasspath(&spec, &resolved.conf, *cluster_)) {
+    err_ << "tony: warning: " << warning << "\n";
+  }
   if (absl::Status ok = CheckInputs(spec, context.working_dir, *cluster_); !ok.ok()) {
     err_ << "tony: error: " << ok.message() << "\n";
     // A missing or unusable input is the user's to fix; an unreachable file system is not.

@@ -57,6 +57,7 @@ absl::Status ApplySubmitFlags(const SubmitFlags& flags, Configuration* out) {
   }
   if (flags.hdfs_classpath) {
     set("--hdfs_classpath", "tony.containers.resources", *flags.hdfs_classpath);
+    set("--hdfs_classpath", "tony.application.hdfs-classpath", *flags.hdfs_classpath);
   }
   if (flags.sidecar_tensorboard_log_dir) {
     set("--sidecar_tensorboard_log_dir", "tony.application.tensorboard-log-dir",

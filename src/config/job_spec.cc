@@ -336,6 +336,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     spec.job_types.emplace("worker", std::move(single));
   }
 
+  spec.hdfs_classpath = SplitList(reader.String("tony.application.hdfs-classpath"));
   spec.tensorboard_log_dir =
       std::string(StripWhitespace(reader.String("tony.application.tensorboard-log-dir")));
   if (!spec.tensorboard_log_dir.empty()) {

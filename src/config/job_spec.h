@@ -162,6 +162,9 @@ struct JobSpec {
   // TensorBoard sidecar, a job type kTensorBoardType that runs TensorBoard on this directory,
   // unless it defines that type itself. "" if none.
   std::string tensorboard_log_dir;
+  // tony.application.hdfs-classpath: the --hdfs_classpath entries, which the client leaves out of
+  // the job (with a warning) where they do not exist, as TonY does.
+  std::vector<std::string> hdfs_classpath;
 
   bool keep_staging = false;                  // tony.application.keep-staging (YARN)
   int64_t history_retention_sec = 0;          // tony.history.retention-sec; <= 0 keeps them forever

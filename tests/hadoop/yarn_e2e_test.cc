@@ -362,10 +362,20 @@ TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
   EXPECT_TRUE(staged.ok() && staged->empty());
   (void)hdfs.Delete(staging, /*recursive=*/true);
 
-  // A missing input, a directory as the venv, and another namenode: bad input, nothing submitted.
+  // A --hdfs_classpath entry that does not exist is left out with a warning, as TonY does.
+  // The entry that exists is still there: the task reads a file of it.
+  TonyResult dropped =
+      Run({"submit", "--backend", "yarn", "--conf", "tony.containers.command=cat a.txt", "--conf",
+           "tony.worker.instances=1", "--conf", "tony.worker.memory=256m", "--hdfs_classpath",
+           "hdfs://" + base + "/lib,hdfs://" + base + "/nope"});
+  EXPECT_EQ(dropped.exit_code, 0) << Describe(dropped) << ContainerStdout(dropped.app_id);
+  EXPECT_NE(dropped.err.find("tony: warning: --hdfs_classpath hdfs://" + base +
+                             "/nope: no such file or directory; left out of the job"),
+            std::string::npos)
+      << dropped.err;
+
+  // A directory as the venv, and another namenode: bad input, nothing submitted.
   for (const auto& [flag, value, error] : std::vector<std::array<std::string, 3>>{
-           {"--hdfs_classpath", "hdfs://" + base + "/nope",
-            "tony.worker.resources: hdfs://" + base + "/nope: no such file or directory"},
            {"--python_venv", "hdfs://" + base + "/lib",
             "--python_venv hdfs://" + base + "/lib: a directory, not a zipped virtualenv"},
            {"--hdfs_classpath", "hdfs://elsewhere:8020/lib", "not on the cluster's file system"}}) {
