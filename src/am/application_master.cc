@@ -399,6 +399,7 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
   allocator_->ExpectCompletion(request.container_id());
   job_.OnMemorySample(task, request.container_id(), request.peak_rss_bytes());
+  if (!request.output_tail().empty()) output_tails_[task] = request.output_tail();
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional()));
   reactor->Finish(grpc::Status::OK);  // last: it may free request and response
@@ -449,6 +450,9 @@ void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
     task->set_log_dir(record.log_dir);
     task->set_role(std::string(config::ToString(record.role)));
     task->set_peak_rss_bytes(record.peak_rss_bytes);
+    if (auto tail = output_tails_.find(record.ref); tail != output_tails_.end()) {
+      task->set_output_tail(tail->second);
+    }
     for (const AttemptRecord& previous : record.previous_attempts) {
       rpc::AttemptStatus* attempt = task->add_previous_attempts();
       attempt->set_attempt(previous.attempt);

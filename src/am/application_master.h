@@ -6,6 +6,7 @@
 // Threads: Run() drives the event loop on the calling thread; everything below runs there.
 // gRPC threads and the allocator's thread only post into the loop.
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +128,7 @@ class ApplicationMaster final : public AmRequestHandler {
   std::vector<SpecWaiter> spec_waiters_;
   std::vector<JobWatcher> watchers_;
   std::string tensorboard_url_;
+  std::map<TaskRef, std::string> output_tails_;  // the last lines each task printed, latest attempt
   int64_t url_changes_ = 0;  // part of Version(): watchers hear of a new TensorBoard URL
   // The newest credentials for running tasks from the allocator, and how many times they came.
   std::string task_tokens_;

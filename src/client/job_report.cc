@@ -146,6 +146,48 @@ std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+std::string TerminalSafe(std::string_view text, size_t max_line) {
+  std::string out;
+  size_t column = 0;
+  auto put = [&](std::string_view piece) {
+    if (column == max_line) out += "...";
+    if (column++ < max_line) out += piece;
+  };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += '\n';
+      column = 0;
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence's length from its first byte; 0 for a byte that cannot start one.
+    const size_t length = c < 0x80           ? 1
+                          : (c >> 5) == 0x6  ? 2
+                          : (c >> 4) == 0xe  ? 3
+                          : (c >> 3) == 0x1e ? 4
+                                             : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    }
+    if (!valid) {
+      put("?");
+      ++i;
+    } else if (length == 1 && c == '\t') {
+      put(" ");
+      ++i;
+    } else if (length == 1 && (c < 0x20 || c == 0x7f)) {
+      put("?");
+      ++i;
+    } else {
+      put(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
 std::string Summary(const rpc::JobStatus& status) {
   std::string out = StrCat(status.app_id(), " ", ToString(status.state()));
   if (status.end_ms() > 0 && status.start_ms() > 0) {
@@ -173,6 +215,19 @@ std::string Summary(const rpc::JobStatus& status) {
                     task.log_dir().empty() ? "-" : task.log_dir()});
   }
   out += FormatTable(rows);
+  std::string leader;
+  for (const char* type : {"chief", "worker"}) {
+    for (const rpc::TaskStatus& task : status.tasks()) {
+      if (leader.empty() && task.type() == type && task.index() == 0 &&
+          !task.output_tail().empty()) {
+        leader = StrCat("last lines of ", type, ":0's output:\n");
+        const std::string safe = TerminalSafe(task.output_tail());
+        for (std::string_view line : Split(safe, '\n')) {
+          leader += StrCat("  ", line, "\n");
+        }
+      }
+    }
+  }
   for (const rpc::TaskStatus& task : status.tasks()) {
     for (const rpc::AttemptStatus& attempt : task.previous_attempts()) {
       out += StrCat("\n", task.type(), ":", task.index(), " attempt ", attempt.attempt(),
@@ -187,6 +242,7 @@ std::string Summary(const rpc::JobStatus& status) {
     if (task.has_exit_code()) out += StrCat(" with exit code ", task.exit_code());
     out += task.diagnostics().empty() ? "\n" : StrCat(":\n", Indent(task.diagnostics(), "  "));
   }
+  if (!leader.empty()) out += StrCat("\n", leader);
   return out;
 }
 

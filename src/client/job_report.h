@@ -24,8 +24,14 @@ std::string LingeringTasksHint(const rpc::JobStatus& status, int64_t now_wall_ms
                                int64_t after_ms = kLingeringHintAfterMs);
 
 // The final report: a header line with the job's state, a table (task, state, host:port, exit
-// code, duration, logs) and the diagnostics of each failed task, indented.
+// code, duration, logs), the diagnostics of each failed task, indented, and the last lines the
+// leading task printed (chief:0, else worker:0), made TerminalSafe.
 std::string Summary(const rpc::JobStatus& status);
+
+// Text a task printed, made safe for a terminal: control characters (escape sequences included)
+// and bytes that are not UTF-8 become '?', tabs become spaces, and each line is cut after
+// `max_line` characters with "...".
+std::string TerminalSafe(std::string_view text, size_t max_line = 300);
 
 // Rows as aligned columns, two spaces apart; the first row is the header.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows);

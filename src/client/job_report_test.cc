@@ -60,5 +60,35 @@ TEST(LingeringTasksHintTest, SaysNothingWhereNothingLingers) {
   EXPECT_EQ(LingeringTasksHint(workers, later, 30'000), "");
 }
 
+TEST(TerminalSafeTest, KeepsTextAndUtf8AndDefusesTheRest) {
+  EXPECT_EQ(TerminalSafe("accuracy: 0.973\nloss\t0.1"), "accuracy: 0.973\nloss 0.1");
+  EXPECT_EQ(TerminalSafe("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");
+  // An escape sequence that would recolour or clear the terminal, a lone continuation byte, a
+  // sequence cut short, and a carriage return.
+  EXPECT_EQ(TerminalSafe("\x1b[2Jred\x80 \xe2\x9c\rend"), "?[2Jred? ???end");
+  EXPECT_EQ(TerminalSafe(std::string(10, 'x') + "\nfour", 4), "xxxx...\nfour");
+}
+
+TEST(SummaryTest, EndsWithTheLastLinesTheChiefPrinted) {
+  rpc::JobStatus status;
+  status.set_app_id("application_1_0001");
+  status.set_state(rpc::JOB_SUCCEEDED);
+  AddTask(status, "worker", 0, rpc::TASK_SUCCEEDED)->set_output_tail("worker says hi");
+  AddTask(status, "chief", 0, rpc::TASK_SUCCEEDED)->set_output_tail("epoch 9\ntest accuracy: 0.97");
+  const std::string summary = Summary(status);
+  const std::string expected =
+      "\nlast lines of chief:0's output:\n  epoch 9\n  test accuracy: 0.97\n";
+  ASSERT_GE(summary.size(), expected.size());
+  EXPECT_EQ(summary.substr(summary.size() - expected.size()), expected) << summary;
+  EXPECT_EQ(summary.find("worker says hi"), std::string::npos) << summary;
+
+  // Without a chief type, worker:0's; without any output, nothing.
+  status.mutable_tasks()->RemoveLast();
+  EXPECT_NE(Summary(status).find("last lines of worker:0's output:\n  worker says hi\n"),
+            std::string::npos);
+  status.mutable_tasks(0)->clear_output_tail();
+  EXPECT_EQ(Summary(status).find("last lines of"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tony::client

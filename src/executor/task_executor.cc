@@ -32,6 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+// Lines of the user process's stdout the executor reports with its result.
+constexpr int kOutputTailLines = 10;
 
 sigset_t StopSignalSet() {
   sigset_t set;
@@ -196,6 +198,17 @@ void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool pr
                           int64_t peak_rss_bytes) {
   rpc::ReportResultRequest request;
   request.set_peak_rss_bytes(peak_rss_bytes);
+  // The end of what the task printed, for the client's summary (the accuracy line of a training
+  // script); its end is what says most.
+  if (absl::StatusOr<std::vector<std::string>> tail =
+          ReadTailLines(StrCat(options_.log_dir, "/stdout"), kOutputTailLines);
+      tail.ok() && !tail->empty()) {
+    std::string text = Join(*tail, "\n");
+    if (text.size() > rpc::kMaxOutputTailBytes) {
+      text = text.substr(text.size() - rpc::kMaxOutputTailBytes);
+    }
+    request.set_output_tail(std::move(text));
+  }
   request.set_provisional(provisional || stop_signal_ != 0 || StopSignalPending());
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);

@@ -32,6 +32,7 @@ inline constexpr char kAuthMetadataKey[] = "x-tony-auth";
 // at kMaxDiagnosticsBytes); anything larger is refused before it is buffered whole.
 inline constexpr int kAmMaxReceiveBytes = 256 * 1024;
 inline constexpr size_t kMaxDiagnosticsBytes = 64 * 1024;
+inline constexpr size_t kMaxOutputTailBytes = 16 * 1024;
 
 struct Principal {
   enum class Kind { kNone, kJob, kTask };

@@ -30,6 +30,10 @@ TEST_P(BackendE2eTest, PyTorchDigitsTrainsWithTwoWorkers) {
   ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(test accuracy: ([0-9.]+))"))) << out;
   EXPECT_GT(std::stod(match[1].str()), 0.9);
   EXPECT_NE(out.find("rank 1 of world size 2"), std::string::npos) << out;
+  // The client ends with what the leading task printed last: the accuracy, no log to open.
+  const size_t tail = r.out.find("last lines of worker:0's output:");
+  ASSERT_NE(tail, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  test accuracy: ", tail), std::string::npos) << r.out;
 }
 
 TEST_P(BackendE2eTest, TensorFlowClusterSpecAndTfConfigAgree) {
