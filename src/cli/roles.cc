@@ -14,6 +14,7 @@
 
 #include "am/application_master.h"
 #include "cli/config_command.h"
+#include "cli/container_credentials.h"
 #include "client/tony_client.h"
 #include "cluster/local/job_dir_retention.h"
 #include "cluster/local/local_cluster_client.h"
@@ -40,90 +41,6 @@ namespace tony::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The credentials YARN gives a container ($HADOOP_TOKEN_FILE_LOCATION), if any.
-absl::StatusOr<hadoop::Credentials> ContainerCredentials() {
-  const char* path = std::getenv("HADOOP_TOKEN_FILE_LOCATION");
-  if (path == nullptr || *path == '\0') {
-    return absl::NotFoundError("HADOOP_TOKEN_FILE_LOCATION is not set");
-  }
-  return hadoop::Credentials::ReadFile(path);
-}
-
-// The executor's credentials (LaunchSpec::secrets), taken so that nothing the user's process can
-// reach still holds them: the local backend's file is removed; on YARN the tony entries are
-// dropped from the container's credentials file, which keeps the rest (HDFS tokens) for the
-// user's process.
-absl::StatusOr<std::map<std::string, std::string>> TakeContainerSecrets() {
-  std::map<std::string, std::string> secrets;
-  if (const char* path = std::getenv(rpc::kEnvContainerSecrets); path && *path) {
-    absl::StatusOr<std::string> text = rpc::ReadPrivateFile(path);
-    if (!text.ok()) return text.status();
-    (void)unlink(path);
-    nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!json.is_object()) return absl::InvalidArgumentError(StrCat(path, " is not a JSON object"));
-    for (const auto& [alias, value] : json.items()) {
-      if (value.is_string()) secrets[alias] = value.get<std::string>();
-    }
-    return secrets;
-  }
-  const char* path = std::getenv("HADOOP_TOKEN_FILE_LOCATION");
-  absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
-  if (!credentials.ok()) {
-    return absl::InvalidArgumentError(StrCat("no credentials: neither ", rpc::kEnvContainerSecrets,
-                                             " nor the container's credentials (",
-                                             ToStd(credentials.status().message()), ")"));
-  }
-  hadoop::Credentials kept;
-  for (const auto& [alias, token] : credentials->tokens()) kept.AddToken(alias, token);
-  for (const auto& [alias, secret] : credentials->secrets()) {
-    if (alias.starts_with("tony.")) {
-      secrets[alias] = secret;
-    } else {
-      kept.AddSecret(alias, secret);
-    }
-  }
-  // Hadoop 2's readers know only the Writable layout.
-  if (absl::Status s = kept.WriteFile(path, hadoop::Credentials::Format::kWritable); !s.ok()) {
-    return absl::Status(
-        s.code(), StrCat("cannot remove tony's credentials from ", path, ": ", ToStd(s.message())));
-  }
-  return secrets;
-}
-
-// Replaces the tokens of the credentials file at `path` (a task's HADOOP_TOKEN_FILE_LOCATION)
-// with those of `fresh` by alias, adding new ones; the rest stays. Atomic: a task reading the file
-// sees the old or the new whole.
-absl::Status MergeTokensIntoFile(const std::string& path, const std::string& fresh) {
-  absl::StatusOr<hadoop::Credentials> update =
-      hadoop::Credentials::Parse(fresh, "fresh credentials from the AM");
-  if (!update.ok()) return update.status();
-  absl::StatusOr<hadoop::Credentials> current = hadoop::Credentials::ReadFile(path);
-  if (!current.ok()) return current.status();
-  for (const auto& [alias, token] : update->tokens()) current->AddToken(alias, token);
-  return current->WriteFile(path, hadoop::Credentials::Format::kWritable);
-}
-
-// What the AM needs to get fresh HDFS tokens: the keytab the client shipped, the job's Hadoop
-// configuration (localized as kHadoopConfDir) and the NameNodes the client got tokens from.
-absl::StatusOr<cluster::TokenRefreshOptions> TokenRefreshFromContainer(
-    const std::string& keytab, const std::string& default_fs,
-    const config::SecuritySpec& security) {
-  cluster::TokenRefreshOptions refresh;
-  refresh.login = {security.principal, fs::absolute(keytab).string()};
-  absl::StatusOr<hadoop::HadoopConf> conf =
-      hadoop::HadoopConf::Load({fs::absolute(cluster::kHadoopConfDir).string()});
-  if (!conf.ok()) return conf.status();
-  refresh.conf = *std::move(conf);
-  std::vector<std::string> uris = {default_fs};
-  uris.insert(uris.end(), security.other_namenodes.begin(), security.other_namenodes.end());
-  for (const std::string& uri : uris) {
-    absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(uri);
-    if (!namenode.ok()) return namenode.status();
-    refresh.namenodes.push_back(*std::move(namenode));
-  }
-  return refresh;
-}
 
 // The RM's web proxy as the AM's status page admits it: its addresses and its URL of this
 // application (YARN gives the AM the path in APPLICATION_WEB_PROXY_BASE).
