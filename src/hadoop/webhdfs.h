@@ -92,7 +92,7 @@ class WebHdfsClient {
                                     bool overwrite = true);
 
   // As Create, with the contents of the local file, streamed (never held in memory whole), and
-  // exactly `permission`. A local file that cannot be opened is kNotFound or another error
+  // exactly `permission` (0644 is WebHDFS's own default, which the caller narrows for secrets). A local file that cannot be opened is kNotFound or another error
   // naming it.
   [[nodiscard]] absl::Status CreateFromFile(const std::string& path, const std::string& local_file,
                                             bool overwrite = true, int permission = 0644);

@@ -74,6 +74,8 @@ class YarnClusterClient final : public ClusterClient {
   absl::Status ZipHadoopConf(const std::string& job_dir) const;
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs);
+  // 0644 for the job's files: they lie in the 0700 staging directory, which no other user can
+  // enter; the keytab is uploaded 0600 all the same.
   absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path,
                                                int permission = 0644);
   // The RUNNING NodeManagers for node-local asks (yarn_asks.h); empty when there are too many or
