@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/net.h"
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -137,41 +138,10 @@ unsigned ConnectionLimit() {
   return static_cast<unsigned>(std::clamp<rlim_t>(limit.rlim_cur / 4, 16, kMaxConnections));
 }
 
-std::optional<std::array<uint8_t, 16>> ParseAddress(const std::string& text) {
-  std::array<uint8_t, 16> address{};
-  in_addr v4{};
-  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
-    address[10] = address[11] = 0xff;
-    std::memcpy(address.data() + 12, &v4, 4);
-    return address;
-  }
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
-    std::memcpy(address.data(), &v6, 16);
-    return address;
-  }
-  return std::nullopt;
-}
-
-std::optional<std::array<uint8_t, 16>> AddressOf(const sockaddr* peer) {
-  if (peer == nullptr) return std::nullopt;
-  std::array<uint8_t, 16> address{};
-  if (peer->sa_family == AF_INET) {
-    address[10] = address[11] = 0xff;
-    std::memcpy(address.data() + 12, &reinterpret_cast<const sockaddr_in*>(peer)->sin_addr, 4);
-    return address;
-  }
-  if (peer->sa_family == AF_INET6) {
-    std::memcpy(address.data(), &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr, 16);
-    return address;
-  }
-  return std::nullopt;
-}
-
 std::optional<std::array<uint8_t, 16>> PeerOf(MHD_Connection* connection) {
   const MHD_ConnectionInfo* info =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  return info == nullptr ? std::nullopt : AddressOf(info->client_addr);
+  return info == nullptr ? std::nullopt : IpAddressOf(info->client_addr);
 }
 
 // The base every other peer is sent to: "/proxy/" at the start of its path gets Hadoop's
@@ -260,7 +230,7 @@ absl::StatusOr<int> StatusPage::Start(const StatusPageOptions& options) {
   proxies_.clear();
   redirect_base_.clear();
   for (const std::string& text : options.proxy_addresses) {
-    std::optional<PeerAddress> address = ParseAddress(text);
+    std::optional<PeerAddress> address = ParseIpAddress(text);
     if (!address) {
       return absl::InvalidArgumentError(StrCat("the web proxy address '", text,
                                                "' is not an IP address; resolve its host first"));
@@ -359,7 +329,7 @@ void StatusPage::Update(const rpc::JobStatus& status) {
 
 bool StatusPage::MayConnect(const sockaddr* peer) {
   if (proxies_.empty()) return true;
-  std::optional<PeerAddress> address = AddressOf(peer);
+  std::optional<PeerAddress> address = IpAddressOf(peer);
   if (!address) return false;
   if (proxies_.contains(*address)) return true;
   std::lock_guard lock(mu_);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "am/http_test_client.h"
 #include "common/strings.h"
 #include "gtest/gtest.h"
 
@@ -33,57 +34,6 @@ rpc::JobStatus SampleStatus() {
   worker->set_diagnostics("Traceback: <script>alert('x')</script> & more");
   status.set_diagnostics("worker:1 failed: token=hunter2");
   return status;
-}
-
-using Clock = std::chrono::steady_clock;
-
-// A socket connected to 127.0.0.1:port from `source`, another loopback address standing for
-// another host; -1 on failure.
-int Connect(int port, const char* source = "127.0.0.1") {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  inet_pton(AF_INET, source, &from.sin_addr);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
-      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// A request (or another method) from `source`; the whole answer, headers included, as far as it
-// came before the server closed or 5 s passed; "" when nothing answered.
-std::string Request(int port, const std::string& method, const std::string& path,
-                    const char* source = "127.0.0.1") {
-  const int fd = Connect(port, source);
-  if (fd < 0) return "";
-  const std::string request = method + " " + path + " HTTP/1.0\r\nHost: x\r\n\r\n";
-  (void)!write(fd, request.data(), request.size());
-  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(5);
-  std::string answer;
-  char buffer[4096];
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    pollfd ready{.fd = fd, .events = POLLIN, .revents = 0};
-    if (left <= 0 || poll(&ready, 1, static_cast<int>(left)) <= 0) break;
-    const ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n <= 0) break;
-    answer.append(buffer, n);
-  }
-  close(fd);
-  return answer;
-}
-
-bool IsStatus(const std::string& answer, int code) {
-  const std::string status = " " + std::to_string(code) + " ";
-  return (answer.starts_with("HTTP/1.0") || answer.starts_with("HTTP/1.1")) &&
-         answer.compare(8, status.size(), status) == 0;
 }
 
 // Connections that send half a request and hold on, as a slow or hostile client does; closed when

@@ -1,5 +1,6 @@
 #include "common/net.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -8,6 +9,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -81,6 +84,52 @@ std::string AdvertisedHost() {
     }
   }
   return "127.0.0.1";
+}
+
+std::optional<IpAddress> ParseIpAddress(const std::string& text) {
+  IpAddress address{};
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    address[10] = address[11] = 0xff;
+    std::memcpy(address.data() + 12, &v4, 4);
+    return address;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
+    std::memcpy(address.data(), &v6, 16);
+    return address;
+  }
+  return std::nullopt;
+}
+
+std::optional<IpAddress> IpAddressOf(const sockaddr* address) {
+  if (address == nullptr) return std::nullopt;
+  IpAddress ip{};
+  if (address->sa_family == AF_INET) {
+    ip[10] = ip[11] = 0xff;
+    std::memcpy(ip.data() + 12, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, 4);
+    return ip;
+  }
+  if (address->sa_family == AF_INET6) {
+    std::memcpy(ip.data(), &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr, 16);
+    return ip;
+  }
+  return std::nullopt;
+}
+
+std::vector<IpAddress> ResolveIpAddresses(const std::string& host) {
+  if (std::optional<IpAddress> literal = ParseIpAddress(host)) return {*literal};
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (host.empty() || getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return {};
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
+  std::vector<IpAddress> addresses;
+  for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    if (std::optional<IpAddress> ip = IpAddressOf(ai->ai_addr)) addresses.push_back(*ip);
+  }
+  return addresses;
 }
 
 }  // namespace tony

@@ -4,9 +4,15 @@
 // Threads: AdvertisedHost may be called from any thread. A ReservedPort is a plain value: one
 // thread at a time may use a given instance; different instances are independent.
 
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+
+struct sockaddr;
 
 namespace tony {
 
@@ -44,5 +50,16 @@ class ReservedPort {
 // This machine's name as other machines should reach it: $TONY_HOST if set and not empty, else
 // gethostname() if that name resolves (getaddrinfo), else "127.0.0.1".
 std::string AdvertisedHost();
+
+// An IP address as 16 bytes, IPv4 as IPv4-mapped IPv6, so that both forms of a peer compare equal.
+using IpAddress = std::array<uint8_t, 16>;
+
+// An IPv4 or IPv6 literal; nullopt for anything else (host names are not resolved).
+std::optional<IpAddress> ParseIpAddress(const std::string& text);
+// The address of an AF_INET or AF_INET6 socket address; nullopt for other families or null.
+std::optional<IpAddress> IpAddressOf(const sockaddr* address);
+// Every address `host` (a literal or a name, through getaddrinfo) stands for; empty when it
+// resolves to none. May block on the resolver.
+std::vector<IpAddress> ResolveIpAddresses(const std::string& host);
 
 }  // namespace tony

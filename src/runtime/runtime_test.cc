@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "runtime/horovod_plan.h"
 
 namespace tony::runtime {
 namespace {
@@ -15,6 +16,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Key;
 using ::testing::Not;
+using ::testing::Pair;
 using json = nlohmann::json;
 
 TaskContext BaseContext(std::string framework, std::string type, int index, ClusterSpec cluster) {
@@ -135,9 +137,10 @@ TEST(RuntimeTest, UserVariablesWinOverTonys) {
 class EveryFrameworkTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryFrameworkTest, SetsCommonVariables) {
-  ClusterSpec cluster = {
-      {"worker", {"h0:1000", "h1:1000"}}, {"scheduler", {"h2:1000"}}, {"driver", {"h3:1000"}}};
-  Environment env = Build(BaseContext(GetParam(), "worker", 1, cluster));
+  ClusterSpec cluster = {{"worker", {"h0:1000", "h1:1000"}}, {"scheduler", {"h2:1000"}}};
+  TaskContext ctx = BaseContext(GetParam(), "worker", 1, cluster);
+  ctx.rendezvous_address = "h3:1000";  // horovod's, from the AM
+  Environment env = Build(ctx);
   EXPECT_EQ(env.at("JOB_NAME"), "worker");
   EXPECT_EQ(env.at("TASK_INDEX"), "1");
   EXPECT_EQ(env.at("AM_PORT"), "40123");
@@ -331,13 +334,20 @@ TEST(MXNetTest, MissingSchedulerIsAnError) {
 
 // ---- Horovod.
 
+TaskContext HorovodContext(std::string type, int index, ClusterSpec cluster) {
+  TaskContext ctx = BaseContext("horovod", std::move(type), index, std::move(cluster));
+  ctx.rendezvous_address = "am:7000";
+  return ctx;
+}
+
 TEST(HorovodTest, TwoHostsTwoWorkersEach) {
-  ClusterSpec cluster = {{"driver", {"d:7000"}}, {"worker", {"a:1", "a:2", "b:1", "b:2"}}};
-  Environment env = Build(BaseContext("horovod", "worker", 3, cluster));
+  ClusterSpec cluster = {{"worker", {"a:1", "a:2", "b:1", "b:2"}}};
+  Environment env = Build(HorovodContext("worker", 3, cluster));
   EXPECT_EQ(env.at("HOROVOD_CONTROLLER"), "gloo");
   EXPECT_EQ(env.at("HOROVOD_CPU_OPERATIONS"), "gloo");
-  EXPECT_EQ(env.at("HOROVOD_GLOO_RENDEZVOUS_ADDR"), "d");
+  EXPECT_EQ(env.at("HOROVOD_GLOO_RENDEZVOUS_ADDR"), "am");
   EXPECT_EQ(env.at("HOROVOD_GLOO_RENDEZVOUS_PORT"), "7000");
+  EXPECT_EQ(env.at("HOROVOD_GLOO_TIMEOUT_SECONDS"), "2000");
   EXPECT_EQ(env.at("HOROVOD_RANK"), "3");
   EXPECT_EQ(env.at("HOROVOD_SIZE"), "4");
   EXPECT_EQ(env.at("HOROVOD_LOCAL_RANK"), "1");
@@ -348,8 +358,8 @@ TEST(HorovodTest, TwoHostsTwoWorkersEach) {
 }
 
 TEST(HorovodTest, WorkersOnOneHost) {
-  ClusterSpec cluster = {{"driver", {"d:7000"}}, {"worker", {"a:1", "a:2"}}};
-  Environment env = Build(BaseContext("horovod", "worker", 1, cluster));
+  ClusterSpec cluster = {{"worker", {"a:1", "a:2"}}};
+  Environment env = Build(HorovodContext("worker", 1, cluster));
   EXPECT_EQ(env.at("HOROVOD_RANK"), "1");
   EXPECT_EQ(env.at("HOROVOD_LOCAL_RANK"), "1");
   EXPECT_EQ(env.at("HOROVOD_LOCAL_SIZE"), "2");
@@ -359,18 +369,18 @@ TEST(HorovodTest, WorkersOnOneHost) {
 
 // worker:0 on a, worker:1 on b, worker:2 on a: Horovod numbers host a's slots first.
 TEST(HorovodTest, InterleavedPlacementIsNumberedHostByHost) {
-  ClusterSpec cluster = {{"driver", {"d:7000"}}, {"worker", {"a:1", "b:1", "a:2"}}};
-  Environment w0 = Build(BaseContext("horovod", "worker", 0, cluster));
+  ClusterSpec cluster = {{"worker", {"a:1", "b:1", "a:2"}}};
+  Environment w0 = Build(HorovodContext("worker", 0, cluster));
   EXPECT_EQ(w0.at("HOROVOD_RANK"), "0");
   EXPECT_EQ(w0.at("HOROVOD_CROSS_RANK"), "0");
   EXPECT_EQ(w0.at("HOROVOD_CROSS_SIZE"), "2");
-  Environment w2 = Build(BaseContext("horovod", "worker", 2, cluster));
+  Environment w2 = Build(HorovodContext("worker", 2, cluster));
   EXPECT_EQ(w2.at("HOROVOD_RANK"), "1");
   EXPECT_EQ(w2.at("HOROVOD_LOCAL_RANK"), "1");
   EXPECT_EQ(w2.at("HOROVOD_LOCAL_SIZE"), "2");
   EXPECT_EQ(w2.at("HOROVOD_CROSS_RANK"), "0");
   EXPECT_EQ(w2.at("HOROVOD_CROSS_SIZE"), "1");  // only host a has a second slot
-  Environment w1 = Build(BaseContext("horovod", "worker", 1, cluster));
+  Environment w1 = Build(HorovodContext("worker", 1, cluster));
   EXPECT_EQ(w1.at("HOROVOD_RANK"), "2");
   EXPECT_EQ(w1.at("HOROVOD_LOCAL_RANK"), "0");
   EXPECT_EQ(w1.at("HOROVOD_LOCAL_SIZE"), "1");
@@ -379,16 +389,48 @@ TEST(HorovodTest, InterleavedPlacementIsNumberedHostByHost) {
   EXPECT_EQ(w1.at("HOROVOD_HOSTNAME"), "b");
 }
 
-TEST(HorovodTest, DriverGetsOnlyCommonVariables) {
-  ClusterSpec cluster = {{"driver", {"d:7000"}}, {"worker", {"a:1", "b:1"}}};
-  Environment env = Build(BaseContext("horovod", "driver", 0, cluster));
+// Horovod's own get_host_assignments for "a:2,b:1" gives the same slots, and its rendezvous server
+// sizes its scopes from them.
+TEST(HorovodTest, PlanHostListAndScopeSizes) {
+  absl::StatusOr<std::vector<HorovodSlot>> plan =
+      HorovodPlan({{"worker", {"a:1", "b:1", "a:2"}}, {"driver", {"d:1"}}});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->size(), 3u);
+  EXPECT_EQ((*plan)[0].task_index, 0);
+  EXPECT_EQ((*plan)[1].task_index, 2);
+  EXPECT_EQ((*plan)[2].task_index, 1);
+  EXPECT_EQ(HorovodHostList(*plan), "a:2,b:1");
+  EXPECT_THAT(HorovodScopeSizes(*plan),
+              ElementsAre(Pair("cross_0", 2), Pair("cross_1", 1), Pair("global", 3),
+                          Pair("local_a", 2), Pair("local_b", 1)));
+}
+
+// TonY's debug driver protocol: the host list of the workers and the directory for its port file;
+// no HOROVOD_* variables, since the driver is not a rank.
+TEST(HorovodTest, DebugDriverGetsTheWorkerListAndItsOutputPath) {
+  TaskContext ctx = BaseContext("horovod", "driver", 0,
+                                {{"driver", {"d:7000"}}, {"worker", {"a:1", "b:1", "a:2"}}});
+  ctx.driver_output_path = "/c/horovod_driver";
+  Environment env = Build(ctx);
   EXPECT_FALSE(HasVariableWithPrefix(env, "HOROVOD_"));
+  EXPECT_EQ(env.at("CLUSTER_WORKER_LIST"), "a:2,b:1");
+  EXPECT_EQ(env.at("DRIVER_OUTPUT_PATH"), "/c/horovod_driver");
   EXPECT_EQ(env.at("JOB_NAME"), "driver");
 }
 
-TEST(HorovodTest, MissingDriverIsAnError) {
+TEST(HorovodTest, OtherTypesGetNoHorovodVariables) {
+  Environment env =
+      Build(HorovodContext("tensorboard", 0, {{"worker", {"a:1"}}, {"tensorboard", {"a:2"}}}));
+  EXPECT_FALSE(HasVariableWithPrefix(env, "HOROVOD_"));
+  EXPECT_FALSE(env.count("CLUSTER_WORKER_LIST"));
+}
+
+TEST(HorovodTest, WorkerWithoutARendezvousIsAnError) {
   EXPECT_EQ(BuildError(BaseContext("horovod", "worker", 0, {{"worker", {"a:1"}}})),
-            "horovod needs task driver:0 in the cluster spec");
+            "horovod needs the address of its rendezvous from the AM, which gave none");
+  TaskContext bad = HorovodContext("worker", 0, {{"worker", {"a:1"}}});
+  bad.rendezvous_address = "am";
+  EXPECT_NE(BuildError(bad).find("the rendezvous"), std::string::npos) << BuildError(bad);
 }
 
 // ---- JAX.

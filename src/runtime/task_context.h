@@ -36,6 +36,11 @@ struct TaskContext {
   std::map<std::string, std::string> execution_envs;  // tony.execution.envs and --shell_env
   std::optional<int> tensorboard_port;                // TB_PORT when reserved
   std::string tensorboard_host;                       // TB_HOST, with TB_PORT: where to listen
+  // Horovod: "host:port" of the Gloo rendezvous store the AM named (its own, or a debug driver's).
+  std::string rendezvous_address;
+  // Horovod's debug driver (TonY's DRIVER_OUTPUT_PATH): the directory where it writes its port
+  // file.
+  std::string driver_output_path;
   // Types left out of framework clusters (TF_CONFIG's cluster): helpers such as TensorBoard that
   // run beside the job but take no part in training.
   std::set<std::string> sidecar_types = {"tensorboard"};

@@ -1,0 +1,197 @@
+#include "am/gloo_rendezvous.h"
+
+#include <microhttpd.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "common/strings.h"
+
+namespace tony::am {
+namespace {
+
+// A rank polls for keys with short requests; a connection idle this long is closed.
+constexpr unsigned kConnectionTimeoutSeconds = 30;
+constexpr unsigned kMaxConnections = 1024;
+
+}  // namespace
+
+struct GlooRendezvous::Request {
+  std::string body;
+  bool too_large = false;
+};
+
+GlooRendezvous::~GlooRendezvous() { Stop(); }
+
+absl::StatusOr<int> GlooRendezvous::Start(const std::string& bind_host) {
+  if (daemon_ != nullptr) return absl::FailedPreconditionError("the rendezvous already runs");
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(bind_host.empty() ? nullptr : bind_host.c_str(), "0", &hints, &found);
+      rc != 0 || found == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat("Horovod's rendezvous cannot listen on '", bind_host, "': ", gai_strerror(rc)));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
+  const bool ipv6 = found->ai_family == AF_INET6;
+
+  const MHD_AcceptPolicyCallback may_connect = [](void* self, const sockaddr* peer,
+                                                  socklen_t) -> MHD_Result {
+    return static_cast<GlooRendezvous*>(self)->MayConnect(peer) ? MHD_YES : MHD_NO;
+  };
+  // Called once with the headers, then with each piece of the body, then once more with none:
+  // the request is answered then.
+  const MHD_AccessHandlerCallback answer =
+      [](void* self, MHD_Connection* connection, const char* url, const char* method, const char*,
+         const char* data, size_t* size, void** context) -> MHD_Result {
+    if (*context == nullptr) {
+      *context = new Request;
+      return MHD_YES;
+    }
+    auto* request = static_cast<Request*>(*context);
+    if (*size > 0) {
+      if (request->body.size() + *size > kMaxValueBytes) {
+        request->too_large = true;
+      } else if (!request->too_large) {
+        request->body.append(data, *size);
+      }
+      *size = 0;
+      return MHD_YES;
+    }
+    auto [code, body] = static_cast<GlooRendezvous*>(self)->Handle(
+        method == nullptr ? "" : method, url == nullptr ? "" : url, *request);
+    MHD_Response* response =
+        MHD_create_response_from_buffer(body.size(), body.data(), MHD_RESPMEM_MUST_COPY);
+    if (response == nullptr) return MHD_NO;
+    const MHD_Result queued = MHD_queue_response(connection, code, response);
+    MHD_destroy_response(response);
+    return queued;
+  };
+  const MHD_RequestCompletedCallback completed = [](void*, MHD_Connection*, void** context,
+                                                    MHD_RequestTerminationCode) {
+    delete static_cast<Request*>(*context);
+    *context = nullptr;
+  };
+  daemon_ = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0), 0,
+                             may_connect, this, answer, this, MHD_OPTION_SOCK_ADDR, found->ai_addr,
+                             MHD_OPTION_CONNECTION_LIMIT, kMaxConnections,
+                             MHD_OPTION_CONNECTION_TIMEOUT, kConnectionTimeoutSeconds,
+                             MHD_OPTION_NOTIFY_COMPLETED, completed, this, MHD_OPTION_END);
+  if (daemon_ == nullptr) {
+    return absl::InternalError(StrCat("cannot start Horovod's rendezvous on '", bind_host, "'"));
+  }
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  if (info == nullptr || info->port == 0) {
+    Stop();
+    return absl::InternalError("Horovod's rendezvous has no port");
+  }
+  return static_cast<int>(info->port);
+}
+
+void GlooRendezvous::Stop() {
+  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
+  daemon_ = nullptr;
+}
+
+void GlooRendezvous::AllowHost(const std::string& host) {
+  std::lock_guard lock(mu_);
+  if (std::optional<IpAddress> literal = ParseIpAddress(host)) {
+    allowed_.insert(*literal);
+  } else if (!host.empty()) {
+    unresolved_.push_back(host);
+  }
+}
+
+void GlooRendezvous::SetScopeSizes(std::map<std::string, int> sizes) {
+  std::lock_guard lock(mu_);
+  scope_sizes_ = std::move(sizes);
+}
+
+bool GlooRendezvous::MayConnect(const sockaddr* peer) {
+  std::optional<IpAddress> address = IpAddressOf(peer);
+  if (!address) return false;
+  std::vector<std::string> names;
+  {
+    std::lock_guard lock(mu_);
+    if (allowed_.contains(*address)) return true;
+    names.swap(unresolved_);
+  }
+  // Names given since the last unknown peer; resolved outside the lock.
+  std::set<IpAddress> resolved;
+  for (const std::string& name : names) {
+    for (const IpAddress& ip : ResolveIpAddresses(name)) resolved.insert(ip);
+  }
+  std::lock_guard lock(mu_);
+  allowed_.insert(resolved.begin(), resolved.end());
+  return allowed_.contains(*address);
+}
+
+std::pair<unsigned, std::string> GlooRendezvous::Handle(const std::string& method,
+                                                        const std::string& url,
+                                                        const Request& request) {
+  // "/<scope>/<key>", both parts non-empty.
+  const size_t slash = url.find('/', 1);
+  if (!url.starts_with('/') || slash == std::string::npos || slash == 1 ||
+      slash + 1 == url.size() || url.find('/', slash + 1) != std::string::npos) {
+    return {400, "expected /<scope>/<key>\n"};
+  }
+  const std::string scope = url.substr(1, slash - 1);
+  const std::string key = url.substr(slash + 1);
+
+  std::lock_guard lock(mu_);
+  if (method == "GET") {
+    auto in_scope = store_.find(scope);
+    if (in_scope == store_.end()) return {404, ""};
+    auto value = in_scope->second.find(key);
+    if (value == in_scope->second.end()) return {404, ""};
+    return {200, value->second};
+  }
+  if (method == "PUT") {
+    if (request.too_large) return {413, "a value is at most 1 MiB\n"};
+    size_t replaced = 0;
+    if (auto in_scope = store_.find(scope); in_scope != store_.end()) {
+      if (auto value = in_scope->second.find(key); value != in_scope->second.end()) {
+        replaced = value->second.size();
+      }
+    }
+    if (total_bytes_ - replaced + request.body.size() > kMaxTotalBytes) {
+      return {507, "the rendezvous holds 64 MiB at most\n"};
+    }
+    total_bytes_ = total_bytes_ - replaced + request.body.size();
+    store_[scope][key] = request.body;
+    return {200, ""};
+  }
+  if (method == "DELETE") {
+    auto in_scope = store_.find(scope);
+    auto size = scope_sizes_.find(scope);
+    if (size != scope_sizes_.end()) {
+      // A rank finalized the scope: once all have, a later rendezvous of it starts empty.
+      std::set<std::string>& ranks = finalized_[scope];
+      ranks.insert(key);
+      if (static_cast<int>(ranks.size()) < size->second) return {200, ""};
+      finalized_.erase(scope);
+    } else if (in_scope != store_.end()) {
+      auto value = in_scope->second.find(key);
+      if (value != in_scope->second.end()) {
+        total_bytes_ -= value->second.size();
+        in_scope->second.erase(value);
+      }
+      if (!in_scope->second.empty()) return {200, ""};
+    }
+    if (in_scope != store_.end()) {
+      for (const auto& [name, value] : in_scope->second) total_bytes_ -= value.size();
+      store_.erase(in_scope);
+    }
+    return {200, ""};
+  }
+  return {405, "GET, PUT or DELETE\n"};
+}
+
+}  // namespace tony::am
