@@ -37,6 +37,9 @@ class AmRequestHandler {
   virtual void RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
                                       rpc::RegisterTensorBoardUrlResponse* response,
                                       grpc::ServerUnaryReactor* reactor) = 0;
+  virtual void PublishRendezvous(const rpc::PublishRendezvousRequest& request,
+                                 rpc::PublishRendezvousResponse* response,
+                                 grpc::ServerUnaryReactor* reactor) = 0;
   virtual void GetJobStatus(const rpc::GetJobStatusRequest& request, rpc::JobStatus* response,
                             grpc::ServerUnaryReactor* reactor) = 0;
   virtual void WatchJob(const rpc::WatchJobRequest& request, rpc::JobStatus* response,
@@ -81,6 +84,12 @@ class AmService final : public rpc::TonyAm::CallbackService {
       rpc::RegisterTensorBoardUrlResponse* response) override {
     return DispatchTaskCall(context, "RegisterTensorBoardUrl", request, response,
                             &AmRequestHandler::RegisterTensorBoardUrl);
+  }
+  grpc::ServerUnaryReactor* PublishRendezvous(grpc::CallbackServerContext* context,
+                                              const rpc::PublishRendezvousRequest* request,
+                                              rpc::PublishRendezvousResponse* response) override {
+    return DispatchTaskCall(context, "PublishRendezvous", request, response,
+                            &AmRequestHandler::PublishRendezvous);
   }
   grpc::ServerUnaryReactor* GetJobStatus(grpc::CallbackServerContext* context,
                                          const rpc::GetJobStatusRequest* request,

@@ -5,6 +5,7 @@
 #include "cluster/staging.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
+#include "runtime/horovod_plan.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::am {
@@ -79,6 +80,7 @@ int ApplicationMaster::Run() {
   }
   spdlog::info("[{}] AM listening on {}:{} ({}), executors reach it at {}:{}", options_.app_id,
                bind, port_, options_.credentials.tls() ? "TLS" : "plaintext", options_.host, port_);
+  StartHorovodRendezvous();
   std::string tracking_url;
   StatusPageOptions page;
   page.bind_host = options_.bind_host;
@@ -123,6 +125,11 @@ int ApplicationMaster::Run() {
   }
 
   loop_.Post("start", [this] {
+    if (!rendezvous_error_.empty()) {
+      job_.Start();
+      Execute(job_.Fail(rendezvous_error_));
+      return;
+    }
     for (const auto& [name, type] : job_.spec().job_types) {
       cluster::ContainerRequest request{
           name,
@@ -148,9 +155,28 @@ int ApplicationMaster::Run() {
   AnswerWatchers(/*all=*/true);
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   status_page_.Stop();
+  if (rendezvous_) rendezvous_->Stop();
   allocator_->Shutdown();
   spdlog::info("[{}] AM exiting, job {}", options_.app_id, ToString(job_.state()));
   return job_.state() == JobState::kSucceeded ? 0 : 1;
+}
+
+void ApplicationMaster::StartHorovodRendezvous() {
+  if (job_.spec().framework != "horovod" || job_.spec().horovod_debug_driver) return;
+  rendezvous_ = std::make_unique<GlooRendezvous>();
+  absl::StatusOr<int> port = rendezvous_->Start(options_.bind_host);
+  if (!port.ok()) {
+    rendezvous_error_ =
+        StrCat("cannot serve Horovod's rendezvous: ", ToStd(port.status().message()));
+    spdlog::error("[{}] {}", options_.app_id, rendezvous_error_);
+    return;
+  }
+  rendezvous_address_ = StrCat(BindAddress(options_.host), ":", *port);
+  spdlog::info("[{}] Horovod's rendezvous listening at {}", options_.app_id, rendezvous_address_);
+}
+
+bool ApplicationMaster::AwaitsRendezvous(const TaskRef& task) const {
+  return job_.spec().framework == "horovod" && task.type == "worker" && rendezvous_address_.empty();
 }
 
 void ApplicationMaster::RequestKill(const std::string& reason) {
@@ -224,6 +250,7 @@ void ApplicationMaster::Launch(const TaskRef& task) {
 
 void ApplicationMaster::OnContainerAllocated(const cluster::Container& container) {
   containers_[container.id] = container;
+  if (rendezvous_) rendezvous_->AllowHost(container.host);
   Execute(job_.OnContainerAllocated(container.id, container.job_type, container.host,
                                     container.log_dir));
 }
@@ -287,6 +314,7 @@ void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
   }
   spdlog::info("[{}] {} registered at {}:{}", options_.app_id, task.ToString(), request.host(),
                request.port());
+  if (rendezvous_) rendezvous_->AllowHost(request.host());
   Execute(*actions);
   reactor->Finish(grpc::Status::OK);  // last: it may free request and response
 }
@@ -301,6 +329,7 @@ void ApplicationMaster::FillSpec(const TaskRef& task,
   response->set_is_chief(job_.IsChief(task));
   if (const TaskRecord* record = job_.Find(task)) response->set_attempt(record->attempt);
   response->set_session_id("0");
+  response->set_rendezvous_address(rendezvous_address_);
 }
 
 void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
@@ -319,6 +348,7 @@ void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& reque
 }
 
 void ApplicationMaster::AnswerSpecWaiters() {
+  bool sized = false;
   std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
     const TaskRecord* record = job_.Find(waiter.task);
     if (record->stop_requested || IsTerminal(record->state)) {
@@ -326,7 +356,16 @@ void ApplicationMaster::AnswerSpecWaiters() {
           grpc::Status(grpc::StatusCode::CANCELLED, "the task was stopped before it started"));
       return true;
     }
-    if (!job_.ClusterSpecReleased(waiter.task)) return false;
+    if (!job_.ClusterSpecReleased(waiter.task) || AwaitsRendezvous(waiter.task)) return false;
+    if (rendezvous_ && !sized) {
+      // The scopes of the rendezvous are cleared once as many ranks as the plan has finalized.
+      if (absl::StatusOr<std::vector<runtime::HorovodSlot>> plan =
+              runtime::HorovodPlan(job_.ClusterSpec());
+          plan.ok()) {
+        rendezvous_->SetScopeSizes(runtime::HorovodScopeSizes(*plan));
+      }
+      sized = true;
+    }
     FillSpec(waiter.task, waiter.response);
     waiter.reactor->Finish(grpc::Status::OK);
     return true;
@@ -370,6 +409,30 @@ void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrl
     AnswerWatchers(/*all=*/false);
     UpdateStatusPage();
   }
+  reactor->Finish(grpc::Status::OK);
+}
+
+void ApplicationMaster::PublishRendezvous(const rpc::PublishRendezvousRequest& request,
+                                          rpc::PublishRendezvousResponse*,
+                                          grpc::ServerUnaryReactor* reactor) {
+  const TaskRef task = FromProto(request.task());
+  const TaskRecord* record = job_.Find(task);
+  if (!job_.spec().horovod_debug_driver || task != TaskRef{config::kHorovodDriverType, 0}) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                                 "only a Horovod debug driver publishes a rendezvous"));
+    return;
+  }
+  if (record == nullptr || record->container_id != request.container_id() || record->host.empty() ||
+      request.port() <= 0 || request.port() > 65535) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 StrCat("no rendezvous on port ", request.port(), " of ",
+                                        task.ToString(), " in ", request.container_id())));
+    return;
+  }
+  rendezvous_address_ = StrCat(BindAddress(record->host), ":", request.port());
+  spdlog::info("[{}] Horovod's rendezvous published by {} at {}", options_.app_id, task.ToString(),
+               rendezvous_address_);
+  AnswerSpecWaiters();
   reactor->Finish(grpc::Status::OK);
 }
 

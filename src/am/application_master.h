@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "am/am_service.h"
+#include "am/gloo_rendezvous.h"
 #include "am/job_state.h"
 #include "am/status_page.h"
 #include "cluster/container_allocator.h"
@@ -74,6 +75,9 @@ class ApplicationMaster final : public AmRequestHandler {
   void RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
                               rpc::RegisterTensorBoardUrlResponse* response,
                               grpc::ServerUnaryReactor* reactor) override;
+  void PublishRendezvous(const rpc::PublishRendezvousRequest& request,
+                         rpc::PublishRendezvousResponse* response,
+                         grpc::ServerUnaryReactor* reactor) override;
   void GetJobStatus(const rpc::GetJobStatusRequest& request, rpc::JobStatus* response,
                     grpc::ServerUnaryReactor* reactor) override;
   void WatchJob(const rpc::WatchJobRequest& request, rpc::JobStatus* response,
@@ -112,6 +116,10 @@ class ApplicationMaster final : public AmRequestHandler {
   // Refreshes the status page's snapshot when the job changed since the last one.
   void UpdateStatusPage();
   void Complete();
+  // Horovod: starts the AM's own rendezvous unless the job's debug driver runs one.
+  void StartHorovodRendezvous();
+  // Whether `task` must wait for Horovod's rendezvous before it gets the cluster spec.
+  bool AwaitsRendezvous(const TaskRef& task) const;
 
   const AmOptions options_;
   cluster::ContainerAllocator* const allocator_;
@@ -128,6 +136,11 @@ class ApplicationMaster final : public AmRequestHandler {
   std::vector<SpecWaiter> spec_waiters_;
   std::vector<JobWatcher> watchers_;
   std::string tensorboard_url_;
+  // Horovod: the AM's own rendezvous (none with a debug driver), and the address workers get;
+  // "" until known. Why the AM's could not start, if it could not.
+  std::unique_ptr<GlooRendezvous> rendezvous_;
+  std::string rendezvous_address_;
+  std::string rendezvous_error_;
   std::map<TaskRef, std::string> output_tails_;  // the last lines each task printed, latest attempt
   int64_t url_changes_ = 0;  // part of Version(): watchers hear of a new TensorBoard URL
   // The newest credentials for running tasks from the allocator, and how many times they came.

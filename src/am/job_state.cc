@@ -61,6 +61,7 @@ JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
       task.ref = {name, i};
       task.role = type.role;
       task.stop_on_failure = type.stop_on_failure;
+      task.stop_on_failure_reason = type.stop_on_failure_reason;
       task.max_restarts = type.max_restarts;
       task.restart_backoff_ms = type.restart_backoff_ms;
       task_index_[{name, i}] = tasks_.size();
@@ -300,8 +301,10 @@ void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state
     Decide(JobState::kFailed, StrCat("chief ", what), actions);
   } else if (task.stop_on_failure) {
     Decide(JobState::kFailed,
-           StrCat("task ", what, "; ", task.ref.type,
-                  " is in tony.application.stop-on-failure-jobtypes"),
+           StrCat("task ", what, "; ",
+                  task.stop_on_failure_reason.empty()
+                      ? StrCat(task.ref.type, " is in tony.application.stop-on-failure-jobtypes")
+                      : task.stop_on_failure_reason),
            actions);
   } else if (spec_.fail_on_worker_failure && task.role == config::JobTypeRole::kTracked) {
     Decide(JobState::kFailed,

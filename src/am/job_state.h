@@ -62,6 +62,7 @@ struct TaskRecord {
   TaskRef ref;
   config::JobTypeRole role = config::JobTypeRole::kTracked;
   bool stop_on_failure = false;
+  std::string stop_on_failure_reason;  // config::JobTypeSpec's
   TaskState state = TaskState::kNew;
   int attempt = 0;
   std::string container_id;

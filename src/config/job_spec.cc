@@ -106,6 +106,50 @@ absl::StatusOr<LocalBackendSpec> ReadLocalBackend(const Reader& reader) {
   return local;
 }
 
+// framework=horovod. The AM serves Horovod's rendezvous itself and the job has no driver, unless
+// tony.horovod.driver.mode.debug asks for TonY's debug mode: then a driver task of the user's
+// (tony.driver.command) runs the rendezvous, never tracked, and its failure fails the job.
+absl::Status ApplyHorovod(const Reader& reader, const std::vector<std::string>& common_resources,
+                          JobSpec* spec) {
+  if (spec->framework != "horovod") return absl::OkStatus();
+  constexpr std::string_view kDebugKey = "tony.horovod.driver.mode.debug";
+  TONY_ASSIGN_OR_RETURN(spec->horovod_debug_driver, reader.Bool(kDebugKey));
+  if (spec->mode != DistributedMode::kGang) {
+    return reader.Error("tony.application.distributed-mode",
+                        "Horovod's workers rendezvous all together: it needs GANG");
+  }
+  if (!spec->horovod_debug_driver) {
+    if (spec->job_types.count(kHorovodDriverType)) {
+      return reader.Error("tony.driver.instances",
+                          StrCat("tony serves Horovod's rendezvous itself; a driver task of your "
+                                 "own needs ",
+                                 kDebugKey, " = true"));
+    }
+    return absl::OkStatus();
+  }
+  auto [it, added] = spec->job_types.try_emplace(kHorovodDriverType);
+  JobTypeSpec& driver = it->second;
+  if (added) {
+    if (absl::Status s = ReadJobType(reader, kHorovodDriverType, common_resources, spec, &driver);
+        !s.ok()) {
+      return s;
+    }
+    driver.instances = 1;
+  }
+  if (driver.instances != 1) {
+    return reader.Error("tony.driver.instances", "a Horovod job has one driver");
+  }
+  if (reader.JobTypeValue(kHorovodDriverType, "command").empty()) {
+    return reader.Error(
+        "tony.driver.command",
+        StrCat("the command of your Horovod driver is required with ", kDebugKey, " = true"));
+  }
+  driver.role = JobTypeRole::kUntracked;
+  driver.stop_on_failure = true;
+  driver.stop_on_failure_reason = "the workers' rendezvous runs in the Horovod driver";
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<JobControlSpec> BuildJobControlSpec(const Configuration& conf) {
@@ -357,6 +401,8 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     }
     spec.execution_envs["TB_LOG_DIR"] = spec.tensorboard_log_dir;
   }
+
+  if (absl::Status s = ApplyHorovod(reader, common_resources, &spec); !s.ok()) return s;
 
   for (const auto& [name, type] : spec.job_types) {
     if (type.command.empty()) {

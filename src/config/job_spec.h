@@ -39,6 +39,9 @@ struct JobTypeSpec {
   std::string node_label;
   JobTypeRole role = JobTypeRole::kTracked;
   bool stop_on_failure = false;
+  // Why a failure of this type ends the job, for the job's diagnostics; "" when the reason is
+  // tony.application.stop-on-failure-jobtypes.
+  std::string stop_on_failure_reason;
   int max_restarts = 0;
   int64_t restart_backoff_ms = 1000;
   // With tony.docker.enabled: YARN's container runtime variables for this type's containers
@@ -105,6 +108,10 @@ struct JobControlSpec {
 // The job type of the TensorBoard sidecar (TonY's tony.tensorboard.* keys).
 inline constexpr char kTensorBoardType[] = "tensorboard";
 
+// The job type of Horovod's driver, which a job has only with tony.horovod.driver.mode.debug: the
+// user's own driver (TonY's debug mode). Without it, the AM serves Horovod's rendezvous itself.
+inline constexpr char kHorovodDriverType[] = "driver";
+
 // The sidecar's command when tony.tensorboard.command is not set: TensorBoard (the `tensorboard`
 // Python package) on TB_LOG_DIR, listening on the TB_HOST and TB_PORT its executor reserved.
 std::string DefaultTensorBoardCommand(const std::string& python);
@@ -165,6 +172,9 @@ struct JobSpec {
   // tony.application.hdfs-classpath: the --hdfs_classpath entries, which the client leaves out of
   // the job (with a warning) where they do not exist, as TonY does.
   std::vector<std::string> hdfs_classpath;
+  // framework horovod with tony.horovod.driver.mode.debug: the job's driver task
+  // (kHorovodDriverType) runs the user's rendezvous and publishes its port; workers wait for it.
+  bool horovod_debug_driver = false;
 
   bool keep_staging = false;                  // tony.application.keep-staging (YARN)
   int64_t history_retention_sec = 0;          // tony.history.retention-sec; <= 0 keeps them forever

@@ -34,6 +34,9 @@ namespace fs = std::filesystem;
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
 // Lines of the user process's stdout the executor reports with its result.
 constexpr int kOutputTailLines = 10;
+// How long a Horovod debug driver may take to publish its rendezvous port (TonY allows 10 s; a
+// driver importing Horovod on a loaded machine needs more).
+constexpr int64_t kDriverPublishTimeoutMs = 120000;
 
 sigset_t StopSignalSet() {
   sigset_t set;
@@ -194,6 +197,31 @@ void TaskExecutor::RegisterTensorBoardUrl(const std::string& url) {
   if (!status.ok()) spdlog::warn("could not register TensorBoard's URL: {}", GrpcError(status));
 }
 
+std::optional<std::string> TaskExecutor::WatchDriver(int64_t elapsed_ms) {
+  if (!driver_watch_ || driver_published_) return std::nullopt;
+  if (std::optional<int> port = driver_watch_->FindPort()) {
+    rpc::PublishRendezvousRequest request;
+    *request.mutable_task() = ToProto(options_.task);
+    request.set_container_id(options_.container_id);
+    request.set_port(*port);
+    rpc::PublishRendezvousResponse response;
+    grpc::ClientContext context;
+    Attach(&context);
+    context.set_deadline(DeadlineIn(5000));
+    grpc::Status status = stub_->PublishRendezvous(&context, request, &response);
+    if (status.ok()) {
+      driver_published_ = true;
+      spdlog::info("published the Horovod driver's rendezvous port {}", *port);
+      return std::nullopt;
+    }
+    spdlog::warn("could not publish the Horovod driver's port {}: {}", *port, GrpcError(status));
+  }
+  if (elapsed_ms < kDriverPublishTimeoutMs) return std::nullopt;
+  return StrCat("the Horovod driver published no rendezvous port (a file <port>",
+                kDriverPortFileSuffix, " in DRIVER_OUTPUT_PATH) within ",
+                kDriverPublishTimeoutMs / 1000, " s");
+}
+
 void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool provisional,
                           int64_t peak_rss_bytes) {
   rpc::ReportResultRequest request;
@@ -274,6 +302,18 @@ int TaskExecutor::Run() {
   context.am_host = options_.am_address.substr(0, colon);
   context.am_port = std::atoi(options_.am_address.substr(colon + 1).c_str());
   context.attempt_number = options_.attempt;
+  context.rendezvous_address = cluster->rendezvous_address();
+  if (spec_.horovod_debug_driver && options_.task.type == config::kHorovodDriverType) {
+    absl::StatusOr<HorovodDriverWatch> watch =
+        HorovodDriverWatch::Create((fs::current_path() / "horovod_driver").string());
+    if (!watch.ok()) {
+      spdlog::error("{}", ToStd(watch.status().message()));
+      Report(1, std::string(ToStd(watch.status().message())));
+      return 1;
+    }
+    context.driver_output_path = watch->dir();
+    driver_watch_ = *std::move(watch);
+  }
   // TensorBoard's port, as in TonY: the sidecar's is its own registered port; without a sidecar
   // the chief gets one, for a TensorBoard it may start itself.
   std::optional<ReservedPort> chief_tensorboard_port;
@@ -412,6 +452,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       }
       next_heartbeat = clock->NowMs() + interval;
     }
+    if (std::optional<std::string> why = WatchDriver(clock->NowMs() - start_ms)) begin_stop(*why);
     int64_t timeout = next_heartbeat - clock->NowMs();
     if (kill_at != 0) timeout = std::min(timeout, kill_at - clock->NowMs());
     pollfd fds[2] = {{pidfd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
@@ -436,9 +477,17 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   }
   if (pidfd >= 0) close(pidfd);
 
-  const int code = exit ? exit->ShellCode() : 1;
+  int code = exit ? exit->ShellCode() : 1;
   std::string diagnostics;
   if (!stop_reason.empty()) diagnostics = StrCat("stopped: ", stop_reason);
+  if (driver_watch_ && !driver_published_ && stop_reason.empty()) {
+    // Workers wait for the driver's rendezvous: a driver that ended without one failed.
+    diagnostics = StrCat(
+        "the Horovod driver ended before it published its rendezvous port (a "
+        "file <port>",
+        kDriverPortFileSuffix, " in DRIVER_OUTPUT_PATH)");
+    if (code == 0) code = 1;
+  }
   if (code != 0) {
     absl::StatusOr<std::vector<std::string>> tail =
         ReadTailLines(StrCat(options_.log_dir, "/stderr"), spec_.error_message_max_lines);

@@ -14,11 +14,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "common/signal_thread.h"
 #include "config/job_spec.h"
+#include "executor/horovod_driver.h"
 #include "rpc/tony.grpc.pb.h"
 
 namespace tony::executor {
@@ -59,6 +61,9 @@ class TaskExecutor {
   int Supervise(pid_t pid, int64_t start_ms);
   // Tells the AM where this task's TensorBoard listens (TB_PORT); best effort.
   void RegisterTensorBoardUrl(const std::string& url);
+  // A Horovod debug driver: publishes the port it wrote, once; past kDriverPublishTimeoutMs
+  // without one, returns why the driver must be stopped.
+  std::optional<std::string> WatchDriver(int64_t elapsed_ms);
   void Report(int exit_code, const std::string& diagnostics, bool provisional = false,
               int64_t peak_rss_bytes = 0);
   void OnStopSignal(int sig);
@@ -67,6 +72,8 @@ class TaskExecutor {
   const ExecutorOptions options_;
   const config::JobSpec spec_;
   std::unique_ptr<rpc::TonyAm::Stub> stub_;
+  std::optional<HorovodDriverWatch> driver_watch_;  // only in a Horovod debug driver
+  bool driver_published_ = false;
   int wake_fd_ = -1;                 // the signal thread wakes Supervise through it
   std::atomic<int> stop_signal_{0};  // the stop signal received, 0 if none
   std::mutex mu_;
