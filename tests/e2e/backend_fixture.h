@@ -307,6 +307,14 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return false;
   }
 
+  // Skips the test when `path` is missing, unless $required is set (scripts/test sets it): then
+  // the test fails, since CI installs what `script` installs. Callers check IsSkipped().
+  static void RequireInstalled(const std::string& path, const char* required, const char* script) {
+    if (fs::exists(path)) return;
+    ASSERT_EQ(std::getenv(required), nullptr) << path << " is missing: run " << script;
+    GTEST_SKIP() << path << " is missing: run " << script;
+  }
+
   static bool TaskRow(const std::string& out, const std::string& task, const std::string& state) {
     return std::regex_search(out, std::regex("(^|\\n)" + task + " +" + state + " "));
   }

@@ -8,24 +8,14 @@
 namespace tony::testing {
 namespace {
 
-std::string HorovodDir() {
-  const char* dir = std::getenv("TONY_HOROVOD_DIR");
-  if (dir != nullptr && *dir != '\0') return dir;
-  const char* home = std::getenv("HOME");
-  return std::string(home == nullptr ? "" : home) + "/.cache/tony/horovod";
-}
-
 class HorovodE2eTest : public BackendE2eTest {
  protected:
   void SetUp() override {
     BackendE2eTest::SetUp();
     if (IsSkipped()) return;
-    if (!fs::exists(HorovodDir() + "/horovod/torch")) {
-      // CI installs it (scripts/test sets TONY_REQUIRE_HOROVOD): there it must be present.
-      ASSERT_EQ(std::getenv("TONY_REQUIRE_HOROVOD"), nullptr)
-          << "Horovod is not in " << HorovodDir() << ": run scripts/install-horovod";
-      GTEST_SKIP() << "Horovod is not in " << HorovodDir() << ": run scripts/install-horovod";
-    }
+    RequireInstalled(HorovodDir() + "/horovod/torch", "TONY_REQUIRE_HOROVOD",
+                     "scripts/install-horovod");
+    if (IsSkipped() || HasFatalFailure()) return;
     out_ = runner_.work_dir() + "/ranks";
     fs::create_directories(out_);
   }

@@ -25,12 +25,18 @@
 
 namespace tony::testing {
 
-// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native).
-inline std::string PyDepsDir() {
-  if (const char* dir = std::getenv("TONY_PYDEPS_DIR"); dir != nullptr && *dir) return dir;
+// $variable if set, else ~/.cache/tony/<name>: where the install scripts cache what tests need.
+inline std::string CacheDir(const char* variable, const char* name) {
+  if (const char* dir = std::getenv(variable); dir != nullptr && *dir) return dir;
   const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/pydeps";
+  return std::string(home != nullptr ? home : "/root") + "/.cache/tony/" + name;
 }
+// Where scripts/install-pydeps put the Python packages of the tests (hdfs-native, TensorBoard).
+inline std::string PyDepsDir() { return CacheDir("TONY_PYDEPS_DIR", "pydeps"); }
+// Where scripts/install-horovod put Horovod.
+inline std::string HorovodDir() { return CacheDir("TONY_HOROVOD_DIR", "horovod"); }
+// The virtualenv of scripts/install-frameworks (TensorFlow, tf_keras, JAX).
+inline std::string FrameworksVenv() { return CacheDir("TONY_FRAMEWORKS_VENV", "frameworks-venv"); }
 
 // A FILE: ticket cache at `path` with the principal's ticket from the keytab, as kinit -kt makes
 // it; with `expired`, the ticket's end time is moved into the past, as an old cache holds it.
