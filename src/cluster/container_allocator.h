@@ -40,6 +40,10 @@ struct LocalResource {
   std::string source;       // a path the backend can read (local path, or hdfs:// on YARN)
   std::string name;         // the name in the working directory; "" = unpack into it directly
   bool is_archive = false;  // unpack instead of copying
+  // The same for every task of the job and never written by them (the venv): the backend may
+  // unpack it once per job and host and share it read-only. YARN: an APPLICATION archive, which
+  // each NodeManager localizes once per application; local: one read-only copy per job.
+  bool shared = false;
 };
 
 struct LaunchSpec {

@@ -49,7 +49,7 @@ std::vector<LocalResource> ContainerResources(const std::string& staging_dir, bo
                                               const std::vector<std::string>& resource_specs) {
   std::vector<LocalResource> resources;
   if (has_src) resources.push_back({StrCat(staging_dir, "/", kSrcZip), "", true});
-  if (!venv_source.empty()) resources.push_back({venv_source, kVenvDir, true});
+  if (!venv_source.empty()) resources.push_back({venv_source, kVenvDir, true, /*shared=*/true});
   for (const std::string& text : resource_specs) {
     absl::StatusOr<ResourceSpec> spec = ParseResourceSpec(text);
     if (!spec.ok()) continue;  // validated by the client before staging

@@ -16,6 +16,8 @@ inline constexpr char kSrcZip[] = "src.zip";
 inline constexpr char kVenvZip[] = "venv.zip";
 inline constexpr char kVenvDir[] = "venv";
 inline constexpr char kResourcesDir[] = "resources";
+// Local backend: the job's shared resources (the venv), unpacked once, read-only.
+inline constexpr char kSharedDir[] = "shared";
 // YARN: the client's Hadoop configuration (its *-site.xml files), shipped with the job and
 // unpacked into every task container as ./hadoop-conf, the tasks' HADOOP_CONF_DIR.
 inline constexpr char kHadoopConfZip[] = "hadoop-conf.zip";
@@ -40,8 +42,8 @@ bool IsRemotePath(std::string_view path);
 std::string StagedResourcePath(const std::string& staging_dir, const ResourceSpec& resource);
 
 // Every file a container of a job type gets: the staged source zip unpacked into the working
-// directory, the venv zip (`venv_source`: staged or remote; "" for none) into ./venv, and the job
-// type's resources (staged, or remote as given).
+// directory, the venv zip (`venv_source`: staged or remote; "" for none) into ./venv, shared by
+// every task (LocalResource::shared), and the job type's resources (staged, or remote as given).
 std::vector<LocalResource> ContainerResources(const std::string& staging_dir, bool has_src,
                                               const std::string& venv_source,
                                               const std::vector<std::string>& resource_specs);

@@ -36,6 +36,8 @@ TEST(StagingTest, RemoteInputsAreLocalizedFromWhereTheyAreAndLocalOnesFromTheSta
   EXPECT_EQ(resources[1].source, "hdfs:///envs/venv.zip");
   EXPECT_EQ(resources[1].name, "venv");
   EXPECT_TRUE(resources[1].is_archive);
+  EXPECT_TRUE(resources[1].shared);  // the venv
+  EXPECT_FALSE(resources[0].shared);
   EXPECT_EQ(resources[2].source, "/stage/resources/renamed.txt");
   EXPECT_EQ(resources[2].name, "renamed.txt");
   EXPECT_EQ(resources[3].source, "hdfs:///user/a/lib");

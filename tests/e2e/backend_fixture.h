@@ -158,7 +158,7 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     if (yarn()) {
       args.insert(args.end(), {"--backend", "yarn", "--conf", "tony.am.memory=256m"});
     } else {
-      args.insert(args.end(), {"--conf", "tony.local.vcores=16"});
+      if (!default_local_capacity_) args.insert(args.end(), {"--conf", "tony.local.vcores=16"});
     }
     args.insert(args.end(), {"--conf", "tony.containers.command=" + command});
     if (yarn()) {
@@ -307,6 +307,42 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return false;
   }
 
+  // A one-worker job whose worker writes the run "run1" into `logs` (tensorboard_writer.py), with
+  // TonY's TensorBoard sidecar on `logs`: while the job runs, the TensorBoard at the URL the
+  // client prints must list exactly that run; the job must succeed with the sidecar STOPPED.
+  TonyResult RunTensorBoardSidecar(const std::string& logs) {
+    EXPECT_TRUE(fs::exists(PyDepsDir() + "/tensorboard"))
+        << "TensorBoard is not in " << PyDepsDir() << ": run scripts/install-pydeps";
+    const std::string flag = runner_.work_dir() + "/seen";
+    std::vector<std::string> args = Submit(
+        {"tony.worker.instances=1", "tony.worker.memory=512m", "tony.tensorboard.memory=512m"},
+        "/usr/bin/python3 tensorboard_writer.py " + flag);
+    args.insert(args.end(), {"--sidecar_tensorboard_log_dir", logs, "--python_binary_path",
+                             "/usr/bin/python3", "--shell_env", "PYTHONPATH=" + PyDepsDir()});
+    pid_t tony = Start(args);
+    EXPECT_TRUE(runner_.WaitForOutput("tony: TensorBoard at ", 120000)) << runner_.CurrentOutput();
+    std::smatch url;
+    const std::string out = runner_.CurrentOutput();
+    EXPECT_TRUE(std::regex_search(out, url, std::regex(R"(TensorBoard at (http://\S+))"))) << out;
+    // TensorBoard lists a run once it has read its events: poll its own API until it does.
+    std::string runs;
+    for (int i = 0; !url.empty() && i < 600 && runs.find("run1") == std::string::npos; ++i) {
+      runs = HttpGet(url[1].str() + "data/runs");
+      if (runs.find("run1") == std::string::npos) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    EXPECT_EQ(runs, "[\"run1\"]");
+    std::ofstream(flag) << "done";
+    TonyResult r = Wait(tony);
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    if (!url.empty()) {
+      EXPECT_NE(r.out.find("TensorBoard: " + url[1].str()), std::string::npos) << r.out;
+    }
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("\ntensorboard:0 +STOPPED "))) << r.out;
+    return r;
+  }
+
   // Skips the test when `path` is missing, unless $required is set (scripts/test sets it): then
   // the test fails, since CI installs what `script` installs. Callers check IsSkipped().
   static void RequireInstalled(const std::string& path, const char* required, const char* script) {
@@ -324,6 +360,9 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
   }
 
   std::string conf_dir_;
+  // Submit leaves the local backend's capacity at its defaults (vcores time-shared) instead of
+  // giving it 16 vcores.
+  bool default_local_capacity_ = false;
   std::optional<TestCluster> cluster_;
   std::string app_id_;
   TonyRunner runner_;

@@ -50,8 +50,10 @@ TEST_P(FrameworksE2eTest, TensorFlowMultiWorkerMirroredKerasTrainsInSync) {
 
 // ParameterServerStrategy as TonY's users run it: the chief coordinates, workers and the ps are
 // servers marked untracked (they never exit), and an evaluator scores the chief's checkpoint.
-// The job ends when the chief and the evaluator have, with the servers stopped.
+// The job ends when the chief and the evaluator have, with the servers stopped. Locally it runs
+// with the backend's default capacity: five tasks on a machine of two cores (CI's).
 TEST_P(FrameworksE2eTest, TensorFlowParameterServerTrainsOnThePsAndEnds) {
+  default_local_capacity_ = true;
   TonyResult r =
       Run(Submit({"tony.application.framework=tensorflow", "tony.chief.instances=1",
                   "tony.worker.instances=2", "tony.ps.instances=1", "tony.evaluator.instances=1",

@@ -161,6 +161,7 @@ TEST_F(LocalE2eTest, EachGpuTaskGetsItsOwnDevices) {
   EXPECT_EQ(out.find("\"CUDA_VISIBLE_DEVICES\": \"2\""), std::string::npos) << out;
 }
 
+// The venv is unpacked once per job and shared read-only; resources go into every container.
 TEST_F(LocalE2eTest, VenvSourceAndResourcesAreUnpackedIntoEveryContainer) {
   // A stand-in venv whose interpreter wraps the system one and marks that it was used.
   const fs::path venv = fs::path(runner_.work_dir()) / "venv-tree";
@@ -172,9 +173,12 @@ TEST_F(LocalE2eTest, VenvSourceAndResourcesAreUnpackedIntoEveryContainer) {
   const fs::path src = fs::path(runner_.work_dir()) / "src";
   fs::create_directories(src);
   std::ofstream(src / "main.py")
-      << "import os\n"
+      << "import os, stat\n"
          "assert os.environ['FROM_VENV'] == 'yes'\n"
-         "print(open('renamed.txt').read().strip(), open('data/inner.txt').read().strip())\n";
+         "print(open('renamed.txt').read().strip(), open('data/inner.txt').read().strip())\n"
+         "writable = [p for p in ('venv', 'venv/bin', 'venv/bin/python')\n"
+         "            if os.stat(p).st_mode & 0o222]\n"
+         "print('venv at', os.path.realpath('venv'), 'writable:', writable)\n";
   std::ofstream(fs::path(runner_.work_dir()) / "plain.txt") << "plain-resource\n";
   const fs::path data = fs::path(runner_.work_dir()) / "data-tree";
   fs::create_directories(data);
@@ -194,6 +198,11 @@ TEST_F(LocalE2eTest, VenvSourceAndResourcesAreUnpackedIntoEveryContainer) {
     ++count;
   }
   EXPECT_EQ(count, 2u) << out;
+  // One read-only copy of the venv for the whole job, which goes with it.
+  const std::string shared = "venv at " + r.job_dir + "/shared/venv writable: []";
+  EXPECT_NE(out.find(shared), std::string::npos) << out;
+  EXPECT_NE(out.find(shared, out.find(shared) + 1), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(r.job_dir + "/shared")) << "the unpacked venv outlived the job";
 }
 
 int CountLogDirs(const TonyResult& r) {

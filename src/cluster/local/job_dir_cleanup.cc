@@ -43,7 +43,8 @@ absl::Status RemoveTree(const std::string& path) {
 }
 
 std::vector<absl::Status> RemoveJobWorkFiles(const std::string& job_dir, bool staged_files) {
-  std::vector<std::string> paths = {StrCat(job_dir, "/containers"), StrCat(job_dir, "/secrets")};
+  std::vector<std::string> paths = {StrCat(job_dir, "/containers"), StrCat(job_dir, "/secrets"),
+                                    StrCat(job_dir, "/", kSharedDir)};
   if (staged_files) {
     for (const char* name : {kSrcZip, kVenvZip, kResourcesDir}) {
       paths.push_back(StrCat(job_dir, "/", name));

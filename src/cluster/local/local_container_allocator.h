@@ -72,6 +72,9 @@ class LocalContainerAllocator final : public ContainerAllocator {
   };
 
   void MonitorLoop();
+  // Puts `resource` into `work_dir`: copied, unpacked, or, when shared, linked to the job's one
+  // read-only copy (unpacked by the first task that needs it).
+  absl::Status Localize(const LocalResource& resource, const std::string& work_dir);
   // REQUIRES: mu_ held. Grants queued requests that fit now, in order.
   std::vector<Container> GrantLocked();
   // REQUIRES: mu_ held.
