@@ -152,6 +152,7 @@ int ApplicationMaster::Run() {
     waiter.reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the job has ended"));
   }
   spec_waiters_.clear();
+  if (finisher_.joinable()) finisher_.join();
   AnswerWatchers(/*all=*/true);
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   status_page_.Stop();
@@ -261,7 +262,7 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
   Execute(job_.OnContainerCompleted(exit.container_id, exit.exit_code, exit.diagnostics,
                                     exit.cause == cluster::ContainerExit::Cause::kLaunchFailed));
   // The last container of a decided job has ended: nothing is left to wait for.
-  if (job_.decided() && !complete_ && allocator_->RunningContainers() == 0) Complete();
+  if (job_.decided() && !finishing_ && allocator_->RunningContainers() == 0) Complete();
   // A waiter of a task whose container is gone will never be answered.
   std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
     if (waiter.container_id != exit.container_id) return false;
@@ -273,7 +274,7 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
 void ApplicationMaster::OnTick() {
   Execute(job_.OnTick());
   const int64_t now = clock_->NowMs();
-  if (job_.decided() && !complete_) {
+  if (job_.decided() && !finishing_) {
     const int64_t give_up = job_.spec().stop_grace_ms + 5000;
     if (allocator_->RunningContainers() == 0 || now - *decided_at_ms_ > give_up) Complete();
   }
@@ -286,12 +287,20 @@ void ApplicationMaster::OnTick() {
 }
 
 void ApplicationMaster::Complete() {
+  if (finishing_) return;
+  finishing_ = true;
   job_.FinishRemaining();
+  finisher_ = std::thread([this, state = ToFinalStatus(job_.state()),
+                           diagnostics = job_.diagnostics(), json = StatusJson()] {
+    absl::Status recorded = allocator_->Finish(state, diagnostics, json);
+    loop_.Post("final status recorded", [this, recorded] { OnFinalStatusRecorded(recorded); });
+  });
+}
+
+void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
   complete_ = true;
   completed_at_ms_ = clock_->NowMs();
-  if (absl::Status recorded =
-          allocator_->Finish(ToFinalStatus(job_.state()), job_.diagnostics(), StatusJson());
-      !recorded.ok()) {
+  if (!recorded.ok()) {
     final_status_unsaved_ = std::string(ToStd(recorded.message()));
     spdlog::error("[{}] the final status {} could not be recorded: {}", options_.app_id,
                   ToString(job_.state()), final_status_unsaved_);

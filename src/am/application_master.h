@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "am/am_service.h"
@@ -115,7 +116,11 @@ class ApplicationMaster final : public AmRequestHandler {
   std::string StatusJson() const;
   // Refreshes the status page's snapshot when the job changed since the last one.
   void UpdateStatusPage();
+  // The job is decided and its containers are gone: records the final status with the backend
+  // on a thread of its own (unregistering may take the resource manager seconds), then, back on
+  // the loop, marks the job complete. Once only.
   void Complete();
+  void OnFinalStatusRecorded(const absl::Status& recorded);
   // Horovod: starts the AM's own rendezvous unless the job's debug driver runs one.
   void StartHorovodRendezvous();
   // Whether `task` must wait for Horovod's rendezvous before it gets the cluster spec.
@@ -147,6 +152,8 @@ class ApplicationMaster final : public AmRequestHandler {
   std::string task_tokens_;
   int64_t task_tokens_version_ = 0;
   std::optional<int64_t> decided_at_ms_;
+  bool finishing_ = false;  // Complete ran: the final status is being recorded
+  std::thread finisher_;    // records it; joined by Run
   bool complete_ = false;
   std::optional<int64_t> completed_at_ms_;
   bool acknowledged_ = false;

@@ -115,6 +115,7 @@ void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
 std::string ApplicationMaster::StatusJson() const {
   rpc::JobStatus status;
   FillStatus(&status);
+  status.set_complete(true);  // the record of a job that has ended
   std::string json;
   (void)google::protobuf::util::MessageToJsonString(status, &json);
   return json;

@@ -90,6 +90,7 @@ absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_po
   if (!registered.ok()) return registered.status();
   maximum_ = registered->maximum_capability;
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+  for (int i = 0; i < kLauncherThreads; ++i) launchers_.emplace_back([this] { LauncherLoop(); });
   if (options_.token_refresh.has_value()) {
     refresher_ = std::make_unique<HdfsTokenRefresher>(
         [options = *options_.token_refresh] { return FetchFreshHdfsTokens(options); },
@@ -208,8 +209,11 @@ void YarnContainerAllocator::HeartbeatLoop() {
       for (const hadoop::ContainerStatus& status : result->completed) {
         {
           std::lock_guard lock(mu_);
-          launched_.erase(status.id.ToString());
-          granted_.erase(status.id.ToString());
+          const std::string id = status.id.ToString();
+          launched_.erase(id);
+          granted_.erase(id);
+          std::erase_if(launches_, [&](const PendingLaunch& p) { return p.container_id == id; });
+          if (failed_starts_.erase(id) > 0) continue;  // its end was reported with the failure
         }
         callbacks_.on_completed(ToContainerExit(status));
       }
@@ -299,15 +303,55 @@ absl::Status YarnContainerAllocator::Localize(
 }
 
 absl::Status YarnContainerAllocator::Launch(const Container& container, const LaunchSpec& spec) {
-  hadoop::Container yarn;
   {
     std::lock_guard lock(mu_);
-    auto it = granted_.find(container.id);
-    if (it == granted_.end()) {
+    if (!granted_.count(container.id)) {
       return absl::FailedPreconditionError(StrCat(container.id, " is not a granted container"));
     }
-    yarn = it->second;
+    if (stopping_) return absl::UnavailableError("the allocator is shutting down");
+    launched_.insert(container.id);
+    launches_.push_back({container.id, spec});
   }
+  launch_wake_.notify_one();
+  return absl::OkStatus();
+}
+
+void YarnContainerAllocator::LauncherLoop() {
+  while (true) {
+    PendingLaunch next;
+    hadoop::Container yarn;
+    {
+      std::unique_lock lock(mu_);
+      launch_wake_.wait(lock, [&] { return stopping_ || !launches_.empty(); });
+      if (stopping_) return;
+      next = std::move(launches_.front());
+      launches_.pop_front();
+      auto it = granted_.find(next.container_id);
+      if (it == granted_.end()) continue;  // it ended while queued
+      yarn = it->second;
+    }
+    absl::Status started = StartOnNode(yarn, next.spec);
+    if (started.ok()) continue;
+    spdlog::warn("starting {} on {}: {}", next.container_id, yarn.node_host,
+                 ToStd(started.message()));
+    {
+      std::lock_guard lock(mu_);
+      if (!granted_.count(next.container_id)) continue;  // its end came meanwhile
+      launched_.erase(next.container_id);
+      granted_.erase(next.container_id);
+      stop_at_.erase(next.container_id);
+      failed_starts_.insert(next.container_id);
+      releases_.push_back(yarn.id);
+    }
+    wake_.notify_all();
+    callbacks_.on_completed({next.container_id, kExitLaunchFailed,
+                             std::string(ToStd(started.message())),
+                             ContainerExit::Cause::kLaunchFailed});
+  }
+}
+
+absl::Status YarnContainerAllocator::StartOnNode(const hadoop::Container& yarn,
+                                                 const LaunchSpec& spec) {
   hadoop::ContainerLaunchContext launch;
   for (const auto& [name, path] : options_.common_files) {
     if (absl::Status s = Localize(path, name, false, launch.local_resources); !s.ok()) return s;
@@ -339,16 +383,18 @@ absl::Status YarnContainerAllocator::Launch(const Container& container, const La
     for (const hadoop::Token& token : hdfs_tokens_) credentials.AddToken(token.service, token);
   }
   launch.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
-  if (absl::Status started = nm_.StartContainer(yarn, launch); !started.ok()) return started;
-  std::lock_guard lock(mu_);
-  launched_.insert(container.id);
-  return absl::OkStatus();
+  return nm_.StartContainer(yarn, launch);
 }
 
 void YarnContainerAllocator::Stop(const std::string& container_id, int64_t grace_ms) {
   std::lock_guard lock(mu_);
   auto it = granted_.find(container_id);
   if (it == granted_.end()) return;
+  // A start still queued is not made: the container goes back unlaunched.
+  if (std::erase_if(launches_,
+                    [&](const PendingLaunch& p) { return p.container_id == container_id; }) > 0) {
+    launched_.erase(container_id);
+  }
   if (!launched_.count(container_id)) {
     releases_.push_back(it->second.id);
     granted_.erase(it);
@@ -465,7 +511,11 @@ void YarnContainerAllocator::Shutdown() {
     stopping_ = true;
   }
   wake_.notify_all();
+  launch_wake_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();
+  for (std::thread& launcher : launchers_) {
+    if (launcher.joinable()) launcher.join();
+  }
 }
 
 }  // namespace tony::cluster

@@ -5,9 +5,14 @@
 // with the exact sizes and modification times YARN checks, and reports completed containers with
 // YARN's exit statuses (over memory, preempted, lost node, killed by the AM).
 //
-// Threads: public methods from any thread; callbacks on the allocator's own heartbeat thread.
+// Threads: public methods from any thread, and none waits on the network, as with Hadoop's
+// NMClientAsync: Launch queues the start for a small pool of launcher threads (the HDFS lookups
+// and the NodeManager's StartContainers run there), a NodeManager stop runs on the heartbeat
+// thread. Callbacks run on the allocator's own threads: the heartbeat thread, and a launcher
+// thread for a start that failed. Only Finish blocks, until the ResourceManager confirms.
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,7 +84,17 @@ class YarnContainerAllocator final : public ContainerAllocator {
     bool changed = false;     // to be sent with the next heartbeat
   };
 
+  // A start that Launch queued for the launcher threads.
+  struct PendingLaunch {
+    std::string container_id;
+    LaunchSpec spec;
+  };
+  static constexpr int kLauncherThreads = 4;
+
   void HeartbeatLoop();
+  void LauncherLoop();
+  // Localizes the task's files and starts its executor through the NodeManager (network calls).
+  absl::Status StartOnNode(const hadoop::Container& container, const LaunchSpec& spec);
   void OnFreshTokens(const std::vector<hadoop::Token>& tokens);
   void StopOverdueContainers();
   // REQUIRES: mu_ held.
@@ -107,7 +122,13 @@ class YarnContainerAllocator final : public ContainerAllocator {
   std::condition_variable wake_;
   std::map<std::string, TypeAsk> asks_;               // by job type; guarded by mu_
   std::map<std::string, hadoop::Container> granted_;  // by container id; guarded by mu_
-  std::set<std::string> launched_;                    // guarded by mu_
+  // Launched, or queued to be (the AM counts both as running). Guarded by mu_.
+  std::set<std::string> launched_;
+  std::deque<PendingLaunch> launches_;  // guarded by mu_; not yet taken by a launcher
+  std::condition_variable launch_wake_;
+  // Containers whose start failed: their end is reported already, and the ResourceManager's
+  // report of the released container is not passed on. Guarded by mu_.
+  std::set<std::string> failed_starts_;
   // Every task of the job localizes the same files: their sizes and times are read once, so all
   // tasks get the same version. Guarded by mu_.
   std::map<std::string, SourceFiles> sources_;
@@ -124,6 +145,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   bool stopping_ = false;           // guarded by mu_
   bool finished_ = false;           // guarded by mu_
   std::thread heartbeat_;
+  std::vector<std::thread> launchers_;
 };
 
 // tony's view of a YARN container exit status: the shell code for a process exit, YARN's own

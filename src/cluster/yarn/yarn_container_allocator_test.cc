@@ -4,8 +4,12 @@
 
 #include "cluster/yarn/yarn_container_allocator.h"
 
+#include <condition_variable>
 #include <future>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "hadoop/fake_rpc_server.h"
@@ -121,6 +125,75 @@ TEST_F(YarnContainerAllocatorTest, AmShutdownEndsTheJobOnceAndSkipsUnregistering
   allocator.Shutdown();
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ(rm_.CountCalls("finishApplicationMaster"), 0u);
+}
+
+// Launch only queues the start; a start that fails (here the NodeManager's NMToken never came) is
+// reported from a launcher thread as the container's end, cause kLaunchFailed, and the container
+// goes back to the scheduler, whose own report of it is then not passed on a second time.
+TEST_F(YarnContainerAllocatorTest, FailedStartIsReportedOnceAndTheContainerGoesBack) {
+  const hadoop::ContainerId id{{{1700000000000, 7}, 1}, 2};
+  proto::Container granted;
+  *granted.mutable_id() = hadoop::ContainerIdToProto(id);
+  granted.mutable_node_id()->set_host("nm1.example");
+  granted.mutable_node_id()->set_port(45454);
+  granted.mutable_priority()->set_priority(1);  // the first job type's
+  *granted.mutable_resource() = hadoop::ResourceToProto({.memory_mb = 256, .vcores = 1});
+  std::atomic<bool> sent = false, released = false;
+  rm_.On("allocate", [&](const std::string& bytes) -> absl::StatusOr<std::string> {
+    proto::AllocateRequest request;
+    request.ParseFromString(bytes);
+    proto::AllocateResponse answer = AllocateAnswer(1);
+    if (!sent.exchange(true)) *answer.add_allocated_containers() = granted;
+    for (const proto::ContainerId& release : request.release()) {
+      if (release.id() != id.id) continue;
+      released = true;
+      proto::ContainerStatus* status = answer.add_completed_container_statuses();
+      *status->mutable_container_id() = release;
+      status->set_exit_status(-100);
+      status->set_diagnostics("Container released by application");
+    }
+    return answer.SerializeAsString();
+  });
+  std::mutex mu;
+  std::condition_variable changed;
+  std::optional<Container> container;
+  std::vector<ContainerExit> ends;
+  ContainerAllocator::Callbacks callbacks;
+  callbacks.on_allocated = [&](Container c) {
+    std::lock_guard lock(mu);
+    container = std::move(c);
+    changed.notify_all();
+  };
+  callbacks.on_completed = [&](ContainerExit exit) {
+    std::lock_guard lock(mu);
+    ends.push_back(std::move(exit));
+    changed.notify_all();
+  };
+  YarnContainerAllocator allocator(Options());
+  allocator.Request(Worker());
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "", std::move(callbacks)).ok());
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(
+      changed.wait_for(lock, std::chrono::seconds(10), [&] { return container.has_value(); }));
+  LaunchSpec spec;
+  spec.argv = {"tony", "executor"};
+  EXPECT_TRUE(allocator.Launch(*container, spec).ok());
+  ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(10), [&] { return !ends.empty(); }));
+  EXPECT_EQ(ends[0].container_id, id.ToString());
+  EXPECT_EQ(ends[0].cause, ContainerExit::Cause::kLaunchFailed);
+  EXPECT_EQ(ends[0].exit_code, kExitLaunchFailed);
+  EXPECT_NE(ends[0].diagnostics.find("nm1.example"), std::string::npos) << ends[0].diagnostics;
+  lock.unlock();
+  // The release goes out, the scheduler answers with the container's end, and two more
+  // heartbeats pass: by then that answer has been handled.
+  for (int i = 0; i < 1000 && !released; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // heartbeats every 5 ms
+  }
+  ASSERT_TRUE(released.load());
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", rm_.CountCalls("allocate") + 2, 10000));
+  EXPECT_EQ(allocator.RunningContainers(), 0);
+  allocator.Shutdown();
+  EXPECT_EQ(ends.size(), 1u);
 }
 
 }  // namespace
