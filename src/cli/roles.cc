@@ -339,7 +339,8 @@ int RunAm() {
     for (const auto& [alias, token] : credentials->tokens()) {
       if (token.kind == hadoop::kHdfsDelegationTokenKind) yarn.hdfs_tokens.push_back(token);
     }
-    yarn.common_files = {{"tony", StrCat(staging, "/tony")},
+    const char* binary = std::getenv(rpc::kEnvBinaryPath);
+    yarn.common_files = {{"tony", binary != nullptr ? binary : StrCat(staging, "/tony")},
                          {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
     if (const char* hints = std::getenv(std::string(cluster::kNodeHintsEnv).c_str())) {
       absl::StatusOr<std::vector<cluster::NodeHint>> parsed = cluster::ParseNodeHints(hints);

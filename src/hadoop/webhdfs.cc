@@ -430,4 +430,37 @@ absl::Status WebHdfsClient::Delete(const std::string& path, bool recursive) {
   return absl::OkStatus();
 }
 
+absl::Status WebHdfsClient::Rename(const std::string& path, const std::string& destination) {
+  absl::StatusOr<Prepared> url = Prepare(path, "RENAME", {{"destination", destination}});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kPut, url->url, nullptr, url->authorization}, timeout_ms_,
+              "RENAME", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("RENAME", path, response->status, response->body);
+  }
+  absl::StatusOr<bool> renamed = webhdfs_internal::ParseBoolean(response->body);
+  if (!renamed.ok()) return MalformedResponse("RENAME", path, renamed.status());
+  if (!*renamed) {
+    return absl::FailedPreconditionError(
+        StrCat("WebHDFS RENAME ", path, " to ", destination, ": the NameNode did not rename it"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WebHdfsClient::SetModificationTime(const std::string& path, int64_t time_ms) {
+  absl::StatusOr<Prepared> url = Prepare(
+      path, "SETTIMES", {{"modificationtime", std::to_string(time_ms)}, {"accesstime", "-1"}});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kPut, url->url, nullptr, url->authorization}, timeout_ms_,
+              "SETTIMES", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("SETTIMES", path, response->status, response->body);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tony::hadoop

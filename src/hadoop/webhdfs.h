@@ -92,8 +92,8 @@ class WebHdfsClient {
                                     bool overwrite = true);
 
   // As Create, with the contents of the local file, streamed (never held in memory whole), and
-  // exactly `permission` (0644 is WebHDFS's own default, which the caller narrows for secrets). A local file that cannot be opened is kNotFound or another error
-  // naming it.
+  // exactly `permission` (0644 is WebHDFS's own default, which the caller narrows for secrets). A
+  // local file that cannot be opened is kNotFound or another error naming it.
   [[nodiscard]] absl::Status CreateFromFile(const std::string& path, const std::string& local_file,
                                             bool overwrite = true, int permission = 0644);
 
@@ -110,6 +110,14 @@ class WebHdfsClient {
   // Deletes a file or directory; a non-empty directory needs `recursive` (else
   // kFailedPrecondition). A missing path is kNotFound, which cleanup code may ignore.
   [[nodiscard]] absl::Status Delete(const std::string& path, bool recursive);
+
+  // Renames `path` to `destination` (an absolute path), atomically, as HDFS does. kNotFound when
+  // `path` is missing; kFailedPrecondition when the NameNode did not rename (e.g. `destination`
+  // exists).
+  [[nodiscard]] absl::Status Rename(const std::string& path, const std::string& destination);
+
+  // Sets the modification time of `path` (ms since the epoch); its access time is unchanged.
+  [[nodiscard]] absl::Status SetModificationTime(const std::string& path, int64_t time_ms);
 
   const std::string& namenode_http() const { return namenode_http_; }
   // Authenticates the calls that follow with this token (a fresh one, for a long job).

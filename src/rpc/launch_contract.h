@@ -27,6 +27,8 @@ inline constexpr char kEnvHasHadoopConf[] = "TONY_HAS_HADOOP_CONF";
 inline constexpr char kEnvYarnNodes[] = "TONY_YARN_NODES";
 inline constexpr char kEnvYarnWebProxy[] = "TONY_YARN_WEB_PROXY";  // host:port
 inline constexpr char kEnvAmKeytab[] = "TONY_AM_KEYTAB";           // the user's keytab, localized
+// YARN: the tony binary on HDFS (the client's content-addressed cache), for the task containers.
+inline constexpr char kEnvBinaryPath[] = "TONY_BINARY_PATH";
 // AM -> executor.
 inline constexpr char kEnvAmAddress[] = "TONY_AM_ADDRESS";
 inline constexpr char kEnvConfFile[] = "TONY_CONF_FILE";
@@ -40,11 +42,11 @@ inline constexpr char kEnvHost[] = "TONY_HOST";
 inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
-inline constexpr std::array<std::string_view, 21> kInternalVariables = {
-    kEnvAppId,           kEnvBackend,     kEnvAmAttempt, kEnvStagingDir, kEnvYarnScheduler,
-    kEnvAmKeytab,        kEnvDefaultFs,   kEnvWebHdfs,   kEnvHasSrc,     kEnvHasVenv,
-    kEnvYarnNodes,       kEnvAmAddress,   kEnvConfFile,  kEnvTaskType,   kEnvTaskIndex,
-    kEnvTaskAttempt,     kEnvContainerId, kEnvLogDir,    kEnvHost,       kEnvWorkDir,
-    kEnvContainerSecrets};
+inline constexpr std::array<std::string_view, 22> kInternalVariables = {
+    kEnvAppId,      kEnvBackend,         kEnvAmAttempt,   kEnvStagingDir, kEnvYarnScheduler,
+    kEnvBinaryPath, kEnvAmKeytab,        kEnvDefaultFs,   kEnvWebHdfs,    kEnvHasSrc,
+    kEnvHasVenv,    kEnvYarnNodes,       kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,
+    kEnvTaskIndex,  kEnvTaskAttempt,     kEnvContainerId, kEnvLogDir,     kEnvHost,
+    kEnvWorkDir,    kEnvContainerSecrets};
 
 }  // namespace tony::rpc

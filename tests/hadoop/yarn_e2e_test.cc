@@ -390,6 +390,56 @@ TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
   (void)hdfs.Delete(base, /*recursive=*/true);
 }
 
+// The tony binary is staged once per content, into the user's cache, not with every job: a second
+// job reuses the file (same modification time), the staging directory holds no copy, and entries
+// a month old go, while a recent one of another binary stays.
+TEST_F(YarnE2eTest, TheBinaryIsCachedByContentAndOldEntriesGo) {
+  hadoop::WebHdfsClient hdfs = Hdfs();
+  const std::string cache = "/user/" + cluster_->user() + "/.tony/cache";
+  TonyResult first = Run(Submit(
+      {"tony.worker.instances=1", "tony.worker.memory=128m", "tony.application.keep-staging=true"},
+      "cmp ./tony " + std::string(TONY_BINARY) + " && echo same"));
+  ASSERT_EQ(first.exit_code, 0) << Describe(first);
+  EXPECT_NE(ContainerStdout(first.app_id).find("same"), std::string::npos);
+  const std::string staging = "/user/" + cluster_->user() + "/.tony/" + first.app_id;
+  EXPECT_EQ(hdfs.GetFileStatus(staging + "/tony").status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs.ListStatus(cache);
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  std::optional<hadoop::FileStatus> cached;
+  for (const hadoop::FileStatus& entry : *entries) {
+    if (entry.path_suffix.starts_with("tony-") && !entry.path_suffix.ends_with(".partial") &&
+        entry.length == static_cast<int64_t>(fs::file_size(TONY_BINARY))) {
+      cached = entry;
+    }
+  }
+  ASSERT_TRUE(cached.has_value()) << "no cached binary in " << cache;
+  (void)hdfs.Delete(staging, /*recursive=*/true);
+
+  // Someone else's old binary and a recent one, as earlier clients left them.
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  const std::string old_entry = cache + "/tony-00000000000000000000000000000000";
+  const std::string recent_entry = cache + "/tony-11111111111111111111111111111111";
+  ASSERT_TRUE(hdfs.Create(old_entry, "old", /*overwrite=*/true).ok());
+  ASSERT_TRUE(hdfs.Create(recent_entry, "recent", /*overwrite=*/true).ok());
+  ASSERT_TRUE(hdfs.SetModificationTime(old_entry, now_ms - 40LL * 24 * 3600 * 1000).ok());
+  ASSERT_TRUE(hdfs.SetModificationTime(recent_entry, now_ms - 2LL * 24 * 3600 * 1000).ok());
+  TonyResult second = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=128m"}, "true"));
+  ASSERT_EQ(second.exit_code, 0) << Describe(second);
+  absl::StatusOr<hadoop::FileStatus> again = hdfs.GetFileStatus(cache + "/" + cached->path_suffix);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->modification_time_ms, cached->modification_time_ms) << "uploaded again";
+  // Old entries go when a binary is uploaded; this one was cached, so it is still there.
+  EXPECT_TRUE(hdfs.GetFileStatus(old_entry).ok());
+  (void)hdfs.Delete(cache + "/" + cached->path_suffix, /*recursive=*/false);
+  TonyResult third = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=128m"}, "true"));
+  ASSERT_EQ(third.exit_code, 0) << Describe(third);
+  EXPECT_EQ(hdfs.GetFileStatus(old_entry).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(hdfs.GetFileStatus(recent_entry).ok());
+  (void)hdfs.Delete(recent_entry, /*recursive=*/false);
+}
+
 TEST_F(YarnE2eTest, KillFromAnotherMachineGoesThroughTheResourceManager) {
   pid_t tony = runner_.Start(Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
                                     "/usr/bin/python3 sleep_forever.py"),

@@ -1,8 +1,10 @@
 #pragma once
 // The client side of the YARN backend: a new application from the ResourceManager, the job's
-// files staged on HDFS under /user/<user>/.tony/<app_id>/ (the tony binary itself included, so
-// nodes need nothing installed), the AM submitted with the job's secret in its container
-// credentials (never in the environment or the command line), reports read from the RM, kill.
+// files staged on HDFS under /user/<user>/.tony/<app_id>/, and the tony binary itself (so nodes
+// need nothing installed) in a cache by its content, /user/<user>/.tony/cache/tony-<sha256>,
+// uploaded by the first job that runs that binary and reused by the next ones. The AM submitted
+// with the job's secret in its container credentials (never in the environment or the command
+// line), reports read from the RM, kill.
 //
 // On a Kerberized cluster the client authenticates with its Kerberos login and puts HDFS
 // delegation tokens (renewer: the ResourceManager) into the AM's credentials; the AM hands them
@@ -78,6 +80,12 @@ class YarnClusterClient final : public ClusterClient {
   // enter; the keytab is uploaded 0600 all the same.
   absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path,
                                                int permission = 0644);
+  // The file at `path` as YARN localizes it: its URL, exact length and modification time.
+  absl::StatusOr<hadoop::LocalResource> Describe(const std::string& path);
+  // options_.executable in the binary cache, uploaded if it is not there yet (under a name of the
+  // job's own, then renamed into place, so that a cached binary is whole). Removes entries that
+  // were not replaced for kBinaryCacheRetentionDays, and partial uploads older than a day.
+  absl::StatusOr<hadoop::LocalResource> CachedBinary(const std::string& app_id);
   // The RUNNING NodeManagers for node-local asks (yarn_asks.h); empty when there are too many or
   // the RM does not answer.
   std::vector<NodeHint> NodeHints();
