@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <deque>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -93,57 +94,138 @@ std::vector<ProcessInfo> ListProcesses() {
   return table;
 }
 
-std::vector<pid_t> ProcessTree(pid_t root, const std::vector<ProcessInfo>& table) {
-  // Kernel threads have group and session 0; pid 0 is no process to start a tree from.
-  if (root <= 0) return {};
-  std::unordered_map<pid_t, std::vector<pid_t>> children;
-  bool root_present = false;
-  for (const ProcessInfo& info : table) {
-    if (info.pid == root) {
-      root_present = true;
-    } else {
-      children[info.ppid].push_back(info.pid);
+namespace {
+
+// ProcessTree's lookups, built once for a table so that many trees cost one pass.
+class ProcessIndex {
+ public:
+  explicit ProcessIndex(const std::vector<ProcessInfo>& table) {
+    for (const ProcessInfo& info : table) {
+      present_.insert(info.pid);
+      children_[info.ppid].push_back(info.pid);
+      if (info.pgid > 0) members_[info.pgid].push_back(info.pid);
+      if (info.sid > 0 && info.sid != info.pgid) members_[info.sid].push_back(info.pid);
     }
   }
-  std::vector<pid_t> tree;
-  std::unordered_set<pid_t> seen;
-  std::deque<pid_t> queue;
-  auto add = [&](pid_t pid) {
-    if (seen.insert(pid).second) queue.push_back(pid);
-  };
-  if (root_present) add(root);
-  // Members of the group or session root leads, whose parent is outside the tree (reparented).
-  for (const ProcessInfo& info : table) {
-    if (info.pgid == root || info.sid == root) add(info.pid);
+
+  std::vector<pid_t> Tree(pid_t root) const {
+    // Kernel threads have group and session 0; pid 0 is no process to start a tree from.
+    if (root <= 0) return {};
+    std::vector<pid_t> tree;
+    std::unordered_set<pid_t> seen;
+    auto add = [&](pid_t pid) {
+      if (seen.insert(pid).second) tree.push_back(pid);
+    };
+    if (present_.contains(root)) add(root);
+    // Members of the group or session root leads, whose parent is outside the tree (reparented).
+    if (auto it = members_.find(root); it != members_.end()) {
+      for (pid_t pid : it->second) add(pid);
+    }
+    for (size_t next = 0; next < tree.size(); ++next) {
+      auto it = children_.find(tree[next]);
+      if (it == children_.end()) continue;
+      for (pid_t child : it->second) {
+        if (child != root) add(child);
+      }
+    }
+    return tree;
   }
-  while (!queue.empty()) {
-    pid_t pid = queue.front();
-    queue.pop_front();
-    tree.push_back(pid);
-    auto it = children.find(pid);
-    if (it == children.end()) continue;
-    for (pid_t child : it->second) add(child);
+
+ private:
+  std::unordered_set<pid_t> present_;
+  std::unordered_map<pid_t, std::vector<pid_t>> children_;
+  std::unordered_map<pid_t, std::vector<pid_t>> members_;  // by group and by session
+};
+
+}  // namespace
+
+std::vector<pid_t> ProcessTree(pid_t root, const std::vector<ProcessInfo>& table) {
+  return ProcessIndex(table).Tree(root);
+}
+
+std::unordered_map<pid_t, TreeUsage> MeasureTrees(const std::vector<pid_t>& roots) {
+  const std::vector<ProcessInfo> table = ListProcesses();
+  const ProcessIndex index(table);
+  std::unordered_map<pid_t, const ProcessInfo*> by_pid;
+  for (const ProcessInfo& info : table) by_pid[info.pid] = &info;
+  std::unordered_map<pid_t, TreeUsage> usage;
+  for (pid_t root : roots) {
+    TreeUsage& sum = usage[root];
+    for (pid_t pid : index.Tree(root)) {
+      sum.rss_bytes += by_pid.at(pid)->rss_bytes;
+      sum.cpu_ticks += by_pid.at(pid)->cpu_ticks;
+    }
+  }
+  return usage;
+}
+
+namespace {
+
+// The children of every thread of `pid` (/proc/<pid>/task/<tid>/children), or nullopt where the
+// kernel has no such files. A process that is gone has none.
+std::optional<std::vector<pid_t>> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> children;
+  std::error_code ec;
+  std::filesystem::directory_iterator tasks(absl::StrCat("/proc/", pid, "/task"), ec);
+  if (ec) return children;
+  for (const auto& task : tasks) {
+    std::optional<std::string> listed = ReadProcFile((task.path() / "children").string());
+    if (!listed.has_value()) {
+      if (std::filesystem::exists(task.path())) return std::nullopt;  // no children files
+      continue;                                                       // the thread ended
+    }
+    for (absl::string_view word : absl::StrSplit(*listed, ' ', absl::SkipWhitespace())) {
+      pid_t child = 0;
+      if (absl::SimpleAtoi(word, &child)) children.push_back(child);
+    }
+  }
+  return children;
+}
+
+// The processes of ProcessTree(root), read without a scan of all of /proc where that gives the
+// same answer: when root leads neither a process group nor a session, its tree is root and its
+// descendants, found through the kernel's children lists, so what one task costs does not grow
+// with the number of processes on the machine. nullopt where a full scan is needed.
+std::optional<std::vector<ProcessInfo>> DescendantsOnly(pid_t root) {
+  const int64_t page_size = sysconf(_SC_PAGESIZE);
+  auto read = [&](pid_t pid) -> std::optional<ProcessInfo> {
+    std::optional<std::string> stat = ReadProcFile(absl::StrCat("/proc/", pid, "/stat"));
+    return stat.has_value() ? ParseStat(pid, *stat, page_size) : std::nullopt;
+  };
+  std::optional<ProcessInfo> root_info = read(root);
+  if (!root_info.has_value() || root_info->pgid == root || root_info->sid == root) {
+    return std::nullopt;
+  }
+  std::vector<ProcessInfo> tree = {*root_info};
+  std::unordered_set<pid_t> seen = {root};
+  for (size_t next = 0; next < tree.size(); ++next) {
+    std::optional<std::vector<pid_t>> children = ChildrenOf(tree[next].pid);
+    if (!children.has_value()) return std::nullopt;
+    for (pid_t child : *children) {
+      if (!seen.insert(child).second) continue;
+      if (std::optional<ProcessInfo> info = read(child)) tree.push_back(*info);
+    }
   }
   return tree;
 }
 
-int64_t TreeRssBytes(pid_t root) {
-  std::vector<ProcessInfo> table = ListProcesses();
-  std::unordered_map<pid_t, int64_t> rss;
-  for (const ProcessInfo& info : table) rss[info.pid] = info.rss_bytes;
-  int64_t total = 0;
-  for (pid_t pid : ProcessTree(root, table)) total += rss[pid];
-  return total;
+}  // namespace
+
+TreeUsage MeasureTree(pid_t root) {
+  if (root <= 0) return {};
+  std::optional<std::vector<ProcessInfo>> tree = DescendantsOnly(root);
+  if (!tree.has_value()) return MeasureTrees({root})[root];
+  TreeUsage usage;
+  for (const ProcessInfo& info : *tree) {
+    usage.rss_bytes += info.rss_bytes;
+    usage.cpu_ticks += info.cpu_ticks;
+  }
+  return usage;
 }
 
-uint64_t TreeCpuTicks(pid_t root) {
-  std::vector<ProcessInfo> table = ListProcesses();
-  std::unordered_map<pid_t, uint64_t> ticks;
-  for (const ProcessInfo& info : table) ticks[info.pid] = info.cpu_ticks;
-  uint64_t total = 0;
-  for (pid_t pid : ProcessTree(root, table)) total += ticks[pid];
-  return total;
-}
+int64_t TreeRssBytes(pid_t root) { return MeasureTree(root).rss_bytes; }
+
+uint64_t TreeCpuTicks(pid_t root) { return MeasureTree(root).cpu_ticks; }
 
 std::vector<pid_t> ProcessesWithEnv(std::string_view key, std::string_view value) {
   std::string wanted;

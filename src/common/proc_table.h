@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tony {
@@ -37,7 +38,17 @@ std::vector<ProcessInfo> ListProcesses();
 // Empty if root <= 0.
 std::vector<pid_t> ProcessTree(pid_t root, const std::vector<ProcessInfo>& table);
 
-// Sum of rss_bytes / cpu_ticks over ProcessTree(root) of a fresh snapshot. 0 if none is found.
+// Sums of rss_bytes and cpu_ticks over ProcessTree(root), read fresh; 0 if none is found. When
+// root leads neither a group nor a session, only root's descendants are read (through the
+// kernel's children lists), not all of /proc, so the cost follows the tree's size.
+struct TreeUsage {
+  int64_t rss_bytes = 0;
+  uint64_t cpu_ticks = 0;
+};
+TreeUsage MeasureTree(pid_t root);
+// MeasureTree for many roots at once, from one snapshot of all of /proc: what a backend that
+// watches many containers uses, so that a check costs one pass over the process table.
+std::unordered_map<pid_t, TreeUsage> MeasureTrees(const std::vector<pid_t>& roots);
 int64_t TreeRssBytes(pid_t root);
 uint64_t TreeCpuTicks(pid_t root);
 

@@ -197,6 +197,34 @@ TEST(ProcTableTest, TreeRssAndCpuOfARunningChild) {
   EXPECT_EQ(TreeCpuTicks(child), 0u);
 }
 
+// MeasureTree reads only a root's descendants when the root leads no group or session; it must
+// come to what the full scan (MeasureTrees) finds, for such a root and for a group leader whose
+// member was reparented. The processes sleep, so their sizes hold still between the two reads.
+TEST(ProcTableTest, MeasureTreeAgreesWithTheFullScan) {
+  pid_t plain = SpawnOrDie(Command({"sh", "-c", "sleep 100 & sleep 100 & wait"}));
+  pid_t leader = SpawnOrDie(Command({"sh", "-c", "(sleep 100 &); sleep 100; true"}), true);
+  ASSERT_GT(plain, 0);
+  ASSERT_GT(leader, 0);
+  auto count = [](pid_t root) { return ProcessTree(root, ListProcesses()).size(); };
+  ASSERT_TRUE(WaitUntil([&] { return count(plain) == 3 && count(leader) == 3; }));
+  for (pid_t root : {plain, leader}) {
+    const std::unordered_map<pid_t, TreeUsage> scanned = MeasureTrees({plain, leader});
+    const TreeUsage measured = MeasureTree(root);
+    EXPECT_GT(measured.rss_bytes, 0);
+    EXPECT_EQ(measured.rss_bytes, scanned.at(root).rss_bytes) << root;
+  }
+  // Two trees: each its own.
+  const std::unordered_map<pid_t, TreeUsage> both = MeasureTrees({plain, leader});
+  EXPECT_EQ(both.size(), 2u);
+  EXPECT_NE(both.at(plain).rss_bytes, 0);
+  EXPECT_EQ(MeasureTrees({plain}).at(plain).rss_bytes, both.at(plain).rss_bytes);
+  SignalTree(plain, SIGKILL);
+  SignalTree(leader, SIGKILL);
+  (void)WaitForExit(plain);
+  (void)WaitForExit(leader);
+  EXPECT_EQ(MeasureTree(plain).rss_bytes, 0);
+}
+
 // In a forked child that is a subreaper: a sleeper in its group, one in a session of its own, and
 // an orphan it adopted all die; the caller survives and counts three.
 TEST(ProcTableTest, SignalDescendantsKillsEverythingBelowButTheCaller) {

@@ -419,11 +419,11 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       rpc::HeartbeatRequest request;
       *request.mutable_task() = ToProto(options_.task);
       request.set_container_id(options_.container_id);
-      const int64_t rss = TreeRssBytes(pid);
-      peak_rss = std::max(peak_rss, rss);
-      request.set_rss_bytes(rss);
+      const TreeUsage usage = MeasureTree(pid);
+      peak_rss = std::max(peak_rss, usage.rss_bytes);
+      request.set_rss_bytes(usage.rss_bytes);
       request.set_tokens_version(tokens_version);
-      request.set_cpu_seconds(static_cast<double>(TreeCpuTicks(pid)) /
+      request.set_cpu_seconds(static_cast<double>(usage.cpu_ticks) /
                               static_cast<double>(sysconf(_SC_CLK_TCK)));
       rpc::HeartbeatResponse response;
       grpc::ClientContext context;

@@ -428,8 +428,12 @@ void LocalContainerAllocator::CheckMemory() {
       }
     }
   }
+  // One pass over the process table for every container (each leads its own session).
+  std::vector<pid_t> roots;
+  for (const auto& [id, pid] : running) roots.push_back(pid);
+  const std::unordered_map<pid_t, TreeUsage> usage = MeasureTrees(roots);
   for (const auto& [id, pid] : running) {
-    const int64_t rss = TreeRssBytes(pid);
+    const int64_t rss = usage.at(pid).rss_bytes;
     std::lock_guard lock(mu_);
     auto it = containers_.find(id);
     if (it == containers_.end()) continue;

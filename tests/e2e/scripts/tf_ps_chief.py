@@ -43,7 +43,7 @@ def train_step(it):
     return strategy.run(step, args=(x, y))
 
 
-losses = [coordinator.schedule(train_step, args=(iterator,)) for _ in range(80)]
+losses = [coordinator.schedule(train_step, args=(iterator,)) for _ in range(200)]
 coordinator.join()
 values = [float(loss.fetch()) for loss in losses]
 tf.train.Checkpoint(w=w, b=b).save(os.path.join(sys.argv[1], "ckpt", "model"))
