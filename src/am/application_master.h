@@ -140,6 +140,9 @@ class ApplicationMaster final : public AmRequestHandler {
   std::map<std::string, cluster::Container> containers_;  // granted, by id
   std::vector<SpecWaiter> spec_waiters_;
   std::vector<JobWatcher> watchers_;
+  // When a watcher last heard of a change (AnswerWatchers coalesces changes within this window).
+  static constexpr int64_t kWatchCoalesceMs = 100;
+  int64_t last_watch_answer_ms_ = -kWatchCoalesceMs;
   std::string tensorboard_url_;
   // Horovod: the AM's own rendezvous (none with a debug driver), and the address workers get;
   // "" until known. Why the AM's could not start, if it could not.

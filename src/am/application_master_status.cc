@@ -137,10 +137,17 @@ void ApplicationMaster::WatchJob(const rpc::WatchJobRequest& request, rpc::JobSt
 void ApplicationMaster::AnswerWatchers(bool all) {
   const int64_t now = clock_->NowMs();
   const int64_t version = Version();
+  // Changes that come close together (hundreds of tasks starting or ending at once) go out
+  // together: a watcher hears of a change at once if none went out in the last
+  // kWatchCoalesceMs, else with the tick after; the job's end always at once. Each answer is the
+  // whole job, so answering every change would cost O(tasks) per change.
+  const bool may_answer_change = complete_ || now - last_watch_answer_ms_ >= kWatchCoalesceMs;
   std::erase_if(watchers_, [&](JobWatcher& watcher) {
-    if (!all && version <= watcher.after_version && now < watcher.deadline_ms) return false;
+    const bool changed = version > watcher.after_version && may_answer_change;
+    if (!all && !changed && now < watcher.deadline_ms) return false;
     FillStatus(watcher.response);
     watcher.reactor->Finish(grpc::Status::OK);
+    if (changed) last_watch_answer_ms_ = now;
     return true;
   });
 }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -186,14 +187,15 @@ std::optional<std::vector<pid_t>> ChildrenOf(pid_t pid) {
 // same answer: when root leads neither a process group nor a session, its tree is root and its
 // descendants, found through the kernel's children lists, so what one task costs does not grow
 // with the number of processes on the machine. nullopt where a full scan is needed.
-std::optional<std::vector<ProcessInfo>> DescendantsOnly(pid_t root) {
+std::optional<std::vector<ProcessInfo>> DescendantsOnly(pid_t root, bool descendants_suffice) {
   const int64_t page_size = sysconf(_SC_PAGESIZE);
   auto read = [&](pid_t pid) -> std::optional<ProcessInfo> {
     std::optional<std::string> stat = ReadProcFile(absl::StrCat("/proc/", pid, "/stat"));
     return stat.has_value() ? ParseStat(pid, *stat, page_size) : std::nullopt;
   };
   std::optional<ProcessInfo> root_info = read(root);
-  if (!root_info.has_value() || root_info->pgid == root || root_info->sid == root) {
+  if (!root_info.has_value()) return std::nullopt;
+  if (!descendants_suffice && (root_info->pgid == root || root_info->sid == root)) {
     return std::nullopt;
   }
   std::vector<ProcessInfo> tree = {*root_info};
@@ -213,7 +215,7 @@ std::optional<std::vector<ProcessInfo>> DescendantsOnly(pid_t root) {
 
 TreeUsage MeasureTree(pid_t root) {
   if (root <= 0) return {};
-  std::optional<std::vector<ProcessInfo>> tree = DescendantsOnly(root);
+  std::optional<std::vector<ProcessInfo>> tree = DescendantsOnly(root, false);
   if (!tree.has_value()) return MeasureTrees({root})[root];
   TreeUsage usage;
   for (const ProcessInfo& info : *tree) {
@@ -248,7 +250,21 @@ std::vector<pid_t> ProcessesWithEnv(std::string_view key, std::string_view value
 namespace {
 
 // SignalTree without `spared` (0: none).
-int SignalTreeSparing(pid_t root, pid_t spared, int sig) {
+// The processes of ProcessTree(root) with their stat: through the children lists when
+// `descendants_suffice` or root leads no group or session, else from a full scan.
+std::vector<ProcessInfo> TreeOf(pid_t root, bool descendants_suffice) {
+  if (std::optional<std::vector<ProcessInfo>> tree = DescendantsOnly(root, descendants_suffice)) {
+    return *std::move(tree);
+  }
+  const std::vector<ProcessInfo> table = ListProcesses();
+  std::unordered_map<pid_t, const ProcessInfo*> by_pid;
+  for (const ProcessInfo& info : table) by_pid[info.pid] = &info;
+  std::vector<ProcessInfo> tree;
+  for (pid_t pid : ProcessIndex(table).Tree(root)) tree.push_back(*by_pid.at(pid));
+  return tree;
+}
+
+int SignalTreeSparing(pid_t root, pid_t spared, int sig, bool descendants_suffice) {
   // A process is identified by (pid, start time) so that a pid reused between passes by a new
   // process of the tree is signalled too.
   std::set<std::pair<pid_t, uint64_t>> attempted;
@@ -256,15 +272,12 @@ int SignalTreeSparing(pid_t root, pid_t spared, int sig) {
   // Bounds the work against a tree that forks faster than it can be signalled (a fork bomb).
   constexpr int kMaxPasses = 100;
   for (int pass = 0; pass < kMaxPasses; ++pass) {
-    std::vector<ProcessInfo> table = ListProcesses();
-    std::unordered_map<pid_t, uint64_t> start_ticks;
-    for (const ProcessInfo& info : table) start_ticks[info.pid] = info.start_ticks;
     bool found_new = false;
-    for (pid_t pid : ProcessTree(root, table)) {
-      if (pid == spared) continue;
-      if (!attempted.emplace(pid, start_ticks[pid]).second) continue;
+    for (const ProcessInfo& info : TreeOf(root, descendants_suffice)) {
+      if (info.pid == spared) continue;
+      if (!attempted.emplace(info.pid, info.start_ticks).second) continue;
       found_new = true;
-      if (kill(pid, sig) == 0) ++signalled;
+      if (kill(info.pid, sig) == 0) ++signalled;
     }
     if (!found_new) break;
   }
@@ -273,8 +286,15 @@ int SignalTreeSparing(pid_t root, pid_t spared, int sig) {
 
 }  // namespace
 
-int SignalTree(pid_t root, int sig) { return SignalTreeSparing(root, 0, sig); }
+int SignalTree(pid_t root, int sig) { return SignalTreeSparing(root, 0, sig, false); }
 
-int SignalDescendants(int sig) { return SignalTreeSparing(getpid(), getpid(), sig); }
+int SignalDescendants(int sig) {
+  // Everything that starts below a subreaper stays below it (orphans are adopted by it), and a
+  // group or session it leads holds only such processes unless another process of its session
+  // joined its group: its descendants are the tree, found without a scan of all of /proc.
+  int subreaper = 0;
+  const bool is_subreaper = prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper != 0;
+  return SignalTreeSparing(getpid(), getpid(), sig, is_subreaper);
+}
 
 }  // namespace tony

@@ -68,6 +68,9 @@ int SignalTree(pid_t root, int sig);
 
 // SignalTree(getpid(), sig) without the caller itself: every process below the caller, which for
 // a subreaper includes the orphans it adopted, and for a group or session leader every member.
+// A subreaper's tree is read through the kernel's children lists, not a scan of all of /proc:
+// what starts below it stays below it (a process of its session that joined its group from
+// elsewhere would be missed).
 int SignalDescendants(int sig);
 
 }  // namespace tony

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -395,9 +396,15 @@ void LocalContainerAllocator::Reap(const std::string& container_id) {
     if (it == containers_.end()) return;
     local = it->second;
   }
-  // The executor is a zombie now, which keeps its pid from being reused: whatever it left in its
-  // session goes with it, and only then is it reaped.
-  SignalTree(local.pid, SIGKILL);
+  // The guard is a zombie now, which keeps its pid from being reused. A guard that exited by
+  // itself has killed and reaped everything below it (it is their subreaper, and its session
+  // holds nothing else); one that was killed may have left its session behind, which goes now,
+  // before it is reaped.
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(local.pid), &info, WEXITED | WNOWAIT) != 0 ||
+      info.si_code != CLD_EXITED) {
+    SignalTree(local.pid, SIGKILL);
+  }
   absl::StatusOr<ExitStatus> status = WaitForExit(local.pid);
   ContainerExit exit;
   exit.container_id = container_id;
