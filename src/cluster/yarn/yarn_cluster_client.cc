@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <thread>
 
@@ -315,7 +316,14 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   if (absl::Status s = ZipHadoopConf(submission.job_dir); !s.ok()) return s;
 
   hadoop::ContainerLaunchContext am;
-  // Everything the client staged locally, except its private files, goes to HDFS.
+  // Everything the client staged locally, except its private files, goes to HDFS: each upload
+  // waits for the NameNode to close the file (hundreds of ms), so they run side by side, with the
+  // lookup (or upload) of the binary.
+  struct Staged {
+    std::string relative;
+    std::future<absl::StatusOr<hadoop::LocalResource>> uploaded;
+  };
+  std::vector<Staged> staged;
   std::error_code ec;
   fs::recursive_directory_iterator it(submission.job_dir, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -327,29 +335,43 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
                   relative) != submission.local_only_files.end()) {
       continue;
     }
-    absl::StatusOr<hadoop::LocalResource> uploaded =
-        Upload(entry.path().string(), StrCat(staging, "/", relative));
-    if (!uploaded.ok()) return uploaded.status();
-    if (relative == kFinalConfFile) am.local_resources[kFinalConfFile] = *uploaded;
-    // The AM that gets fresh tokens reads the cluster's client configuration.
-    if (relative == kHadoopConfZip && !options_.am_keytab.empty()) {
+    staged.push_back(
+        {relative, std::async(std::launch::async, [this, local = entry.path().string(),
+                                                   remote = StrCat(staging, "/", relative)] {
+           return Upload(local, remote);
+         })});
+  }
+  if (!options_.am_keytab.empty()) {
+    staged.push_back({kAmKeytabFile, std::async(std::launch::async, [this, &staging] {
+                        return Upload(options_.am_keytab, StrCat(staging, "/", kAmKeytabFile),
+                                      0600);
+                      })});
+  }
+  auto binary_future = std::async(std::launch::async,
+                                  [this, &submission] { return CachedBinary(submission.app_id); });
+  absl::Status failed = ec ? absl::InternalError(StrCat("cannot read the job directory ",
+                                                        submission.job_dir, ": ", ec.message()))
+                           : absl::OkStatus();
+  for (Staged& file : staged) {
+    absl::StatusOr<hadoop::LocalResource> uploaded = file.uploaded.get();
+    if (!uploaded.ok()) {
+      if (failed.ok()) failed = uploaded.status();
+      continue;
+    }
+    if (file.relative == kFinalConfFile || file.relative == kAmKeytabFile) {
+      am.local_resources[file.relative] = *uploaded;
+    }
+    // The AM localizes the Hadoop configuration too (it reads it to get fresh tokens): the
+    // NodeManager then has every file the tasks share at hand when they start.
+    if (file.relative == kHadoopConfZip) {
       am.local_resources[kHadoopConfDir] = *uploaded;
       am.local_resources[kHadoopConfDir].type = hadoop::LocalResourceType::kArchive;
     }
   }
-  if (ec) {
-    return absl::InternalError(
-        StrCat("cannot read the job directory ", submission.job_dir, ": ", ec.message()));
-  }
-  absl::StatusOr<hadoop::LocalResource> binary = CachedBinary(submission.app_id);
+  absl::StatusOr<hadoop::LocalResource> binary = binary_future.get();
+  if (!failed.ok()) return failed;
   if (!binary.ok()) return binary.status();
   am.local_resources["tony"] = *binary;
-  if (!options_.am_keytab.empty()) {
-    absl::StatusOr<hadoop::LocalResource> keytab =
-        Upload(options_.am_keytab, StrCat(staging, "/", kAmKeytabFile), 0600);
-    if (!keytab.ok()) return keytab.status();
-    am.local_resources[kAmKeytabFile] = *keytab;
-  }
 
   absl::StatusOr<hadoop::HostPort> scheduler = conf_.SchedulerAddress();
   absl::StatusOr<hadoop::HostPort> webhdfs = conf_.NameNodeHttpAddress();
