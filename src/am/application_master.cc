@@ -5,6 +5,7 @@
 #include "cluster/staging.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
+#include "rpc/launch_contract.h"
 #include "runtime/horovod_plan.h"
 #include "spdlog/spdlog.h"
 
@@ -224,15 +225,15 @@ void ApplicationMaster::Launch(const TaskRef& task) {
   for (const auto& [key, value] : job_.spec().container_envs) launch.env[key] = value;
   for (const auto& [key, value] : container.env) launch.env[key] = value;
   for (const auto& [key, value] : type->docker_env) launch.env[key] = value;
-  launch.env["TONY_APP_ID"] = options_.app_id;
-  launch.env["TONY_AM_ADDRESS"] = StrCat(options_.host, ":", port_);
-  launch.env["TONY_CONF_FILE"] = options_.conf_file;
-  launch.env["TONY_TASK_TYPE"] = task.type;
-  launch.env["TONY_TASK_INDEX"] = std::to_string(task.index);
-  launch.env["TONY_TASK_ATTEMPT"] = std::to_string(record->attempt);
-  launch.env["TONY_CONTAINER_ID"] = container.id;
-  launch.env["TONY_LOG_DIR"] = container.log_dir;
-  launch.env["TONY_HOST"] = container.host;
+  launch.env[rpc::kEnvAppId] = options_.app_id;
+  launch.env[rpc::kEnvAmAddress] = StrCat(options_.host, ":", port_);
+  launch.env[rpc::kEnvConfFile] = options_.conf_file;
+  launch.env[rpc::kEnvTaskType] = task.type;
+  launch.env[rpc::kEnvTaskIndex] = std::to_string(task.index);
+  launch.env[rpc::kEnvTaskAttempt] = std::to_string(record->attempt);
+  launch.env[rpc::kEnvContainerId] = container.id;
+  launch.env[rpc::kEnvLogDir] = container.log_dir;
+  launch.env[rpc::kEnvHost] = container.host;
   launch.secrets[rpc::kTaskCredentialAlias] =
       rpc::TaskCredential(options_.credentials.secret, task.type, task.index, container.id);
   if (options_.credentials.tls())

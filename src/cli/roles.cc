@@ -268,14 +268,14 @@ int RunAm() {
   sigaddset(&stop, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  const char* app_id_env = std::getenv("TONY_APP_ID");
+  const char* app_id_env = std::getenv(rpc::kEnvAppId);
   if (app_id_env == nullptr) {
     std::cerr << "tony am: TONY_APP_ID must be set; the AM is started by `tony submit`\n";
     return 2;
   }
   const std::string app_id = app_id_env;
-  const bool on_yarn =
-      std::getenv("TONY_BACKEND") != nullptr && std::string(std::getenv("TONY_BACKEND")) == "yarn";
+  const bool on_yarn = std::getenv(rpc::kEnvBackend) != nullptr &&
+                       std::string(std::getenv(rpc::kEnvBackend)) == "yarn";
   // Local: the job directory. YARN: the container's working directory, where the staged files
   // were localized.
   const char* job_dir_env = std::getenv("TONY_JOB_DIR");
@@ -296,7 +296,7 @@ int RunAm() {
     if (absl::StatusOr<hadoop::ContainerId> id = hadoop::ContainerId::Parse(container); id.ok()) {
       am_attempt = id->attempt.attempt_id;
     }
-  } else if (const char* attempt = std::getenv("TONY_AM_ATTEMPT"); attempt != nullptr) {
+  } else if (const char* attempt = std::getenv(rpc::kEnvAmAttempt); attempt != nullptr) {
     am_attempt = std::max(1, std::atoi(attempt));
   }
   if (am_attempt > 1 || spec->am_retry_count > 0) {
@@ -320,7 +320,7 @@ int RunAm() {
     const hadoop::Token* am_rm_token =
         credentials->FindTokenByKind(std::string(hadoop::kAmRmTokenKind));
     absl::StatusOr<hadoop::HostPort> scheduler = hadoop::ParseHostPort(
-        std::getenv("TONY_YARN_SCHEDULER") ? std::getenv("TONY_YARN_SCHEDULER") : "");
+        std::getenv(rpc::kEnvYarnScheduler) ? std::getenv(rpc::kEnvYarnScheduler) : "");
     if (secret == nullptr || am_rm_token == nullptr || !scheduler.ok() ||
         (spec->am_tls && (cert == nullptr || key == nullptr))) {
       spdlog::error(
@@ -329,11 +329,11 @@ int RunAm() {
       return 2;
     }
     const std::string staging =
-        std::getenv("TONY_STAGING_DIR") ? std::getenv("TONY_STAGING_DIR") : "";
+        std::getenv(rpc::kEnvStagingDir) ? std::getenv(rpc::kEnvStagingDir) : "";
     cluster::YarnAllocatorOptions yarn;
     yarn.scheduler = *scheduler;
-    yarn.default_fs = std::getenv("TONY_DEFAULT_FS") ? std::getenv("TONY_DEFAULT_FS") : "";
-    yarn.webhdfs = std::getenv("TONY_WEBHDFS") ? std::getenv("TONY_WEBHDFS") : "";
+    yarn.default_fs = std::getenv(rpc::kEnvDefaultFs) ? std::getenv(rpc::kEnvDefaultFs) : "";
+    yarn.webhdfs = std::getenv(rpc::kEnvWebHdfs) ? std::getenv(rpc::kEnvWebHdfs) : "";
     yarn.user = hadoop::HadoopUser();
     yarn.am_rm_token = *am_rm_token;
     for (const auto& [alias, token] : credentials->tokens()) {
@@ -376,7 +376,7 @@ int RunAm() {
       spdlog::warn("[{}] no status page: {}", app_id, ToStd(proxy.message()));
       options.status_page = false;
     }
-    options.has_src = std::getenv("TONY_HAS_SRC") != nullptr && *std::getenv("TONY_HAS_SRC");
+    options.has_src = std::getenv(rpc::kEnvHasSrc) != nullptr && *std::getenv(rpc::kEnvHasSrc);
     // Tasks reach HDFS with the client's configuration and, without Kerberos, as the job's user.
     if (const char* has = std::getenv(rpc::kEnvHasHadoopConf); has != nullptr && *has) {
       options.task_resources.push_back(
@@ -387,7 +387,7 @@ int RunAm() {
     }
     if (cluster::IsRemotePath(spec->python_venv)) {
       options.venv_source = spec->python_venv;
-    } else if (std::getenv("TONY_HAS_VENV") != nullptr && *std::getenv("TONY_HAS_VENV")) {
+    } else if (std::getenv(rpc::kEnvHasVenv) != nullptr && *std::getenv(rpc::kEnvHasVenv)) {
       options.venv_source = StrCat(staging, "/", cluster::kVenvZip);
     }
   } else {

@@ -88,19 +88,19 @@ absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
     }
     return value;
   };
-  options.app_id = get("TONY_APP_ID");
-  options.am_address = get("TONY_AM_ADDRESS");
-  options.conf_file = get("TONY_CONF_FILE");
-  options.task.type = get("TONY_TASK_TYPE");
-  const std::string index = get("TONY_TASK_INDEX");
-  options.container_id = get("TONY_CONTAINER_ID");
+  options.app_id = get(rpc::kEnvAppId);
+  options.am_address = get(rpc::kEnvAmAddress);
+  options.conf_file = get(rpc::kEnvConfFile);
+  options.task.type = get(rpc::kEnvTaskType);
+  const std::string index = get(rpc::kEnvTaskIndex);
+  options.container_id = get(rpc::kEnvContainerId);
   // YARN names the container's log directories in LOG_DIRS.
-  if (const char* dir = std::getenv("TONY_LOG_DIR"); dir != nullptr && dir[0] == '/') {
+  if (const char* dir = std::getenv(rpc::kEnvLogDir); dir != nullptr && dir[0] == '/') {
     options.log_dir = dir;
   } else if (const char* dirs = std::getenv("LOG_DIRS"); dirs != nullptr && *dirs != '\0') {
     options.log_dir = std::string(Split(dirs, ',')[0]);
   } else {
-    options.log_dir = get("TONY_LOG_DIR");
+    options.log_dir = get(rpc::kEnvLogDir);
   }
   if (!missing.empty()) {
     return absl::InvalidArgumentError(StrCat("environment variable ", missing,
@@ -108,7 +108,7 @@ absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
                                              "container started by tony's AM"));
   }
   options.task.index = std::atoi(index.c_str());
-  if (const char* attempt = std::getenv("TONY_TASK_ATTEMPT")) options.attempt = std::atoi(attempt);
+  if (const char* attempt = std::getenv(rpc::kEnvTaskAttempt)) options.attempt = std::atoi(attempt);
   options.host = AdvertisedHost();
   return options;
 }

@@ -378,23 +378,23 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   if (!scheduler.ok()) return scheduler.status();
   if (!webhdfs.ok()) return webhdfs.status();
   am.environment = submission.env;
-  am.environment["TONY_APP_ID"] = submission.app_id;
-  am.environment["TONY_BACKEND"] = "yarn";
-  am.environment["TONY_STAGING_DIR"] = staging;
+  am.environment[rpc::kEnvAppId] = submission.app_id;
+  am.environment[rpc::kEnvBackend] = "yarn";
+  am.environment[rpc::kEnvStagingDir] = staging;
   am.environment[rpc::kEnvBinaryPath] = binary->url.file;
-  am.environment["TONY_YARN_SCHEDULER"] = scheduler->ToString();
-  am.environment["TONY_DEFAULT_FS"] = conf_.DefaultFs();
-  am.environment["TONY_WEBHDFS"] = webhdfs->ToString();
+  am.environment[rpc::kEnvYarnScheduler] = scheduler->ToString();
+  am.environment[rpc::kEnvDefaultFs] = conf_.DefaultFs();
+  am.environment[rpc::kEnvWebHdfs] = webhdfs->ToString();
   // The status page serves task output only to the RM's web proxy (AmIpFilter's rule).
   if (absl::StatusOr<hadoop::HostPort> proxy = conf_.WebProxyAddress(); proxy.ok()) {
     am.environment[rpc::kEnvYarnWebProxy] = proxy->ToString();
   }
   // HADOOP_USER_NAME names the user only without Kerberos; with it, the tokens do.
   if (options_.kerberos == nullptr) am.environment["HADOOP_USER_NAME"] = options_.user;
-  am.environment["TONY_HAS_SRC"] = fs::exists(StrCat(submission.job_dir, "/", kSrcZip)) ? "1" : "";
+  am.environment[rpc::kEnvHasSrc] = fs::exists(StrCat(submission.job_dir, "/", kSrcZip)) ? "1" : "";
   am.environment[rpc::kEnvHasHadoopConf] =
       fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip)) ? "1" : "";
-  am.environment["TONY_HAS_VENV"] =
+  am.environment[rpc::kEnvHasVenv] =
       fs::exists(StrCat(submission.job_dir, "/", kVenvZip)) ? "1" : "";
   if (!options_.am_keytab.empty()) am.environment[rpc::kEnvAmKeytab] = kAmKeytabFile;
   am.environment.erase("TONY_JOB_DIR");
