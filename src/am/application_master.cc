@@ -329,12 +329,9 @@ void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
   reactor->Finish(grpc::Status::OK);  // last: it may free request and response
 }
 
-void ApplicationMaster::FillSpec(const TaskRef& task,
+void ApplicationMaster::FillSpec(const TaskRef& task, const ClusterMap& cluster,
                                  rpc::WaitClusterSpecResponse* response) const {
-  for (const auto& [type, addresses] : job_.ClusterSpec()) {
-    rpc::AddressList& list = (*response->mutable_cluster())[type];
-    for (const std::string& address : addresses) list.add_addresses(address);
-  }
+  *response->mutable_cluster() = cluster;
   response->set_num_tracked_tasks(job_.spec().TrackedTasks());
   response->set_is_chief(job_.IsChief(task));
   if (const TaskRecord* record = job_.Find(task)) response->set_attempt(record->attempt);
@@ -359,6 +356,9 @@ void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& reque
 
 void ApplicationMaster::AnswerSpecWaiters() {
   bool sized = false;
+  // Every waiter answered now gets the same cluster, built once: with thousands of tasks,
+  // building it per waiter would cost O(tasks) each.
+  std::optional<ClusterMap> cluster;
   std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
     const TaskRecord* record = job_.Find(waiter.task);
     if (record->stop_requested || IsTerminal(record->state)) {
@@ -376,7 +376,14 @@ void ApplicationMaster::AnswerSpecWaiters() {
       }
       sized = true;
     }
-    FillSpec(waiter.task, waiter.response);
+    if (!cluster) {
+      cluster.emplace();
+      for (const auto& [type, addresses] : job_.ClusterSpec()) {
+        rpc::AddressList& list = (*cluster)[type];
+        for (const std::string& address : addresses) list.add_addresses(address);
+      }
+    }
+    FillSpec(waiter.task, *cluster, waiter.response);
     waiter.reactor->Finish(grpc::Status::OK);
     return true;
   });

@@ -110,7 +110,9 @@ class ApplicationMaster final : public AmRequestHandler {
   void OnTick();
   void OnContainerAllocated(const cluster::Container& container);
   void OnContainerCompleted(const cluster::ContainerExit& exit);
-  void FillSpec(const TaskRef& task, rpc::WaitClusterSpecResponse* response) const;
+  using ClusterMap = google::protobuf::Map<std::string, rpc::AddressList>;
+  void FillSpec(const TaskRef& task, const ClusterMap& cluster,
+                rpc::WaitClusterSpecResponse* response) const;
   int64_t Version() const;  // the state machine's and the URL's changes, plus one once complete
   void FillStatus(rpc::JobStatus* status) const;
   std::string StatusJson() const;

@@ -7,6 +7,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/debugging/failure_signal_handler.h"
 #include "absl/debugging/symbolize.h"
+#include "absl/synchronization/mutex.h"
 #include "cli/app_commands.h"
 #include "cli/cluster_command.h"
 #include "cli/config_command.h"
@@ -17,6 +18,10 @@ int main(int argc, char** argv) {
   // A crash of any role prints a symbolized stack trace into that role's log.
   absl::InitializeSymbolizer(argv[0]);
   absl::InstallFailureSignalHandler({});
+  // gRPC locks absl mutexes on every call; their deadlock detection (on in Debian's abseil) costs
+  // the AM several percent of its CPU with thousands of heartbeats a second, and checks nothing of
+  // tony's.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CLI::App app{"tony: run distributed deep-learning jobs as one unit, locally or on YARN"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tony 0.1.0"));
