@@ -1,0 +1,185 @@
+#include "cli/am_backend.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli/container_credentials.h"
+#include "cli/roles.h"
+#include "cluster/local/local_capacity.h"
+#include "cluster/local/local_container_allocator.h"
+#include "cluster/staging.h"
+#include "cluster/yarn/yarn_asks.h"
+#include "cluster/yarn/yarn_container_allocator.h"
+#include "common/strings.h"
+#include "hadoop/am_rm_client.h"
+#include "hadoop/credentials.h"
+#include "hadoop/hadoop_conf.h"
+#include "hadoop/namenode_client.h"
+#include "rpc/job_credentials.h"
+#include "rpc/launch_contract.h"
+#include "spdlog/spdlog.h"
+
+namespace tony::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The RM's web proxy as the AM's status page admits it: its addresses and its URL of this
+// application (YARN gives the AM the path in APPLICATION_WEB_PROXY_BASE).
+absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) {
+  const char* proxy = std::getenv(rpc::kEnvYarnWebProxy);
+  absl::StatusOr<hadoop::HostPort> address = hadoop::ParseHostPort(proxy != nullptr ? proxy : "");
+  if (!address.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat(rpc::kEnvYarnWebProxy, ": ", ToStd(address.status().message())));
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(address->host.c_str(), nullptr, &hints, &found); rc != 0) {
+    return absl::UnavailableError(
+        StrCat("cannot resolve the web proxy ", address->host, ": ", gai_strerror(rc)));
+  }
+  for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw =
+        entry->ai_family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(entry->ai_addr)->sin_addr)
+            : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(entry->ai_addr)->sin6_addr);
+    if (inet_ntop(entry->ai_family, raw, text, sizeof(text)) != nullptr &&
+        std::find(options->proxy_addresses.begin(), options->proxy_addresses.end(), text) ==
+            options->proxy_addresses.end()) {
+      options->proxy_addresses.push_back(text);
+    }
+  }
+  freeaddrinfo(found);
+  const char* base = std::getenv("APPLICATION_WEB_PROXY_BASE");
+  options->proxy_base_url =
+      StrCat("http://", address->ToString(),
+             base != nullptr && *base == '/' ? std::string(base) : StrCat("/proxy/", app_id));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config::JobSpec& spec) {
+  AmBackend backend;
+  backend.options.app_id = app_id;
+  backend.options.wait_client_ms = spec.wait_client_ms;
+  absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
+  if (!credentials.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("cannot read the container's credentials: ", ToStd(credentials.status().message())));
+  }
+  const std::string* secret = credentials->FindSecret(rpc::kJobSecretAlias);
+  const std::string* cert = credentials->FindSecret(rpc::kAmCertAlias);
+  const std::string* key = credentials->FindSecret(rpc::kAmKeyAlias);
+  const hadoop::Token* am_rm_token =
+      credentials->FindTokenByKind(std::string(hadoop::kAmRmTokenKind));
+  absl::StatusOr<hadoop::HostPort> scheduler = hadoop::ParseHostPort(
+      std::getenv(rpc::kEnvYarnScheduler) ? std::getenv(rpc::kEnvYarnScheduler) : "");
+  if (secret == nullptr || am_rm_token == nullptr || !scheduler.ok() ||
+      (spec.am_tls && (cert == nullptr || key == nullptr))) {
+    return absl::InvalidArgumentError(
+        StrCat("the AM container lacks the job secret, its TLS key, its AMRMToken or ",
+               rpc::kEnvYarnScheduler));
+  }
+  const std::string staging =
+      std::getenv(rpc::kEnvStagingDir) ? std::getenv(rpc::kEnvStagingDir) : "";
+  cluster::YarnAllocatorOptions yarn;
+  yarn.scheduler = *scheduler;
+  yarn.default_fs = std::getenv(rpc::kEnvDefaultFs) ? std::getenv(rpc::kEnvDefaultFs) : "";
+  yarn.webhdfs = std::getenv(rpc::kEnvWebHdfs) ? std::getenv(rpc::kEnvWebHdfs) : "";
+  yarn.user = hadoop::HadoopUser();
+  yarn.am_rm_token = *am_rm_token;
+  for (const auto& [alias, token] : credentials->tokens()) {
+    if (token.kind == hadoop::kHdfsDelegationTokenKind) yarn.hdfs_tokens.push_back(token);
+  }
+  const char* binary = std::getenv(rpc::kEnvBinaryPath);
+  yarn.common_files = {{"tony", binary != nullptr ? binary : StrCat(staging, "/tony")},
+                       {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
+  if (const char* hints = std::getenv(std::string(cluster::kNodeHintsEnv).c_str())) {
+    absl::StatusOr<std::vector<cluster::NodeHint>> parsed = cluster::ParseNodeHints(hints);
+    if (parsed.ok()) {
+      yarn.node_hints = *std::move(parsed);
+    } else {
+      spdlog::warn("asking for containers anywhere: {}", ToStd(parsed.status().message()));
+    }
+  }
+  if (const char* keytab = std::getenv(rpc::kEnvAmKeytab); keytab != nullptr && *keytab) {
+    absl::StatusOr<cluster::TokenRefreshOptions> refresh =
+        TokenRefreshFromContainer(keytab, yarn.default_fs, spec.security);
+    if (!refresh.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("cannot keep the job's HDFS tokens fresh: ", ToStd(refresh.status().message())));
+    }
+    yarn.token_refresh = *std::move(refresh);
+  }
+  backend.allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
+  backend.options.credentials.secret = *secret;
+  if (cert != nullptr && key != nullptr) {
+    backend.options.credentials.am_cert_pem = *cert;
+    backend.options.credentials.am_key_pem = *key;
+  }
+  backend.options.staging_dir = staging;
+  backend.options.conf_file = cluster::kFinalConfFile;  // localized into every task's directory
+  backend.options.executable = "./tony";
+  const char* nm_host = std::getenv("NM_HOST");
+  backend.options.host = nm_host != nullptr ? nm_host : "localhost";
+  backend.options.bind_host = spec.am_bind_host.empty() ? backend.options.host : spec.am_bind_host;
+  if (absl::Status proxy = ResolveWebProxy(app_id, &backend.options); !proxy.ok()) {
+    spdlog::warn("[{}] no status page: {}", app_id, ToStd(proxy.message()));
+    backend.options.status_page = false;
+  }
+  backend.options.has_src =
+      std::getenv(rpc::kEnvHasSrc) != nullptr && *std::getenv(rpc::kEnvHasSrc);
+  // Tasks reach HDFS with the client's configuration and, without Kerberos, as the job's user.
+  if (const char* has = std::getenv(rpc::kEnvHasHadoopConf); has != nullptr && *has) {
+    backend.options.task_resources.push_back(
+        {StrCat(staging, "/", cluster::kHadoopConfZip), cluster::kHadoopConfDir, true});
+  }
+  if (const char* user = std::getenv("HADOOP_USER_NAME"); user != nullptr && *user) {
+    backend.options.task_env["HADOOP_USER_NAME"] = user;
+  }
+  if (cluster::IsRemotePath(spec.python_venv)) {
+    backend.options.venv_source = spec.python_venv;
+  } else if (std::getenv(rpc::kEnvHasVenv) != nullptr && *std::getenv(rpc::kEnvHasVenv)) {
+    backend.options.venv_source = StrCat(staging, "/", cluster::kVenvZip);
+  }
+  return backend;
+}
+
+absl::StatusOr<AmBackend> LocalAmBackend(const std::string& app_id, const std::string& job_dir,
+                                         const config::JobSpec& spec, int am_attempt) {
+  AmBackend backend;
+  backend.options.app_id = app_id;
+  backend.options.wait_client_ms = spec.wait_client_ms;
+  absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(job_dir);
+  if (!credentials.ok()) return credentials.status();
+  cluster::LocalAllocatorOptions local;
+  local.app_id = app_id;
+  local.job_dir = job_dir;
+  local.capacity = cluster::ResolveLocalCapacity(spec.local);
+  local.memory_check_interval_ms = spec.local.memory_check_interval_ms;
+  local.enforce_memory = spec.local.enforce_memory;
+  local.am_attempt = am_attempt;
+  local.keep_work_dirs_on_failure = spec.local.keep_work_dirs_on_failure;
+  backend.allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
+  backend.options.credentials = *std::move(credentials);
+  backend.options.staging_dir = job_dir;
+  backend.options.conf_file = StrCat(job_dir, "/", cluster::kFinalConfFile);
+  backend.options.executable = SelfExecutable();
+  backend.options.host = "127.0.0.1";
+  backend.options.bind_host = spec.am_bind_host.empty() ? backend.options.host : spec.am_bind_host;
+  backend.options.has_src = fs::exists(StrCat(job_dir, "/", cluster::kSrcZip));
+  if (fs::exists(StrCat(job_dir, "/", cluster::kVenvZip))) {
+    backend.options.venv_source = StrCat(job_dir, "/", cluster::kVenvZip);
+  }
+  return backend;
+}
+
+}  // namespace tony::cli
