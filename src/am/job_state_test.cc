@@ -494,5 +494,46 @@ TEST_F(JobStateTest, SignalledExecutorsResultStandsWhenTheContainersEndNeverCome
   EXPECT_EQ(*job_->Find({"worker", 1})->exit_code, 137);
 }
 
+// TonY's testTaskCompletionNotificationDelayed: a task that succeeded is not watched for heartbeats
+// any more, however late its container's end comes; the job succeeds.
+TEST_F(JobStateTest, ASucceededTaskIsNotLostWhileItsContainersEndIsLate) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.task.heartbeat-interval-ms", "100"},
+        {"tony.task.max-missed-heartbeats", "5"}});
+  StartAll();
+  Exit({"worker", 1}, 0);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kSucceeded);
+  clock_.Advance(1000);  // ten heartbeat intervals without worker:1's container end
+  EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 0));
+  job_->OnTick();
+  EXPECT_EQ(State({"worker", 1}), TaskState::kSucceeded);
+  EXPECT_EQ(job_->state(), JobState::kRunning);
+  Exit({"worker", 0}, 0);
+  job_->OnContainerCompleted("c_worker:1", 0, "", false);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kSucceeded);
+}
+
+// TonY's testPSSkewedWorkerTrainingShouldPass: the chief reports long after the other workers
+// while it keeps heartbeating; the job waits for it and succeeds, the ps is stopped.
+TEST_F(JobStateTest, AChiefThatFinishesLongAfterTheOthersStillDecides) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.ps.instances", "1"},
+        {"tony.task.heartbeat-interval-ms", "100"},
+        {"tony.task.max-missed-heartbeats", "5"}});
+  StartAll();
+  Exit({"worker", 1}, 0);
+  for (int i = 0; i < 300; ++i) {  // 30 s of heartbeats from the chief and the ps
+    clock_.Advance(100);
+    EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 0));
+    EXPECT_FALSE(job_->OnHeartbeat({"ps", 0}, "c_ps:0", 0));
+    job_->OnTick();
+  }
+  EXPECT_EQ(job_->state(), JobState::kRunning);
+  Actions actions = Exit({"worker", 0}, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+  EXPECT_EQ(Count<StopContainer>(actions), 1) << "the ps";
+}
+
 }  // namespace
 }  // namespace tony::am

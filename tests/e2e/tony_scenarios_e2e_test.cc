@@ -1,0 +1,81 @@
+// TonY's end-to-end scenarios (TestTonyE2E in TonY) that no other suite here already runs, each
+// named after TonY's test, with TonY's expected outcome, on the local backend and on YARN.
+// docs/compatibility.md maps every TonY scenario to the test that covers it.
+
+#include "e2e/backend_fixture.h"
+
+namespace tony::testing {
+namespace {
+
+using TonyScenariosE2eTest = BackendE2eTest;
+
+// testSingleNodeTrainingShouldFail: no tony.<type>.instances (single-node mode) and a command
+// that exits 1: the job fails (TonY's -1, tony's 1), with the task's own words.
+TEST_P(TonyScenariosE2eTest, SingleNodeTrainingThatFailsFailsTheJob) {
+  TonyResult r = Run(Submit({}, "/usr/bin/python3 exit_with.py 1"));
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "FAILED")) << r.out;
+  EXPECT_NE(r.out.find("failing on purpose with exit code 1"), std::string::npos) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+}
+
+// testTensorBoardPortSetOnlyOnChiefWorker: only the chief gets TB_PORT (exit 0, every task
+// succeeds); with a TensorBoard sidecar the chief gets none either (testAttachedTensorboard).
+TEST_P(TonyScenariosE2eTest, TensorBoardPortIsSetOnlyOnTheChief) {
+  const std::string check =
+      "if [ $JOB_NAME:$TASK_INDEX = chief:0 ] && [ -z \"$TB_SIDECAR\" ]; then "
+      "[ -n \"$TB_PORT\" ] || { echo \"chief:0 has no TB_PORT\" >&2; exit 3; }; "
+      "else [ -z \"$TB_PORT\" ] || { echo \"$JOB_NAME:$TASK_INDEX has TB_PORT\" >&2; exit 4; }; fi";
+  const std::vector<std::string> conf = {"tony.application.framework=tensorflow",
+                                         "tony.chief.instances=1",
+                                         "tony.ps.instances=1",
+                                         "tony.worker.instances=1",
+                                         "tony.application.untracked.jobtypes=",
+                                         "tony.chief.memory=256m",
+                                         "tony.ps.memory=256m",
+                                         "tony.worker.memory=256m"};
+  TonyResult r = Run(Submit(conf, check));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  for (const char* task : {"chief:0", "ps:0", "worker:0"}) {
+    EXPECT_TRUE(TaskRow(r.out, task, "SUCCEEDED")) << task << "\n" << r.out;
+  }
+
+  std::vector<std::string> with_sidecar = conf;
+  with_sidecar.insert(with_sidecar.end(),
+                      {"tony.tensorboard.memory=256m",
+                       "tony.tensorboard.command=exec /usr/bin/python3 sleep_forever.py",
+                       "tony.execution.envs=TB_SIDECAR=1"});
+  std::vector<std::string> args = Submit(with_sidecar, check);
+  args.insert(args.end(), {"--sidecar_tensorboard_log_dir", runner_.work_dir() + "/tb"});
+  TonyResult sidecar = Run(args);
+  ASSERT_EQ(sidecar.exit_code, 0) << Describe(sidecar);
+  EXPECT_TRUE(TaskRow(sidecar.out, "chief:0", "SUCCEEDED")) << sidecar.out;
+  EXPECT_TRUE(TaskRow(sidecar.out, "tensorboard:0", "STOPPED")) << sidecar.out;
+}
+
+// testTaskWithDependencyTimeoutButIgnoredAndWithPSShouldPass: the chief ends, the workers outlive
+// their ignored dependency timeout on it, a ps serves forever (untracked by default): the job
+// succeeds and stops the rest.
+TEST_P(TonyScenariosE2eTest, IgnoredDependencyTimeoutWithAForeverPsSucceeds) {
+  TonyResult r = Run(Submit(
+      {"tony.chief.instances=1", "tony.worker.instances=2", "tony.ps.instances=1",
+       "tony.chief.memory=256m", "tony.worker.memory=256m", "tony.ps.memory=256m",
+       "tony.application.group.A=chief", "tony.application.dependency.worker.timeout.after.A=1",
+       "tony.application.dependency.worker.timeout.after.A.ignored=true"},
+      "if [ $JOB_NAME = chief ]; then echo trained; exit 0; fi; "
+      "exec /usr/bin/python3 sleep_forever.py"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+  EXPECT_TRUE(TaskRow(r.out, "chief:0", "SUCCEEDED")) << r.out;
+  for (const char* task : {"worker:0", "worker:1", "ps:0"}) {
+    EXPECT_TRUE(TaskRow(r.out, task, "STOPPED")) << task << "\n" << r.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TonyScenariosE2eTest, ::testing::Values("local", "yarn"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace tony::testing
