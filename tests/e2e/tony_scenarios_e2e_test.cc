@@ -72,6 +72,26 @@ TEST_P(TonyScenariosE2eTest, IgnoredDependencyTimeoutWithAForeverPsSucceeds) {
   }
 }
 
+// testPSSkewedWorkerTrainingShouldPass and testTaskCompletionNotificationDelayed, for real: the
+// chief trains seconds longer than the other worker, with heartbeats every 100 ms and 5 allowed to
+// go missing. The finished worker sends none and its container's end reaches the AM late (on YARN
+// only with the scheduler's next heartbeat); neither counts as lost. The job succeeds when the
+// chief does, and the ps that serves forever is stopped.
+TEST_P(TonyScenariosE2eTest, SkewedChiefAndLateContainerEndsStillSucceed) {
+  TonyResult r =
+      Run(Submit({"tony.worker.instances=2", "tony.ps.instances=1", "tony.worker.memory=256m",
+                  "tony.ps.memory=256m", "tony.task.heartbeat-interval-ms=100",
+                  "tony.task.max-missed-heartbeats=5"},
+                 "case $JOB_NAME:$TASK_INDEX in worker:0) sleep 6;; ps:0) exec /usr/bin/python3 "
+                 "sleep_forever.py;; esac; echo trained"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "ps:0", "STOPPED")) << r.out;
+  EXPECT_EQ(r.out.find("heartbeat"), std::string::npos) << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TonyScenariosE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
