@@ -65,11 +65,6 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Whether the summary table has a row for `task` in `state`.
-bool TaskRow(const std::string& out, const std::string& task, const std::string& state) {
-  return std::regex_search(out, std::regex("(^|\n)" + task + " +" + state + " "));
-}
-
 // The stdout of every container of a job, concatenated.
 std::string AllTaskStdout(const TonyResult& r) {
   std::string out;
@@ -225,22 +220,6 @@ TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(CountLogDirs(r), 3);
-}
-
-TEST_F(LocalE2eTest, TrainingStageRunsAfterThePrepareStage) {
-  const std::string marker = runner_.work_dir() + "/prepared";
-  TonyResult r = runner_.Run(
-      SubmitShell("if [ $JOB_NAME = prep ]; then sleep 0.3; echo data > " + marker +
-                      "; else test -f " + marker + " && echo found prepared data; fi",
-                  {"tony.prep.instances=1", "tony.worker.instances=2", "tony.prep.memory=256m",
-                   "tony.worker.memory=256m", "tony.application.prepare-stage=prep",
-                   "tony.application.training-stage=worker"}),
-      60000);
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  const std::string out = AllTaskStdout(r);
-  EXPECT_NE(out.find("found prepared data"), std::string::npos) << out;
-  EXPECT_TRUE(TaskRow(r.out, "prep:0", "SUCCEEDED")) << r.out;
-  EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
 }
 
 TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {

@@ -92,6 +92,31 @@ TEST_P(TonyScenariosE2eTest, SkewedChiefAndLateContainerEndsStillSucceed) {
   EXPECT_EQ(r.out.find("heartbeat"), std::string::npos) << r.out;
 }
 
+// testTonyAMSchedulerShouldPass: the training stage (ps, worker) starts only once the prepare stage
+// (dbloader, db) has succeeded; every task exits 0 and so does the job.
+TEST_P(TonyScenariosE2eTest, TrainingStageStartsAfterThePrepareStage) {
+  const std::string marker = runner_.work_dir() + "/prepared";
+  TonyResult r = Run(Submit(
+      {"tony.dbloader.instances=1", "tony.db.instances=1", "tony.ps.instances=1",
+       "tony.worker.instances=1", "tony.dbloader.memory=256m", "tony.db.memory=256m",
+       "tony.ps.memory=256m", "tony.worker.memory=256m", "tony.application.untracked.jobtypes=",
+       "tony.application.prepare-stage=dbloader,db", "tony.application.training-stage=ps,worker"},
+      "case $JOB_NAME in dbloader|db) sleep 0.3; echo data > " + marker +
+          "-$JOB_NAME;; *) test -f " + marker + "-dbloader && test -f " + marker +
+          "-db && echo found prepared data;; esac"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string out = TaskStdout(r);
+  size_t found = 0;
+  for (size_t at = out.find("found prepared data"); at != std::string::npos;
+       at = out.find("found prepared data", at + 1)) {
+    ++found;
+  }
+  EXPECT_EQ(found, 2u) << out;
+  for (const char* task : {"dbloader:0", "db:0", "ps:0", "worker:0"}) {
+    EXPECT_TRUE(TaskRow(r.out, task, "SUCCEEDED")) << task << "\n" << r.out;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TonyScenariosE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
