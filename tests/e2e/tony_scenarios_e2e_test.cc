@@ -117,6 +117,40 @@ TEST_P(TonyScenariosE2eTest, TrainingStageStartsAfterThePrepareStage) {
   }
 }
 
+// testTonySidecarExecutorCrashShouldPass: a task of a sidecar type of the user's own that fails
+// does not fail the job; the worker decides it.
+TEST_P(TonyScenariosE2eTest, FailingSidecarOfTheUsersOwnLeavesTheJobToTheWorker) {
+  TonyResult r = Run(Submit(
+      {"tony.worker.instances=1", "tony.sidecarexecutor.instances=1", "tony.worker.memory=256m",
+       "tony.sidecarexecutor.memory=256m", "tony.application.sidecar.jobtypes=sidecarexecutor",
+       "tony.sidecarexecutor.command=/usr/bin/python3 exit_with.py 1"},
+      "sleep 2; echo trained"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "sidecarexecutor:0", "FAILED")) << r.out;
+}
+
+// testTaskWithDependencyTimeAndIgnoredButFailedShouldPass (which TonY expects to fail): the
+// workers outlive their ignored dependency timeout on the chief, then fail; they are a
+// stop-on-failure type, so their failure still fails the job, while the evaluator runs on.
+TEST_P(TonyScenariosE2eTest, TasksPastAnIgnoredTimeoutThatFailStillFailTheJob) {
+  TonyResult r = Run(Submit(
+      {"tony.chief.instances=1", "tony.worker.instances=2", "tony.evaluator.instances=1",
+       "tony.chief.memory=256m", "tony.worker.memory=256m", "tony.evaluator.memory=256m",
+       "tony.application.group.A=chief", "tony.application.dependency.worker.timeout.after.A=1",
+       "tony.application.dependency.worker.timeout.after.A.ignored=true",
+       "tony.application.stop-on-failure-jobtypes=worker"},
+      "case $JOB_NAME in chief) echo trained;; worker) sleep 3; echo failing >&2; exit 1;; "
+      "*) exec /usr/bin/python3 sleep_forever.py;; esac"));
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+  EXPECT_NE(r.out.find("worker is in tony.application.stop-on-failure-jobtypes"), std::string::npos)
+      << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "chief:0", "SUCCEEDED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "evaluator:0", "STOPPED")) << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TonyScenariosE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
