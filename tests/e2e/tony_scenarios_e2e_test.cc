@@ -151,6 +151,57 @@ TEST_P(TonyScenariosE2eTest, TasksPastAnIgnoredTimeoutThatFailStillFailTheJob) {
   EXPECT_TRUE(TaskRow(r.out, "evaluator:0", "STOPPED")) << r.out;
 }
 
+// testTonyAMStartupTimeoutShouldFail: an AM that YARN does not start within
+// tony.am.startup-timeout fails the job, and the client kills the application. The real
+// equivalent of TonY's faked RM state: another job holds all of the cluster's memory, so the
+// second job's AM stays queued. (The local backend starts its AM at once; nothing queues it.)
+TEST_P(TonyScenariosE2eTest, AmThatIsNotStartedInTimeFailsTheJob) {
+  if (!yarn()) GTEST_SKIP() << "the local backend starts the AM at once: nothing can queue it";
+  absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn_client = cluster_->Yarn();
+  ASSERT_TRUE(yarn_client.ok()) << yarn_client.status();
+  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
+      (*yarn_client)->GetClusterNodes({hadoop::NodeState::kRunning});
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  ASSERT_EQ(nodes->size(), 1u) << "one container can fill only a cluster of one NodeManager";
+  const hadoop::NodeReport& node = nodes->front();
+  ASSERT_EQ(node.num_containers, 0) << "the cluster is not idle";
+  // The holder's AM (256 MB) and its worker leave 128 MB: less than the second job's AM needs.
+  const int64_t worker_mb = node.capability.memory_mb - 256 - 128;
+
+  const fs::path marks = fs::path(runner_.work_dir()) / "holder";
+  fs::create_directories(marks);
+  const std::string holding = (marks / "holding").string();
+  const std::string release = (marks / "release").string();
+  TonyRunner holder;
+  std::map<std::string, std::string> env = Env();
+  const pid_t holder_pid = holder.Start(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=" + std::to_string(worker_mb) + "m",
+              "tony.application.name=holder"},
+             "touch " + holding + "; for i in $(seq 1500); do [ -e " + release +
+                 " ] && exit 0; sleep 0.2; done; exit 1"),
+      env);
+  bool held = false;
+  for (int i = 0; i < 1200 && !held; ++i) {
+    held = fs::exists(holding);
+    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(held) << "the holder job never ran:\n" << holder.CurrentOutput();
+
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
+                             "tony.am.startup-timeout=3000"},
+                            "echo never"));
+  std::ofstream(release).put('\n');
+  TonyResult held_job = holder.Wait(holder_pid, 180000);
+  EXPECT_EQ(held_job.exit_code, 0) << held_job.Describe();
+
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("the AM did not start within 3000 ms (tony.am.startup-timeout)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "KILLED");
+  EXPECT_EQ(TaskStdout(r).find("never"), std::string::npos) << "a task of the queued job ran";
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TonyScenariosE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
