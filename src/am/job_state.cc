@@ -80,7 +80,7 @@ Actions JobStateMachine::Start() {
       task.awaiting_stage = true;  // requested once the prepare stage succeeded
       continue;
     }
-    task.state = TaskState::kRequested;
+    SetState(task, TaskState::kRequested);
     actions.push_back(RequestContainer{task.ref.type});
   }
   Changed();
@@ -121,12 +121,12 @@ Actions JobStateMachine::OnContainerAllocated(const std::string& container_id,
     actions.push_back(ReleaseContainer{container_id});
     return actions;
   }
-  chosen->state = TaskState::kAllocated;
   chosen->container_id = container_id;
   chosen->host = host;
   chosen->log_dir = log_dir;
   chosen->allocated_at_ms = clock_->NowMs();
   chosen->start_wall_ms = clock_->WallMs();
+  SetState(*chosen, TaskState::kAllocated);
   actions.push_back(LaunchTask{chosen->ref});
   Changed();
   return actions;
@@ -153,15 +153,15 @@ absl::StatusOr<Actions> JobStateMachine::OnTaskRegistered(const TaskRef& ref,
   if (port <= 0 || port > 65535) {
     return absl::InvalidArgumentError(StrCat("task ", ref.ToString(), ": invalid port ", port));
   }
-  task->state = TaskState::kRegistered;
   task->host = host;
   task->port = port;
+  SetState(*task, TaskState::kRegistered);
   task->last_heartbeat_ms = clock_->NowMs();
   Actions actions;
   if (decided()) {
     StopTask(*task, actions);
   } else if (spec_.mode == config::DistributedMode::kFcfs || gang_released_) {
-    task->state = TaskState::kRunning;
+    SetState(*task, TaskState::kRunning);
     actions.push_back(SendClusterSpec{task->ref});
   } else {
     ReleaseGangIfComplete(actions);
@@ -182,7 +182,7 @@ void JobStateMachine::ReleaseGangIfComplete(Actions& actions) {
   gang_released_ = true;
   for (TaskRecord& task : tasks_) {
     if (task.state == TaskState::kRegistered) {
-      task.state = TaskState::kRunning;
+      SetState(task, TaskState::kRunning);
       task.last_heartbeat_ms = now;
       actions.push_back(SendClusterSpec{task.ref});
     }
@@ -242,10 +242,10 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
   task.exit_code = exit_code;
   task.end_wall_ms = clock_->WallMs();
   if (task.stop_requested) {
-    task.state = TaskState::kFinished;
+    SetState(task, TaskState::kFinished);
   } else {
-    task.state = exit_code == 0 ? TaskState::kSucceeded : TaskState::kFailed;
     task.diagnostics = std::move(diagnostics);
+    SetState(task, exit_code == 0 ? TaskState::kSucceeded : TaskState::kFailed);
   }
   Changed();
   if (!decided()) {
@@ -264,8 +264,10 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   const int64_t now_wall = clock_->WallMs();
   task.previous_attempts.push_back(
       {task.attempt, task.container_id, *task.exit_code, task.diagnostics, now_wall});
+  transitions_.push_back({task.ref, task.attempt, task.state, TaskState::kFailed, now_wall,
+                          task.container_id, task.host, task.port, task.exit_code,
+                          task.diagnostics});
   task.attempt += 1;
-  task.state = TaskState::kNew;
   task.restart_at_ms = clock_->NowMs() + task.restart_backoff_ms;
   // The old address stays in the cluster spec until the new attempt registers its own.
   task.container_id.clear();
@@ -276,6 +278,9 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
                      StrCat("attempt ", task.attempt - 1, " failed (",
                             ExitText(task.previous_attempts.back().exit_code), "); restarting in ",
                             task.restart_backoff_ms, " ms")});
+  task.state = TaskState::kFailed;  // as the ended attempt left it
+  SetState(task, TaskState::kNew);
+  transitions_.back().diagnostics = events_.back().detail;
   // The old container may still be winding down; it must not linger. The new one is requested
   // at once without a backoff, else by OnTick once the backoff has passed.
   if (!task.previous_attempts.back().container_id.empty()) {
@@ -283,7 +288,7 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   }
   if (task.restart_backoff_ms <= 0) {
     task.restart_at_ms = 0;
-    task.state = TaskState::kRequested;
+    SetState(task, TaskState::kRequested);
     actions.push_back(RequestContainer{task.ref.type});
   }
   Changed();
@@ -355,13 +360,24 @@ void JobStateMachine::Decide(JobState state, std::string diagnostics, Actions& a
   Changed();
 }
 
+void JobStateMachine::SetState(TaskRecord& task, TaskState state) {
+  TaskTransition transition{task.ref, task.attempt, task.state, state, clock_->WallMs(),
+                            task.container_id, task.host, task.port, std::nullopt, ""};
+  if (IsTerminal(state)) {
+    transition.exit_code = task.exit_code;
+    transition.diagnostics = task.diagnostics;
+  }
+  task.state = state;
+  transitions_.push_back(std::move(transition));
+}
+
 void JobStateMachine::StopTask(TaskRecord& task, Actions& actions) {
   if (task.stop_requested || IsTerminal(task.state)) return;
   task.stop_requested = true;
   if (task.container_id.empty()) {
     // Never got a container: nothing runs, so it is finished at once.
-    task.state = TaskState::kFinished;
     task.end_wall_ms = clock_->WallMs();
+    SetState(task, TaskState::kFinished);
   } else {
     actions.push_back(StopContainer{task.container_id});
   }
@@ -387,7 +403,7 @@ Actions JobStateMachine::OnTick() {
   for (TaskRecord& task : tasks_) {
     if (task.state == TaskState::kNew && task.restart_at_ms > 0 && now >= task.restart_at_ms) {
       task.restart_at_ms = 0;
-      task.state = TaskState::kRequested;
+      SetState(task, TaskState::kRequested);
       actions.push_back(RequestContainer{task.ref.type});
       Changed();
     }
@@ -452,8 +468,8 @@ Actions JobStateMachine::Fail(const std::string& reason) {
 void JobStateMachine::FinishRemaining() {
   for (TaskRecord& task : tasks_) {
     if (IsTerminal(task.state)) continue;
-    task.state = TaskState::kFinished;
     task.end_wall_ms = clock_->WallMs();
+    SetState(task, TaskState::kFinished);
   }
   Changed();
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -56,6 +57,21 @@ struct TaskEvent {
   int attempt = 0;  // the new attempt
   int64_t wall_ms = 0;
   std::string detail;
+};
+
+// A task's change of state, as the job's history records it. A restart is two: the ended attempt
+// (to kFailed, with its exit code) and the new one (to kNew).
+struct TaskTransition {
+  TaskRef task;
+  int attempt = 0;
+  TaskState from = TaskState::kNew;
+  TaskState to = TaskState::kNew;
+  int64_t wall_ms = 0;
+  std::string container_id;
+  std::string host;
+  int port = 0;
+  std::optional<int> exit_code;  // terminal states
+  std::string diagnostics;       // terminal states, and why a restart
 };
 
 struct TaskRecord {
@@ -171,6 +187,8 @@ class JobStateMachine {
   const std::vector<TaskRecord>& tasks() const { return tasks_; }
   const std::vector<TaskEvent>& events() const { return events_; }
   const TaskRecord* Find(const TaskRef& task) const;
+  // Every task transition since the last call, oldest first (the AM drains them after each event).
+  std::vector<TaskTransition> TakeTransitions() { return std::exchange(transitions_, {}); }
   bool IsChief(const TaskRef& task) const { return spec_.chief && *spec_.chief == task; }
 
  private:
@@ -190,12 +208,15 @@ class JobStateMachine {
   // Whether the failed task gets another attempt; if so, schedules it.
   bool MaybeRestart(TaskRecord& task, Actions& actions);
   void Changed() { ++version_; }
+  // Every change of a task's state goes through here, so that it is recorded.
+  void SetState(TaskRecord& task, TaskState state);
 
   config::JobSpec spec_;
   const Clock* clock_;
   std::vector<TaskRecord> tasks_;  // by type, then index; fixed after construction
   std::map<std::pair<std::string, int>, size_t> task_index_;  // (type, index) -> position in tasks_
   std::vector<TaskEvent> events_;
+  std::vector<TaskTransition> transitions_;
   bool gang_released_ = false;  // the cluster spec went out; later registrations get it at once
   std::map<std::string, int64_t> group_done_at_ms_;  // when every task of a group had ended
   JobState state_ = JobState::kRunning;

@@ -30,7 +30,7 @@ void JobStateMachine::MaybeStartTraining(Actions& actions) {
   for (TaskRecord& task : tasks_) {
     if (!task.awaiting_stage) continue;
     task.awaiting_stage = false;
-    task.state = TaskState::kRequested;
+    SetState(task, TaskState::kRequested);
     actions.push_back(RequestContainer{task.ref.type});
   }
   Changed();

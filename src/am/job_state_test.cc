@@ -1,8 +1,10 @@
 #include "am/job_state.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "am/job_state_fixture.h"
+#include "common/strings.h"
 #include "config/key_catalog.h"
 
 namespace tony::am {
@@ -268,6 +270,43 @@ TEST_F(JobStateTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
   job_->OnExecutorResult({"worker", 0}, "c_again", 4, "again");
   EXPECT_EQ(job_->state(), JobState::kFailed);
   EXPECT_EQ(job_->diagnostics(), "chief worker:0 failed (exit code 4): again");
+}
+
+// The history's events: every change of a task's state, in order, with the attempt, the
+// container and, for an ended attempt, its exit code and diagnostics; a restart is the old
+// attempt's end and the new attempt's start.
+TEST_F(JobStateTest, TransitionsRecordEveryAttemptInOrder) {
+  Init({{"tony.worker.instances", "1"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-backoff-ms", "0"}});
+  StartAll();
+  clock_.Advance(10);
+  Exit({"worker", 0}, 3);
+  job_->OnContainerAllocated("c_again", "worker", "h2", "/l");
+  ASSERT_TRUE(job_->OnTaskRegistered({"worker", 0}, "c_again", "h2", 1234).ok());
+  job_->OnExecutorResult({"worker", 0}, "c_again", 0, "");
+  ASSERT_EQ(job_->state(), JobState::kSucceeded);
+
+  std::vector<TaskTransition> seen = job_->TakeTransitions();
+  std::vector<std::string> lines;
+  for (const TaskTransition& t : seen) {
+    lines.push_back(StrCat(t.task.ToString(), "#", t.attempt, " ", ToString(t.from), ">",
+                           ToString(t.to), " ", t.container_id,
+                           t.exit_code ? StrCat(" exit ", *t.exit_code) : "",
+                           t.diagnostics.empty() ? "" : StrCat(" (", t.diagnostics, ")")));
+  }
+  EXPECT_THAT(lines, ::testing::ElementsAre(
+                         "worker:0#0 NEW>REQUESTED ", "worker:0#0 REQUESTED>ALLOCATED c_worker:0",
+                         "worker:0#0 ALLOCATED>REGISTERED c_worker:0",
+                         "worker:0#0 REGISTERED>RUNNING c_worker:0",
+                         "worker:0#0 RUNNING>FAILED c_worker:0 exit 3 (boom)",
+                         "worker:0#1 FAILED>NEW  (attempt 0 failed (exit code 3); restarting in 0 ms)",
+                         "worker:0#1 NEW>REQUESTED ", "worker:0#1 REQUESTED>ALLOCATED c_again",
+                         "worker:0#1 ALLOCATED>REGISTERED c_again",
+                         "worker:0#1 REGISTERED>RUNNING c_again",
+                         "worker:0#1 RUNNING>SUCCEEDED c_again exit 0"));
+  EXPECT_GE(seen[4].wall_ms, seen[3].wall_ms + 10);
+  EXPECT_TRUE(job_->TakeTransitions().empty()) << "taken once";
 }
 
 TEST_F(JobStateTest, NoRestartWithoutMaxRestarts) {
