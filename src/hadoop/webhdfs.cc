@@ -43,10 +43,10 @@ struct UploadBody {
 };
 
 struct HttpRequest {
-  enum class Method { kGet, kPut, kDelete };
+  enum class Method { kGet, kPut, kPost, kDelete };
   Method method = Method::kGet;
   std::string url;
-  // For kPut: the bytes to send; without one the PUT has an empty body.
+  // For kPut and kPost: the bytes to send; without one the body is empty.
   const UploadBody* body = nullptr;
   // A whole header line ("Authorization: Negotiate ..."), or empty.
   std::string authorization = {};
@@ -116,10 +116,16 @@ absl::StatusOr<HttpResponse> Perform(const HttpRequest& request, int timeout_ms,
     case HttpRequest::Method::kDelete:
       curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, "DELETE");
       break;
-    case HttpRequest::Method::kPut: {
+    case HttpRequest::Method::kPut:
+    case HttpRequest::Method::kPost: {
       int64_t size = request.body == nullptr ? 0 : request.body->size;
-      curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
+      if (request.method == HttpRequest::Method::kPost) {
+        curl_easy_setopt(handle, CURLOPT_POST, 1L);
+        curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(size));
+      } else {
+        curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
+      }
       curl_easy_setopt(handle, CURLOPT_READFUNCTION, &OnUploadBytes);
       curl_easy_setopt(handle, CURLOPT_READDATA, &state);
       headers.reset(curl_slist_append(nullptr, "Content-Type: application/octet-stream"));
@@ -379,8 +385,46 @@ absl::StatusOr<FileStatus> WebHdfsClient::GetFileStatus(const std::string& path)
   return status;
 }
 
+absl::Status WebHdfsClient::Append(const std::string& path, std::string_view data) {
+  size_t offset = 0;
+  UploadBody body{static_cast<int64_t>(data.size()),
+                  [data, &offset](char* buffer, size_t size, absl::Status&) {
+                    size_t n = std::min(size, data.size() - offset);
+                    std::memcpy(buffer, data.data() + offset, n);
+                    offset += n;
+                    return n;
+                  }};
+  absl::StatusOr<Prepared> url = Prepare(path, "APPEND", {});
+  if (!url.ok()) return url.status();
+  absl::StatusOr<std::string> location = DataNodeLocation(
+      {HttpRequest::Method::kPost, url->url, nullptr, url->authorization}, timeout_ms_, "APPEND",
+      path);
+  if (!location.ok()) return location.status();
+  absl::StatusOr<HttpResponse> response =
+      Perform({HttpRequest::Method::kPost, *location, &body}, timeout_ms_, "APPEND", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return HttpErrorStatus("APPEND", path, response->status, response->body);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path) {
-  absl::StatusOr<Prepared> url = Prepare(path, "OPEN", {});
+  return Open(path, 0, -1);
+}
+
+absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path, int64_t offset,
+                                                int64_t length) {
+  std::vector<std::pair<std::string, std::string>> range;
+  if (offset > 0) {
+    // The NameNode refuses an offset at or past the end: that is an empty read here.
+    absl::StatusOr<FileStatus> status = GetFileStatus(path);
+    if (!status.ok()) return status.status();
+    if (offset >= status->length) return std::string();
+    range.emplace_back("offset", std::to_string(offset));
+  }
+  if (length >= 0) range.emplace_back("length", std::to_string(length));
+  absl::StatusOr<Prepared> url = Prepare(path, "OPEN", range);
   if (!url.ok()) return url.status();
   absl::StatusOr<std::string> location =
       DataNodeLocation({HttpRequest::Method::kGet, url->url, nullptr, url->authorization},

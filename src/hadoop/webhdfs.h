@@ -102,6 +102,12 @@ class WebHdfsClient {
 
   // The whole file, held in memory: for small files. kNotFound for a missing path.
   [[nodiscard]] absl::StatusOr<std::string> Open(const std::string& path);
+  // At most `length` bytes (all, if negative) from `offset`; fewer, or none, past the end.
+  [[nodiscard]] absl::StatusOr<std::string> Open(const std::string& path, int64_t offset,
+                                                 int64_t length);
+
+  // Appends `data` to an existing file (kNotFound if it is missing).
+  [[nodiscard]] absl::Status Append(const std::string& path, std::string_view data);
 
   // The entries of a directory in the NameNode's order (by name), or the file itself for a file.
   // kNotFound for a missing path.

@@ -138,6 +138,28 @@ TEST_F(WebHdfsIntegrationTest, CreateOpenStatusAndListRoundTrip) {
   EXPECT_EQ((*of_file)[0].length, status->length);
 }
 
+// The history writer appends to its files and `tony logs` reads them in pieces.
+TEST_F(WebHdfsIntegrationTest, AppendAndRangedOpen) {
+  const std::string path = StrCat(base_, "/log");
+  EXPECT_EQ(client().Append(path, "x").code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(client().Create(path, "hello ").ok());
+  const std::string big = RandomBytes(200 * 1024, /*seed=*/7);
+  ASSERT_TRUE(client().Append(path, "world\n").ok());
+  ASSERT_TRUE(client().Append(path, big).ok());
+  absl::StatusOr<std::string> whole = client().Open(path);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(*whole, "hello world\n" + big);
+  absl::StatusOr<std::string> middle = client().Open(path, 6, 5);
+  ASSERT_TRUE(middle.ok()) << middle.status();
+  EXPECT_EQ(*middle, "world");
+  absl::StatusOr<std::string> tail = client().Open(path, 12 + 1000, -1);
+  ASSERT_TRUE(tail.ok()) << tail.status();
+  EXPECT_EQ(*tail, big.substr(1000));
+  absl::StatusOr<std::string> past = client().Open(path, 12 + big.size(), 10);
+  ASSERT_TRUE(past.ok()) << past.status();
+  EXPECT_EQ(*past, "");
+}
+
 TEST_F(WebHdfsIntegrationTest, NamesThatNeedEncoding) {
   const std::string dir = StrCat(base_, "/dir with space");
   const std::string path = StrCat(dir, "/a+b%c&d=e?#.txt");
