@@ -114,14 +114,22 @@ TEST_F(JobSpecTest, ControlSpecNeedsNoCommand) {
             "tony.application.backend = \"kubernetes\" (--conf): expected local or yarn");
 }
 
-TEST_F(JobSpecTest, MetricsIntervalIsAcceptedButNotRead) {
-  // TonY's key stays accepted (marked unsupported in tony-default.xml); tony samples with every
-  // heartbeat, so no value of it can fail a job.
+TEST_F(JobSpecTest, HistoryKeysAreReadAndValidated) {
+  // The history samples a task's metrics this often; a value that is not a number is bad input.
+  Set("tony.task.metrics-interval-ms", "250");
+  Set("tony.history.location", " /data/history ");
+  Set("tony.history.max-log-bytes", "1024");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->metrics_interval_ms, 250);
+  EXPECT_EQ(spec->history_location, "/data/history");
+  EXPECT_EQ(spec->history_intermediate, "");
+  EXPECT_EQ(spec->history_max_log_bytes, 1024);
   Set("tony.task.metrics-interval-ms", "whenever");
-  EXPECT_TRUE(Build().ok());
-  const KeyInfo* info = KeyCatalog::BuiltIn().Lookup("tony.task.metrics-interval-ms");
-  ASSERT_NE(info, nullptr);
-  EXPECT_TRUE(info->unsupported.has_value());
+  EXPECT_NE(Build().status().message().find("tony.task.metrics-interval-ms"), std::string::npos);
+  Set("tony.task.metrics-interval-ms", "5000");
+  Set("tony.history.max-log-bytes", "-1");
+  EXPECT_NE(Build().status().message().find("tony.history.max-log-bytes"), std::string::npos);
 }
 
 }  // namespace

@@ -236,6 +236,10 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   spec.keep_staging = control.keep_staging;
   spec.stop_grace_ms = control.stop_grace_ms;
   spec.history_retention_sec = control.history_retention_sec;
+  spec.history_location = std::move(control.history_location);
+  spec.history_intermediate = std::move(control.history_intermediate);
+  spec.history_finished = std::move(control.history_finished);
+  spec.history_max_log_bytes = control.history_max_log_bytes;
   spec.hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
   spec.security = std::move(control.security);
 
@@ -268,6 +272,8 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
                         reader.SecondsAsMs("tony.task.executor.registry-timeout-sec"));
   TONY_ASSIGN_OR_RETURN(spec.heartbeat_interval_ms,
                         reader.Int("tony.task.heartbeat-interval-ms", 1));
+  TONY_ASSIGN_OR_RETURN(spec.metrics_interval_ms,
+                        reader.Int("tony.task.metrics-interval-ms", 1));
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-missed-heartbeats", 1));
   spec.max_missed_heartbeats = static_cast<int>(value);
   TONY_ASSIGN_OR_RETURN(value,

@@ -95,6 +95,14 @@ struct JobControlSpec {
   bool keep_staging = false;          // tony.application.keep-staging
   int64_t stop_grace_ms = 0;          // tony.task.stop-grace-ms
   int64_t history_retention_sec = 0;  // tony.history.retention-sec; <= 0 keeps them forever
+  // Where jobs' histories go (history/history_format.h): tony.history.location, "" for the
+  // backend's default ($TONY_HOME/history locally, /user/<user>/.tony/history on YARN's HDFS);
+  // tony.history.intermediate and tony.history.finished, "" for <location>/intermediate and
+  // <location>/finished.
+  std::string history_location;
+  std::string history_intermediate;
+  std::string history_finished;
+  int64_t history_max_log_bytes = 0;  // tony.history.max-log-bytes, per task attempt and stream
   // tony.application.hdfs-conf-path, then tony.application.yarn-conf-path, those that are set.
   std::vector<std::string> hadoop_conf_dirs;
   SecuritySpec security;
@@ -178,6 +186,11 @@ struct JobSpec {
 
   bool keep_staging = false;                  // tony.application.keep-staging (YARN)
   int64_t history_retention_sec = 0;          // tony.history.retention-sec; <= 0 keeps them forever
+  std::string history_location;               // as JobControlSpec's
+  std::string history_intermediate;
+  std::string history_finished;
+  int64_t history_max_log_bytes = 0;
+  int64_t metrics_interval_ms = 5000;  // tony.task.metrics-interval-ms: history samples per task
   std::vector<std::string> hadoop_conf_dirs;  // as JobControlSpec::hadoop_conf_dirs
   SecuritySpec security;                      // as JobControlSpec::security
   LocalBackendSpec local;
