@@ -231,6 +231,26 @@ absl::Status Configuration::LoadXmlString(std::string_view xml, const std::strin
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<Configuration::DumpedProperty>> Configuration::ReadDumped(
+    const std::string& path) {
+  Configuration plain;
+  if (absl::Status loaded = plain.LoadXmlFile(path, SourceKind::kConfFile); !loaded.ok()) {
+    return loaded;
+  }
+  // Validated above; the sources are read from the same document.
+  pugi::xml_document doc;
+  (void)doc.load_file(path.c_str(), pugi::parse_default, pugi::encoding_utf8);
+  std::map<std::string, std::string> sources;
+  for (pugi::xml_node node : doc.document_element().children("property")) {
+    sources[Trimmed(node.child("name").child_value())] = Trimmed(node.child("source").child_value());
+  }
+  std::vector<DumpedProperty> rows;
+  for (const auto& [key, entry] : plain.entries()) {
+    rows.push_back({key, entry.value, sources[key]});
+  }
+  return rows;
+}
+
 std::string Configuration::ToXml() const {
   pugi::xml_document doc;
   pugi::xml_node decl = doc.append_child(pugi::node_declaration);

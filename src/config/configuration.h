@@ -52,6 +52,14 @@ class Configuration {
   // a <source> element, as Hadoop's own dumps do.
   std::string ToXml() const;
 
+  // The properties of a configuration dumped by ToXml (tony-final.xml) with the <source> each was
+  // dumped with, by key: what the job's history shows as the resolved configuration.
+  struct DumpedProperty {
+    std::string key, value, source;
+  };
+  [[nodiscard]] static absl::StatusOr<std::vector<DumpedProperty>> ReadDumped(
+      const std::string& path);
+
   // Attempts to change a key marked final, in order: "key (from source)".
   const std::vector<std::string>& ignored_final() const { return ignored_final_; }
 

@@ -115,6 +115,28 @@ TEST(ConfigurationTest, XmlRoundTrip) {
   EXPECT_EQ(reloaded.Get("tony.worker.instances"), "2");
 }
 
+TEST(ConfigurationTest, ADumpedConfigurationKeepsWhereEachValueCameFrom) {
+  Configuration conf;
+  conf.Set("tony.worker.instances", "2", ValueSource::Flag("--num_workers"));
+  conf.Set("tony.am.memory", "2g", ValueSource::Default());
+  char dir[] = "/tmp/tony_conf_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/tony-final.xml";
+  {
+    std::ofstream(path) << conf.ToXml();
+  }
+  absl::StatusOr<std::vector<Configuration::DumpedProperty>> rows = Configuration::ReadDumped(path);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].key, "tony.am.memory");
+  EXPECT_EQ((*rows)[0].source, ValueSource::Default().ToString());
+  EXPECT_EQ((*rows)[1].key, "tony.worker.instances");
+  EXPECT_EQ((*rows)[1].value, "2");
+  EXPECT_EQ((*rows)[1].source, "--num_workers");
+  EXPECT_FALSE(Configuration::ReadDumped("/nonexistent/tony-final.xml").ok());
+}
+
 TEST(ValueParsersTest, Memory) {
   EXPECT_EQ(*ParseMemoryMb("2g"), 2048);
   EXPECT_EQ(*ParseMemoryMb("2G"), 2048);
