@@ -34,6 +34,9 @@ class AmRequestHandler {
   virtual void ReportResult(const rpc::ReportResultRequest& request,
                             rpc::ReportResultResponse* response,
                             grpc::ServerUnaryReactor* reactor) = 0;
+  virtual void AppendOutput(const rpc::AppendOutputRequest& request,
+                            rpc::AppendOutputResponse* response,
+                            grpc::ServerUnaryReactor* reactor) = 0;
   virtual void RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
                                       rpc::RegisterTensorBoardUrlResponse* response,
                                       grpc::ServerUnaryReactor* reactor) = 0;
@@ -78,6 +81,12 @@ class AmService final : public rpc::TonyAm::CallbackService {
                                          rpc::ReportResultResponse* response) override {
     return DispatchTaskCall(context, "ReportResult", request, response,
                             &AmRequestHandler::ReportResult);
+  }
+  grpc::ServerUnaryReactor* AppendOutput(grpc::CallbackServerContext* context,
+                                         const rpc::AppendOutputRequest* request,
+                                         rpc::AppendOutputResponse* response) override {
+    return DispatchTaskCall(context, "AppendOutput", request, response,
+                            &AmRequestHandler::AppendOutput);
   }
   grpc::ServerUnaryReactor* RegisterTensorBoardUrl(
       grpc::CallbackServerContext* context, const rpc::RegisterTensorBoardUrlRequest* request,

@@ -40,6 +40,10 @@ std::string BindAddress(const std::string& host) {
   return host;
 }
 
+// How long the AM waits for the job's history to be written at the end (a stuck file system
+// must not hold the job's final status).
+constexpr int64_t kHistoryCloseTimeoutMs = 15000;
+
 // Tick often enough for timely timeouts, never slower than a heartbeat interval.
 int64_t TickIntervalMs(const config::JobSpec& spec) {
   return std::clamp<int64_t>(spec.heartbeat_interval_ms, 20, 200);
@@ -98,6 +102,7 @@ int ApplicationMaster::Run() {
   } else {
     spdlog::warn("[{}] no status page: {}", options_.app_id, ToStd(http.status().message()));
   }
+  OpenHistory(tracking_url);
 
   cluster::ContainerAllocator::Callbacks callbacks;
   callbacks.on_allocated = [this](cluster::Container container) {
@@ -208,6 +213,7 @@ void ApplicationMaster::Execute(const Actions& actions) {
                    job_.diagnostics().empty() ? "" : ": ", job_.diagnostics());
     }
   }
+  RecordTransitions();
   AnswerSpecWaiters();
   AnswerWatchers(/*all=*/false);
 }
@@ -291,8 +297,21 @@ void ApplicationMaster::Complete() {
   if (finishing_) return;
   finishing_ = true;
   job_.FinishRemaining();
+  RecordJobEnd();
   finisher_ = std::thread([this, state = ToFinalStatus(job_.state()),
-                           diagnostics = job_.diagnostics(), json = StatusJson()] {
+                           diagnostics = job_.diagnostics(), json = StatusJson(),
+                           history_json = history_ ? HistoryJobJson() : std::string()] {
+    // The history first: once the final status is recorded, the AM's container may go.
+    if (history_) {
+      if (absl::Status closed = history_->Close(history_json, kHistoryCloseTimeoutMs);
+          !closed.ok()) {
+        spdlog::warn("[{}] the job's history at {} is incomplete: {}", options_.app_id,
+                     history_->dir(), ToStd(closed.message()));
+      } else {
+        spdlog::info("[{}] history written to {}", options_.app_id,
+                     options_.history_fs->Describe(history_->dir()));
+      }
+    }
     absl::Status recorded = allocator_->Finish(state, diagnostics, json);
     loop_.Post("final status recorded", [this, recorded] { OnFinalStatusRecorded(recorded); });
   });
@@ -394,6 +413,8 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
                                   grpc::ServerUnaryReactor* reactor) {
   response->set_stop(
       job_.OnHeartbeat(FromProto(request.task()), request.container_id(), request.rss_bytes()));
+  RecordMetrics(FromProto(request.task()), request.container_id(), request.cpu_seconds(),
+                request.rss_bytes());
   // Fresh credentials go out with the reply to each executor that has older ones.
   if (request.tokens_version() < task_tokens_version_) {
     response->set_tokens(task_tokens_);

@@ -18,6 +18,7 @@
 #include "am/job_state.h"
 #include "am/status_page.h"
 #include "cluster/container_allocator.h"
+#include "history/history_writer.h"
 #include "common/clock.h"
 #include "common/event_loop.h"
 #include "rpc/job_credentials.h"
@@ -50,6 +51,13 @@ struct AmOptions {
   // Hadoop client configuration, HADOOP_USER_NAME).
   std::vector<cluster::LocalResource> task_resources;
   std::map<std::string, std::string> task_env;
+  // The job's history (history/history_format.h); none without a file system.
+  std::shared_ptr<history::HistoryFs> history_fs;
+  history::HistoryDirs history_dirs;
+  std::string user;          // who runs the job
+  std::string backend;       // "local" or "yarn"
+  int64_t submitted_ms = 0;  // when the client submitted it (wall clock); 0: unknown
+  int am_attempt = 1;
 };
 
 class ApplicationMaster final : public AmRequestHandler {
@@ -72,6 +80,8 @@ class ApplicationMaster final : public AmRequestHandler {
   void Heartbeat(const rpc::HeartbeatRequest& request, rpc::HeartbeatResponse* response,
                  grpc::ServerUnaryReactor* reactor) override;
   void ReportResult(const rpc::ReportResultRequest& request, rpc::ReportResultResponse* response,
+                    grpc::ServerUnaryReactor* reactor) override;
+  void AppendOutput(const rpc::AppendOutputRequest& request, rpc::AppendOutputResponse* response,
                     grpc::ServerUnaryReactor* reactor) override;
   void RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
                               rpc::RegisterTensorBoardUrlResponse* response,
@@ -127,6 +137,14 @@ class ApplicationMaster final : public AmRequestHandler {
   void StartHorovodRendezvous();
   // Whether `task` must wait for Horovod's rendezvous before it gets the cluster spec.
   bool AwaitsRendezvous(const TaskRef& task) const;
+  // The job's history (application_master_history.cc): opened as the AM starts, fed with every
+  // task transition and sampled metrics, closed (moved to the finished directory) at the end.
+  void OpenHistory(const std::string& tracking_url);
+  void RecordTransitions();
+  void RecordMetrics(const TaskRef& task, const std::string& container_id, double cpu_seconds,
+                     int64_t rss_bytes);
+  void RecordJobEnd();
+  std::string HistoryJobJson() const;
 
   const AmOptions options_;
   cluster::ContainerAllocator* const allocator_;
@@ -163,6 +181,10 @@ class ApplicationMaster final : public AmRequestHandler {
   std::optional<int64_t> completed_at_ms_;
   bool acknowledged_ = false;
   std::string final_status_unsaved_;  // why the allocator could not record it; "" = recorded
+  std::unique_ptr<history::HistoryWriter> history_;
+  std::map<TaskRef, int64_t> last_metric_ms_;  // when each task's metrics were last recorded
+  // How much of each container's stdout and stderr the history has: {container id, stream}.
+  std::map<std::pair<std::string, std::string>, int64_t> output_offsets_;
 };
 
 }  // namespace tony::am

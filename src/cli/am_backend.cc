@@ -12,6 +12,7 @@
 #include "cluster/local/local_capacity.h"
 #include "cluster/local/local_container_allocator.h"
 #include "cluster/staging.h"
+#include "cluster/yarn/hdfs_history_fs.h"
 #include "cluster/yarn/yarn_asks.h"
 #include "cluster/yarn/yarn_container_allocator.h"
 #include "common/strings.h"
@@ -19,6 +20,8 @@
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/namenode_client.h"
+#include "hadoop/webhdfs.h"
+#include "history/history_fs.h"
 #include "rpc/job_credentials.h"
 #include "rpc/launch_contract.h"
 #include "spdlog/spdlog.h"
@@ -62,6 +65,52 @@ absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) 
       StrCat("http://", address->ToString(),
              base != nullptr && *base == '/' ? std::string(base) : StrCat("/proxy/", app_id));
   return absl::OkStatus();
+}
+
+// Where the job's history goes: `location` ("" for the backend's default) with its intermediate
+// and finished directories, as the job's spec says.
+history::HistoryDirs HistoryDirsAt(const std::string& location, const config::JobSpec& spec) {
+  return {spec.history_intermediate.empty() ? StrCat(location, "/intermediate")
+                                            : spec.history_intermediate,
+          spec.history_finished.empty() ? StrCat(location, "/finished") : spec.history_finished};
+}
+
+// When the client submitted the job (the launch contract), or 0.
+int64_t SubmittedMs() {
+  const char* text = std::getenv(rpc::kEnvSubmittedMs);
+  return text != nullptr ? std::atoll(text) : 0;
+}
+
+// The job's history on YARN: HDFS, with the AM container's HDFS token (or as the user without
+// Kerberos). A location that is not on the default file system means no history, with a warning.
+void SetYarnHistory(const std::string& app_id, const config::JobSpec& spec,
+                    const cluster::YarnAllocatorOptions& yarn, am::AmOptions* options) {
+  config::JobSpec resolved = spec;
+  absl::StatusOr<std::string> location = cluster::HistoryPathOnHdfs(
+      "tony.history.location", spec.history_location, yarn.default_fs);
+  absl::StatusOr<std::string> intermediate = cluster::HistoryPathOnHdfs(
+      "tony.history.intermediate", spec.history_intermediate, yarn.default_fs);
+  absl::StatusOr<std::string> finished = cluster::HistoryPathOnHdfs(
+      "tony.history.finished", spec.history_finished, yarn.default_fs);
+  for (const absl::StatusOr<std::string>* path : {&location, &intermediate, &finished}) {
+    if (!path->ok()) {
+      spdlog::warn("[{}] no history for this job: {}", app_id, ToStd(path->status().message()));
+      return;
+    }
+  }
+  if (yarn.webhdfs.empty()) {
+    spdlog::warn("[{}] no history for this job: WebHDFS's address is unknown", app_id);
+    return;
+  }
+  resolved.history_intermediate = *intermediate;
+  resolved.history_finished = *finished;
+  hadoop::WebHdfsAuth auth{yarn.user, nullptr, std::nullopt};
+  if (!yarn.hdfs_tokens.empty()) auth.delegation = yarn.hdfs_tokens.front();
+  options->history_fs = cluster::HdfsHistoryFs(
+      std::make_shared<hadoop::WebHdfsClient>(yarn.webhdfs, auth, /*timeout_ms=*/10000),
+      yarn.default_fs);
+  options->history_dirs = HistoryDirsAt(
+      location->empty() ? StrCat("/user/", yarn.user, "/.tony/history") : *location, resolved);
 }
 
 }  // namespace
@@ -119,6 +168,10 @@ absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config:
     }
     yarn.token_refresh = *std::move(refresh);
   }
+  backend.options.user = yarn.user;
+  backend.options.backend = "yarn";
+  backend.options.submitted_ms = SubmittedMs();
+  SetYarnHistory(app_id, spec, yarn, &backend.options);
   backend.allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
   backend.options.credentials.secret = *secret;
   if (cert != nullptr && key != nullptr) {
@@ -169,6 +222,20 @@ absl::StatusOr<AmBackend> LocalAmBackend(const std::string& app_id, const std::s
   local.am_attempt = am_attempt;
   local.keep_work_dirs_on_failure = spec.local.keep_work_dirs_on_failure;
   backend.allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
+  backend.options.user = hadoop::HadoopUser();
+  backend.options.backend = "local";
+  backend.options.submitted_ms = SubmittedMs();
+  backend.options.am_attempt = am_attempt;
+  std::string location = spec.history_location;
+  if (location.starts_with("file://")) location = location.substr(7);
+  if (!location.empty() && !location.starts_with("/")) {
+    spdlog::warn("[{}] tony.history.location {} is not a local path; the history goes to {}/history",
+                 app_id, location, TonyHome());
+    location.clear();
+  }
+  backend.options.history_fs = history::LocalHistoryFs();
+  backend.options.history_dirs =
+      HistoryDirsAt(location.empty() ? StrCat(TonyHome(), "/history") : location, spec);
   backend.options.credentials = *std::move(credentials);
   backend.options.staging_dir = job_dir;
   backend.options.conf_file = StrCat(job_dir, "/", cluster::kFinalConfFile);

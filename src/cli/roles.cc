@@ -275,6 +275,7 @@ int RunAm() {
     return 2;
   }
   am::AmOptions& options = backend->options;
+  options.am_attempt = am_attempt;
   std::unique_ptr<cluster::ContainerAllocator>& allocator = backend->allocator;
   am::ApplicationMaster master(options, *spec, allocator.get(), SystemClock::Get());
   // Destroyed before `master`: a signal that comes as the AM exits (YARN stops the AM's container

@@ -13,6 +13,7 @@
 #include "client/job_stager.h"
 #include "client/preflight.h"
 #include "common/clock.h"
+#include "rpc/launch_contract.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
@@ -97,6 +98,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   submission.job_dir = job_dir;
   submission.argv = {context.executable, "am"};
   submission.env["TONY_JOB_DIR"] = job_dir;
+  submission.env[rpc::kEnvSubmittedMs] = std::to_string(SystemClock::Get()->WallMs());
   submission.resources = {spec.am.memory_mb, spec.am.vcores, spec.am.gpus};
   submission.secrets[rpc::kJobSecretAlias] = credentials->secret;
   submission.local_only_files = {rpc::kSecretFile};

@@ -81,6 +81,16 @@ TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
     : options_(std::move(options)), spec_(std::move(spec)) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   stub_ = rpc::TonyAm::NewStub(rpc::AmChannel(options_.am_address, options_.am_cert_pem));
+  shipper_ = std::make_unique<OutputShipper>(
+      options_.log_dir, spec_.history_max_log_bytes, [this](rpc::AppendOutputRequest request) {
+        *request.mutable_task() = ToProto(options_.task);
+        request.set_container_id(options_.container_id);
+        rpc::AppendOutputResponse response;
+        grpc::ClientContext context;
+        Attach(&context);
+        context.set_deadline(DeadlineIn(5000));
+        return stub_->AppendOutput(&context, request, &response).ok();
+      });
 }
 
 TaskExecutor::~TaskExecutor() {
@@ -89,6 +99,17 @@ TaskExecutor::~TaskExecutor() {
 }
 
 void TaskExecutor::Attach(grpc::ClientContext* context) { rpc::AttachAuth(context, options_.auth); }
+
+void TaskExecutor::DrainOutput() {
+  const Clock* clock = SystemClock::Get();
+  const int64_t give_up = clock->NowMs() + 5000;
+  while (!shipper_->Ship(16)) {
+    if (clock->NowMs() >= give_up) {
+      spdlog::warn("the history misses the end of this task's output (the AM took too long)");
+      return;
+    }
+  }
+}
 
 void TaskExecutor::OnStopSignal(int sig) {
   stop_signal_ = sig;  // first: Supervise may be deciding right now whether it was signalled
@@ -414,6 +435,9 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
         if (pidfd >= 0) close(pidfd);
         return 1;
       }
+      // The output printed since, for the job's history; a task that prints faster than this
+      // catches up at the end.
+      (void)shipper_->Ship(4);
       next_heartbeat = clock->NowMs() + interval;
     }
     if (std::optional<std::string> why = WatchDriver(clock->NowMs() - start_ms)) begin_stop(*why);
@@ -472,6 +496,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   // NodeManager signals its whole process group) may be ending it, and its status will say why.
   // The user process can die of that signal before the signal thread has noted the executor's.
   const bool killed_from_outside = exit && exit->signal != 0 && stop_reason.empty();
+  DrainOutput();
   Report(code, diagnostics, killed_from_outside, peak_rss);
   return code > 255 ? 255 : code;
 }

@@ -21,6 +21,7 @@
 #include "common/signal_thread.h"
 #include "config/job_spec.h"
 #include "executor/horovod_driver.h"
+#include "executor/output_shipper.h"
 #include "rpc/tony.grpc.pb.h"
 
 namespace tony::executor {
@@ -68,10 +69,14 @@ class TaskExecutor {
               int64_t peak_rss_bytes = 0);
   void OnStopSignal(int sig);
   void Attach(grpc::ClientContext* context);
+  // Sends the rest of the task's output to the AM for the job's history, for at most a few
+  // seconds (a stopping job has a grace period).
+  void DrainOutput();
 
   const ExecutorOptions options_;
   const config::JobSpec spec_;
   std::unique_ptr<rpc::TonyAm::Stub> stub_;
+  std::unique_ptr<OutputShipper> shipper_;
   std::optional<HorovodDriverWatch> driver_watch_;  // only in a Horovod debug driver
   bool driver_published_ = false;
   int wake_fd_ = -1;                 // the signal thread wakes Supervise through it

@@ -29,6 +29,7 @@ inline constexpr char kEnvYarnWebProxy[] = "TONY_YARN_WEB_PROXY";  // host:port
 inline constexpr char kEnvAmKeytab[] = "TONY_AM_KEYTAB";           // the user's keytab, localized
 // YARN: the tony binary on HDFS (the client's content-addressed cache), for the task containers.
 inline constexpr char kEnvBinaryPath[] = "TONY_BINARY_PATH";
+inline constexpr char kEnvSubmittedMs[] = "TONY_SUBMITTED_MS";  // wall clock, for the history
 // AM -> executor.
 inline constexpr char kEnvAmAddress[] = "TONY_AM_ADDRESS";
 inline constexpr char kEnvConfFile[] = "TONY_CONF_FILE";
@@ -42,8 +43,9 @@ inline constexpr char kEnvHost[] = "TONY_HOST";
 inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
-inline constexpr std::array<std::string_view, 22> kInternalVariables = {
+inline constexpr std::array<std::string_view, 23> kInternalVariables = {
     kEnvAppId,      kEnvBackend,         kEnvAmAttempt,   kEnvStagingDir, kEnvYarnScheduler,
+    kEnvSubmittedMs,
     kEnvBinaryPath, kEnvAmKeytab,        kEnvDefaultFs,   kEnvWebHdfs,    kEnvHasSrc,
     kEnvHasVenv,    kEnvYarnNodes,       kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,
     kEnvTaskIndex,  kEnvTaskAttempt,     kEnvContainerId, kEnvLogDir,     kEnvHost,
