@@ -67,14 +67,6 @@ absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) 
   return absl::OkStatus();
 }
 
-// Where the job's history goes: `location` ("" for the backend's default) with its intermediate
-// and finished directories, as the job's spec says.
-history::HistoryDirs HistoryDirsAt(const std::string& location, const config::JobSpec& spec) {
-  return {spec.history_intermediate.empty() ? StrCat(location, "/intermediate")
-                                            : spec.history_intermediate,
-          spec.history_finished.empty() ? StrCat(location, "/finished") : spec.history_finished};
-}
-
 // When the client submitted the job (the launch contract), or 0.
 int64_t SubmittedMs() {
   const char* text = std::getenv(rpc::kEnvSubmittedMs);
@@ -85,32 +77,23 @@ int64_t SubmittedMs() {
 // Kerberos). A location that is not on the default file system means no history, with a warning.
 void SetYarnHistory(const std::string& app_id, const config::JobSpec& spec,
                     const cluster::YarnAllocatorOptions& yarn, am::AmOptions* options) {
-  config::JobSpec resolved = spec;
-  absl::StatusOr<std::string> location = cluster::HistoryPathOnHdfs(
-      "tony.history.location", spec.history_location, yarn.default_fs);
-  absl::StatusOr<std::string> intermediate = cluster::HistoryPathOnHdfs(
-      "tony.history.intermediate", spec.history_intermediate, yarn.default_fs);
-  absl::StatusOr<std::string> finished = cluster::HistoryPathOnHdfs(
-      "tony.history.finished", spec.history_finished, yarn.default_fs);
-  for (const absl::StatusOr<std::string>* path : {&location, &intermediate, &finished}) {
-    if (!path->ok()) {
-      spdlog::warn("[{}] no history for this job: {}", app_id, ToStd(path->status().message()));
-      return;
-    }
+  absl::StatusOr<history::HistoryDirs> dirs =
+      cluster::HdfsHistoryDirs(spec.history_location, spec.history_intermediate,
+                               spec.history_finished, yarn.default_fs, yarn.user);
+  if (!dirs.ok()) {
+    spdlog::warn("[{}] no history for this job: {}", app_id, ToStd(dirs.status().message()));
+    return;
   }
   if (yarn.webhdfs.empty()) {
     spdlog::warn("[{}] no history for this job: WebHDFS's address is unknown", app_id);
     return;
   }
-  resolved.history_intermediate = *intermediate;
-  resolved.history_finished = *finished;
   hadoop::WebHdfsAuth auth{yarn.user, nullptr, std::nullopt};
   if (!yarn.hdfs_tokens.empty()) auth.delegation = yarn.hdfs_tokens.front();
   options->history_fs = cluster::HdfsHistoryFs(
       std::make_shared<hadoop::WebHdfsClient>(yarn.webhdfs, auth, /*timeout_ms=*/10000),
       yarn.default_fs);
-  options->history_dirs = HistoryDirsAt(
-      location->empty() ? StrCat("/user/", yarn.user, "/.tony/history") : *location, resolved);
+  options->history_dirs = *dirs;
 }
 
 }  // namespace
@@ -235,7 +218,8 @@ absl::StatusOr<AmBackend> LocalAmBackend(const std::string& app_id, const std::s
   }
   backend.options.history_fs = history::LocalHistoryFs();
   backend.options.history_dirs =
-      HistoryDirsAt(location.empty() ? StrCat(TonyHome(), "/history") : location, spec);
+      history::DirsAt(location.empty() ? StrCat(TonyHome(), "/history") : location,
+                      spec.history_intermediate, spec.history_finished);
   backend.options.credentials = *std::move(credentials);
   backend.options.staging_dir = job_dir;
   backend.options.conf_file = StrCat(job_dir, "/", cluster::kFinalConfFile);

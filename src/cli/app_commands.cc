@@ -6,14 +6,17 @@
 
 #include "cli/roles.h"
 #include "client/job_control.h"
+#include "client/job_logs.h"
 #include "client/tony_client.h"
 #include "cluster/local/job_dir_retention.h"
 #include "cluster/local/local_cluster_client.h"
 #include "cluster/staging.h"
+#include "cluster/yarn/yarn_cluster_client.h"
 #include "common/clock.h"
 #include "common/strings.h"
 #include "config/job_spec.h"
 #include "hadoop/yarn_client.h"
+#include "history/history_format.h"
 #include "rpc/job_credentials.h"
 
 namespace tony::cli {
@@ -192,6 +195,60 @@ int RunGcCommand(GcOptions& options) {
     }
   }
   return code;
+}
+
+void AddLogsFlags(CLI::App* app, LogsCommandOptions* options) {
+  AddAppCommandFlags(app, &options->app);
+  app->add_option("--task", options->task, "Only this task's output (TYPE:INDEX, e.g. worker:0)");
+  app->add_flag("--stderr", options->stderr_only, "Its stderr instead of its stdout");
+  app->add_flag("--all", options->all, "Its stdout and its stderr");
+  app->add_flag("--follow,-f", options->follow,
+                "Print new output as the tasks print it, until the job ends");
+}
+
+int RunLogsCommand(LogsCommandOptions& options) {
+  client::LogsOptions logs;
+  if (!options.task.empty()) {
+    absl::StatusOr<config::TaskRef> task = client::ParseTaskFlag(options.task);
+    if (!task.ok()) {
+      std::cerr << "tony: error: " << task.status().message() << "\n";
+      return client::kExitBadInput;
+    }
+    logs.task = *task;
+  }
+  if (options.stderr_only && options.all) {
+    std::cerr << "tony: error: --stderr and --all exclude each other\n";
+    return client::kExitBadInput;
+  }
+  logs.app_id = options.app.app_id;
+  logs.stdout_stream = !options.stderr_only;
+  logs.stderr_stream = options.stderr_only || options.all;
+  logs.follow = options.follow;
+  int code = 0;
+  std::optional<Target> target = Resolve(options.app, &code);
+  if (!target) return code;
+  absl::StatusOr<config::JobControlSpec> control = config::BuildJobControlSpec(target->conf);
+  if (!control.ok()) {
+    std::cerr << "tony: error: " << control.status().message() << "\n";
+    return client::kExitBadInput;
+  }
+  history::HistoryStore store;
+  if (auto* yarn = dynamic_cast<cluster::YarnClusterClient*>(target->cluster.get())) {
+    absl::StatusOr<history::HistoryStore> on_hdfs = yarn->History(
+        control->history_location, control->history_intermediate, control->history_finished);
+    if (!on_hdfs.ok()) {
+      std::cerr << "tony: error: " << on_hdfs.status().message() << "\n";
+      return client::kExitBadInput;
+    }
+    store = *std::move(on_hdfs);
+  } else {
+    std::string location = control->history_location;
+    if (location.starts_with("file://")) location = location.substr(7);
+    store = {history::LocalHistoryFs(),
+             history::DirsAt(location.empty() ? StrCat(TonyHome(), "/history") : location,
+                             control->history_intermediate, control->history_finished)};
+  }
+  return client::ShowLogs(*store.fs, store.dirs, logs, std::cout, std::cerr);
 }
 
 int RunStatusCommand(AppCommandOptions& options) {

@@ -1,5 +1,6 @@
 #pragma once
-// `tony list`, `tony status APP_ID` and `tony kill APP_ID`: submitted jobs, from any terminal;
+// `tony list`, `tony status APP_ID`, `tony kill APP_ID` and `tony logs APP_ID`: submitted jobs,
+// from any terminal;
 // `tony gc`: the ended jobs' directories.
 
 #include <string>
@@ -38,6 +39,19 @@ void AddGcFlags(CLI::App* app, GcOptions* options);
 // tony.history.retention-sec and prints each one. Exit code 0, 2 for a bad retention value, 1 if
 // a directory could not be removed.
 int RunGcCommand(GcOptions& options);
+
+struct LogsCommandOptions {
+  AppCommandOptions app;
+  std::string task;  // TYPE:INDEX, or "" for every task
+  bool stderr_only = false;
+  bool all = false;  // stdout and stderr
+  bool follow = false;
+};
+
+void AddLogsFlags(CLI::App* app, LogsCommandOptions* options);
+
+// `tony logs APP`: the tasks' output from the job's history (client/job_logs.h).
+int RunLogsCommand(LogsCommandOptions& options);
 
 int RunStatusCommand(AppCommandOptions& options);
 int RunKillCommand(AppCommandOptions& options);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/debugging/failure_signal_handler.h"
@@ -13,6 +15,8 @@
 #include "cli/config_command.h"
 #include "cli/roles.h"
 #include "cli/submit_options.h"
+#include "common/strings.h"
+#include "config/key_names.h"
 
 int main(int argc, char** argv) {
   // A crash of any role prints a symbolized stack trace into that role's log.
@@ -54,6 +58,11 @@ int main(int argc, char** argv) {
       "kill", "Kill a submitted job (its tasks get their grace period; the job ends KILLED)");
   tony::cli::AddAppCommandFlags(kill_cmd, &kill_options);
 
+  tony::cli::LogsCommandOptions logs_options;
+  CLI::App* logs_cmd = app.add_subcommand(
+      "logs", "Show what a job's tasks printed, during the job or after it (from its history)");
+  tony::cli::AddLogsFlags(logs_cmd, &logs_options);
+
   tony::cli::GcOptions gc_options;
   CLI::App* gc_cmd = app.add_subcommand(
       "gc", "Remove ended jobs' directories older than tony.history.retention-sec");
@@ -65,6 +74,20 @@ int main(int argc, char** argv) {
   am->group("Internal");
   executor->group("Internal");
 
+  // An unknown command is named as such (CLI11 would say only that a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    bool known = false;
+    for (const CLI::App* command : app.get_subcommands({})) {
+      known = known || command->get_name() == argv[1];
+      if (command->get_group() != "Internal") names.push_back(command->get_name());
+    }
+    if (!known) {
+      std::cerr << "tony: error: unknown command '" << tony::config::ForMessage(argv[1])
+                << "' (commands: " << tony::Join(names, ", ") << "; tony --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -84,6 +107,7 @@ int main(int argc, char** argv) {
   if (status_cmd->parsed()) return tony::cli::RunStatusCommand(status_options);
   if (kill_cmd->parsed()) return tony::cli::RunKillCommand(kill_options);
   if (gc_cmd->parsed()) return tony::cli::RunGcCommand(gc_options);
+  if (logs_cmd->parsed()) return tony::cli::RunLogsCommand(logs_options);
   if (am->parsed()) return tony::cli::RunAm();
   if (executor->parsed()) {
     char** role = std::find_if(argv + 1, argv + argc,

@@ -13,9 +13,11 @@
 //
 // Every file is UTF-8 JSON except the logs, which are the task's bytes.
 
+#include <memory>
 #include <string>
 
 #include "common/strings.h"
+#include "history/history_fs.h"
 
 namespace tony::history {
 
@@ -42,6 +44,20 @@ struct HistoryDirs {
   std::string intermediate;  // running jobs
   std::string finished;      // ended jobs
 };
+
+// A file system and the history directories on it.
+struct HistoryStore {
+  std::shared_ptr<HistoryFs> fs;
+  HistoryDirs dirs;
+};
+
+// The directories of `location` (tony.history.location) where tony.history.intermediate and
+// tony.history.finished ("" each) do not say otherwise.
+inline HistoryDirs DirsAt(const std::string& location, const std::string& intermediate,
+                          const std::string& finished) {
+  return {intermediate.empty() ? StrCat(location, "/intermediate") : intermediate,
+          finished.empty() ? StrCat(location, "/finished") : finished};
+}
 
 // "worker-1-0.stdout": the log file of one attempt's stream ("stdout" or "stderr").
 inline std::string LogFileName(const std::string& type, int index, int attempt,

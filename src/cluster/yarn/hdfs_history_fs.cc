@@ -74,6 +74,8 @@ std::shared_ptr<history::HistoryFs> HdfsHistoryFs(std::shared_ptr<hadoop::WebHdf
   return std::make_shared<HdfsFs>(std::move(client), std::move(default_fs));
 }
 
+namespace {
+
 absl::StatusOr<std::string> HistoryPathOnHdfs(const std::string& key, const std::string& value,
                                               const std::string& default_fs) {
   if (value.empty()) return value;
@@ -83,6 +85,26 @@ absl::StatusOr<std::string> HistoryPathOnHdfs(const std::string& key, const std:
     return absl::InvalidArgumentError(StrCat(key, ": ", ToStd(url.status().message())));
   }
   return url->file;
+}
+
+}  // namespace
+
+absl::StatusOr<history::HistoryDirs> HdfsHistoryDirs(const std::string& location,
+                                                     const std::string& intermediate,
+                                                     const std::string& finished,
+                                                     const std::string& default_fs,
+                                                     const std::string& user) {
+  absl::StatusOr<std::string> root =
+      HistoryPathOnHdfs("tony.history.location", location, default_fs);
+  absl::StatusOr<std::string> running =
+      HistoryPathOnHdfs("tony.history.intermediate", intermediate, default_fs);
+  absl::StatusOr<std::string> ended =
+      HistoryPathOnHdfs("tony.history.finished", finished, default_fs);
+  for (const absl::StatusOr<std::string>* path : {&root, &running, &ended}) {
+    if (!path->ok()) return path->status();
+  }
+  return history::DirsAt(root->empty() ? StrCat("/user/", user, "/.tony/history") : *root,
+                         *running, *ended);
 }
 
 }  // namespace tony::cluster

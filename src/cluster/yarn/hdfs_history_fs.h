@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "hadoop/webhdfs.h"
+#include "history/history_format.h"
 #include "history/history_fs.h"
 
 namespace tony::cluster {
@@ -14,9 +15,13 @@ namespace tony::cluster {
 std::shared_ptr<history::HistoryFs> HdfsHistoryFs(std::shared_ptr<hadoop::WebHdfsClient> client,
                                                   std::string default_fs);
 
-// tony.history.location (and .intermediate, .finished) on YARN as an HDFS path: a path, or an
-// hdfs:// URI on the default file system. "" stays "".
-absl::StatusOr<std::string> HistoryPathOnHdfs(const std::string& key, const std::string& value,
-                                              const std::string& default_fs);
+// The history directories on HDFS from tony.history.location, .intermediate and .finished: each a
+// path or an hdfs:// URI on the default file system; location "" is /user/<user>/.tony/history.
+// Errors name the key.
+absl::StatusOr<history::HistoryDirs> HdfsHistoryDirs(const std::string& location,
+                                                     const std::string& intermediate,
+                                                     const std::string& finished,
+                                                     const std::string& default_fs,
+                                                     const std::string& user);
 
 }  // namespace tony::cluster

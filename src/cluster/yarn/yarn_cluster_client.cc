@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cluster/staging.h"
+#include "cluster/yarn/hdfs_history_fs.h"
 #include "common/archive.h"
 #include "common/clock.h"
 #include "common/strings.h"
@@ -108,6 +109,17 @@ YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions
       options_(std::move(options)),
       yarn_(std::move(yarn)),
       hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}) {}
+
+absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
+    const std::string& location, const std::string& intermediate,
+    const std::string& finished) const {
+  absl::StatusOr<history::HistoryDirs> dirs =
+      HdfsHistoryDirs(location, intermediate, finished, conf_.DefaultFs(), options_.user);
+  if (!dirs.ok()) return dirs.status();
+  auto client = std::make_shared<hadoop::WebHdfsClient>(
+      hdfs_.namenode_http(), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}});
+  return history::HistoryStore{HdfsHistoryFs(std::move(client), conf_.DefaultFs()), *dirs};
+}
 
 absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credentials) const {
   if (options_.kerberos == nullptr) return absl::OkStatus();

@@ -20,6 +20,7 @@
 #include "cluster/yarn/yarn_asks.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/webhdfs.h"
+#include "history/history_format.h"
 #include "hadoop/yarn_client.h"
 
 namespace tony::cluster {
@@ -65,6 +66,11 @@ class YarnClusterClient final : public ClusterClient {
 
   // Where the job's files are on HDFS.
   std::string StagingDir(const std::string& app_id) const;
+  // The jobs' history on this cluster's HDFS (tony.history.location, .intermediate, .finished),
+  // read as this client's user. Errors name the key.
+  absl::StatusOr<history::HistoryStore> History(const std::string& location,
+                                                const std::string& intermediate,
+                                                const std::string& finished) const;
 
  private:
   // Submit's work; Submit removes the staging directory when this fails.
