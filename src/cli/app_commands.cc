@@ -15,8 +15,10 @@
 #include "common/clock.h"
 #include "common/strings.h"
 #include "config/job_spec.h"
+#include "config/value_parsers.h"
 #include "hadoop/yarn_client.h"
 #include "history/history_format.h"
+#include "history/history_server.h"
 #include "rpc/job_credentials.h"
 
 namespace tony::cli {
@@ -62,6 +64,45 @@ std::optional<config::Configuration> ResolveFromFlags(SubmitOptions& options) {
     return std::nullopt;
   }
   return std::move(resolved->conf);
+}
+
+// The jobs' history of the backend `control` names (tony.history.*): the local disk, or the
+// cluster's HDFS (through `cluster`, or a client of its own when that is null). nullopt after the
+// one error line.
+std::optional<history::HistoryStore> HistoryStoreFor(const config::JobControlSpec& control,
+                                                     cluster::ClusterClient* cluster,
+                                                     int* exit_code) {
+  if (control.backend != "yarn") {
+    std::string location = control.history_location;
+    if (location.starts_with("file://")) location = location.substr(7);
+    if (!location.empty() && !location.starts_with("/")) {
+      std::cerr << "tony: error: tony.history.location '" << location
+                << "' is not a local directory (the local backend keeps history on this disk)\n";
+      *exit_code = client::kExitBadInput;
+      return std::nullopt;
+    }
+    return history::HistoryStore{
+        history::LocalHistoryFs(),
+        history::DirsAt(location.empty() ? StrCat(TonyHome(), "/history") : location,
+                        control.history_intermediate, control.history_finished)};
+  }
+  std::unique_ptr<cluster::YarnClusterClient> own;
+  auto* yarn = dynamic_cast<cluster::YarnClusterClient*>(cluster);
+  if (yarn == nullptr) {
+    own = ConnectYarnClient(control.hadoop_conf_dirs, control.keep_staging, control.security,
+                            exit_code);
+    if (own == nullptr) return std::nullopt;
+    yarn = own.get();
+  }
+  absl::StatusOr<history::HistoryStore> store =
+      yarn->History(control.history_location, control.history_intermediate,
+                    control.history_finished);
+  if (!store.ok()) {
+    std::cerr << "tony: error: " << store.status().message() << "\n";
+    *exit_code = client::kExitBadInput;
+    return std::nullopt;
+  }
+  return *std::move(store);
 }
 
 // What both commands need: the job's configuration, its secret where this machine has it, and
@@ -227,28 +268,58 @@ int RunLogsCommand(LogsCommandOptions& options) {
   int code = 0;
   std::optional<Target> target = Resolve(options.app, &code);
   if (!target) return code;
-  absl::StatusOr<config::JobControlSpec> control = config::BuildJobControlSpec(target->conf);
-  if (!control.ok()) {
-    std::cerr << "tony: error: " << control.status().message() << "\n";
+  std::optional<config::JobControlSpec> control = ReadControlSpec(target->conf);
+  if (!control) return client::kExitBadInput;
+  std::optional<history::HistoryStore> store =
+      HistoryStoreFor(*control, target->cluster.get(), &code);
+  if (!store) return code;
+  return client::ShowLogs(*store->fs, store->dirs, logs, std::cout, std::cerr);
+}
+
+void AddHistoryFlags(CLI::App* app, HistoryCommandOptions* options) {
+  AddBackendAndConf(app, &options->submit,
+                    "Whose history: local (this machine's) or yarn (the cluster's HDFS)");
+  app->add_option("--port", options->port, "Port to serve on (0 picks a free one)");
+  app->add_option("--host", options->host,
+                  "Address to listen on (127.0.0.1: only this machine; the history holds the "
+                  "jobs' output and configuration)");
+}
+
+int RunHistoryCommand(HistoryCommandOptions& options) {
+  std::optional<config::Configuration> conf = ResolveFromFlags(options.submit);
+  if (!conf) return client::kExitBadInput;
+  std::optional<config::JobControlSpec> control = ReadControlSpec(*conf);
+  if (!control) return client::kExitBadInput;
+  int code = 0;
+  std::optional<history::HistoryStore> store = HistoryStoreFor(*control, nullptr, &code);
+  if (!store) return code;
+  absl::StatusOr<int64_t> purge_ms = config::ParseInt(conf->Get("tony.history.purger-interval-ms"));
+  if (!purge_ms.ok() || *purge_ms <= 0) {
+    std::cerr << "tony: error: tony.history.purger-interval-ms must be a positive number of "
+                 "milliseconds\n";
     return client::kExitBadInput;
   }
-  history::HistoryStore store;
-  if (auto* yarn = dynamic_cast<cluster::YarnClusterClient*>(target->cluster.get())) {
-    absl::StatusOr<history::HistoryStore> on_hdfs = yarn->History(
-        control->history_location, control->history_intermediate, control->history_finished);
-    if (!on_hdfs.ok()) {
-      std::cerr << "tony: error: " << on_hdfs.status().message() << "\n";
-      return client::kExitBadInput;
-    }
-    store = *std::move(on_hdfs);
-  } else {
-    std::string location = control->history_location;
-    if (location.starts_with("file://")) location = location.substr(7);
-    store = {history::LocalHistoryFs(),
-             history::DirsAt(location.empty() ? StrCat(TonyHome(), "/history") : location,
-                             control->history_intermediate, control->history_finished)};
+  client::BlockInterruptSignals();
+  history::HistoryServer server;
+  history::HistoryServerOptions server_options;
+  server_options.store = *store;
+  server_options.host = options.host;
+  server_options.port = options.port;
+  server_options.retention_sec = control->history_retention_sec;
+  server_options.purge_interval_ms = *purge_ms;
+  absl::StatusOr<int> port = server.Start(server_options);
+  if (!port.ok()) {
+    std::cerr << "tony: error: " << port.status().message() << "\n";
+    return client::kExitBadInput;
   }
-  return client::ShowLogs(*store.fs, store.dirs, logs, std::cout, std::cerr);
+  const std::string host =
+      options.host.find(':') != std::string::npos ? StrCat("[", options.host, "]") : options.host;
+  std::cout << "tony: history of " << store->fs->Describe(store->dirs.finished) << " at http://"
+            << host << ":" << *port << "/ (Ctrl-C stops it)\n"
+            << std::flush;
+  client::WaitForInterrupt();
+  server.Stop();
+  return 0;
 }
 
 int RunStatusCommand(AppCommandOptions& options) {

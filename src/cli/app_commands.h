@@ -53,6 +53,17 @@ void AddLogsFlags(CLI::App* app, LogsCommandOptions* options);
 // `tony logs APP`: the tasks' output from the job's history (client/job_logs.h).
 int RunLogsCommand(LogsCommandOptions& options);
 
+struct HistoryCommandOptions {
+  SubmitOptions submit;  // --backend, --conf
+  std::string host = "127.0.0.1";
+  int port = 0;
+};
+
+void AddHistoryFlags(CLI::App* app, HistoryCommandOptions* options);
+
+// `tony history`: serves the jobs' history UI (history/history_server.h) until interrupted.
+int RunHistoryCommand(HistoryCommandOptions& options);
+
 int RunStatusCommand(AppCommandOptions& options);
 int RunKillCommand(AppCommandOptions& options);
 

@@ -63,6 +63,11 @@ int main(int argc, char** argv) {
       "logs", "Show what a job's tasks printed, during the job or after it (from its history)");
   tony::cli::AddLogsFlags(logs_cmd, &logs_options);
 
+  tony::cli::HistoryCommandOptions history_options;
+  CLI::App* history_cmd = app.add_subcommand(
+      "history", "Serve the jobs' history (tasks, timeline, metrics, configuration, logs) on the web");
+  tony::cli::AddHistoryFlags(history_cmd, &history_options);
+
   tony::cli::GcOptions gc_options;
   CLI::App* gc_cmd = app.add_subcommand(
       "gc", "Remove ended jobs' directories older than tony.history.retention-sec");
@@ -108,6 +113,7 @@ int main(int argc, char** argv) {
   if (kill_cmd->parsed()) return tony::cli::RunKillCommand(kill_options);
   if (gc_cmd->parsed()) return tony::cli::RunGcCommand(gc_options);
   if (logs_cmd->parsed()) return tony::cli::RunLogsCommand(logs_options);
+  if (history_cmd->parsed()) return tony::cli::RunHistoryCommand(history_options);
   if (am->parsed()) return tony::cli::RunAm();
   if (executor->parsed()) {
     char** role = std::find_if(argv + 1, argv + argc,

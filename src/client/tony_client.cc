@@ -42,6 +42,14 @@ void BlockInterruptSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+int WaitForInterrupt() {
+  sigset_t set = InterruptSignals();
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0) {
+  }
+  return sig;
+}
+
 TonyClient::TonyClient(cluster::ClusterClient* cluster, std::ostream& out, std::ostream& err)
     : cluster_(cluster), out_(out), err_(err) {}
 

@@ -32,6 +32,8 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInterrupted = 130;
 
 void BlockInterruptSignals();
+// After BlockInterruptSignals: waits for SIGINT or SIGTERM; returns which.
+int WaitForInterrupt();
 
 class TonyClient {
  public:

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <tuple>
+
+#include "nlohmann/json.hpp"
 
 namespace tony::history {
 namespace {
@@ -15,7 +18,162 @@ std::optional<int> ParseNumber(std::string_view text) {
   return value;
 }
 
+using Json = nlohmann::json;
+
+// A number that protobuf's JSON mapping may write as a string (64-bit integers).
+int64_t Int(const Json& object, const char* key) {
+  if (!object.is_object()) return 0;
+  auto it = object.find(key);
+  if (it == object.end()) return 0;
+  if (it->is_number_integer()) return it->get<int64_t>();
+  if (it->is_number()) return static_cast<int64_t>(it->get<double>());
+  if (it->is_string()) {
+    const std::string& text = it->get_ref<const std::string&>();
+    int64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc() && end == text.data() + text.size()) return value;
+  }
+  return 0;
+}
+
+std::string Str(const Json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// "JOB_SUCCEEDED" -> "SUCCEEDED", "TASK_FINISHED" -> "STOPPED" (as the summary table says).
+std::string StateName(const std::string& proto_name) {
+  if (proto_name == "TASK_FINISHED") return "STOPPED";
+  const size_t underscore = proto_name.find('_');
+  return underscore == std::string::npos ? proto_name : proto_name.substr(underscore + 1);
+}
+
+Json ParseObject(std::string_view text) {
+  Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  return value.is_object() ? value : Json();
+}
+
 }  // namespace
+
+JobInfo ParseJob(std::string_view text) {
+  JobInfo job;
+  const Json root = ParseObject(text);
+  if (!root.is_object()) {
+    job.problems.push_back(text.empty() ? "job.json is empty"
+                                        : "job.json is not a JSON object (cut short?)");
+    return job;
+  }
+  job.app_id = Str(root, "app_id");
+  job.name = Str(root, "name");
+  job.user = Str(root, "user");
+  job.framework = Str(root, "framework");
+  job.backend = Str(root, "backend");
+  job.queue = Str(root, "queue");
+  job.submitted_ms = Int(root, "submitted_ms");
+  if (const int64_t dropped = Int(root, "history_dropped_bytes"); dropped > 0) {
+    job.problems.push_back(StrCat(dropped, " bytes of this history could not be written"));
+  }
+  auto status = root.find("status");
+  if (status == root.end() || !status->is_object()) {
+    job.problems.push_back("job.json has no status");
+    return job;
+  }
+  job.state = StateName(Str(*status, "state"));
+  job.diagnostics = Str(*status, "diagnostics");
+  job.start_ms = Int(*status, "start_ms");
+  job.end_ms = Int(*status, "end_ms");
+  auto complete = status->find("complete");
+  job.complete = complete != status->end() && complete->is_boolean() && complete->get<bool>();
+  auto tasks = status->find("tasks");
+  if (tasks != status->end() && tasks->is_array()) {
+    for (const Json& task : *tasks) {
+      if (!task.is_object()) continue;
+      TaskRow row;
+      row.type = Str(task, "type");
+      row.index = static_cast<int>(Int(task, "index"));
+      row.state = StateName(Str(task, "state"));
+      row.attempt = static_cast<int>(Int(task, "attempt"));
+      row.host = Str(task, "host");
+      row.port = static_cast<int>(Int(task, "port"));
+      auto has_exit = task.find("has_exit_code");
+      if (has_exit != task.end() && has_exit->is_boolean() && has_exit->get<bool>()) {
+        row.exit_code = static_cast<int>(Int(task, "exit_code"));
+      }
+      row.diagnostics = Str(task, "diagnostics");
+      row.start_ms = Int(task, "start_ms");
+      row.end_ms = Int(task, "end_ms");
+      row.peak_rss_bytes = Int(task, "peak_rss_bytes");
+      job.tasks.push_back(std::move(row));
+    }
+  }
+  return job;
+}
+
+std::vector<HistoryEvent> ParseEvents(std::string_view text, int* bad_lines) {
+  std::vector<HistoryEvent> events;
+  *bad_lines = 0;
+  for (std::string_view line : Split(text, '\n')) {
+    if (line.empty()) continue;
+    const Json e = ParseObject(line);
+    if (!e.is_object() || Str(e, "kind").empty()) {
+      ++*bad_lines;
+      continue;
+    }
+    HistoryEvent event;
+    event.time_ms = Int(e, "time_ms");
+    event.kind = Str(e, "kind");
+    event.task = Str(e, "task");
+    event.attempt = static_cast<int>(Int(e, "attempt"));
+    event.state = Str(e, "state");
+    if (e.contains("exit_code")) event.exit_code = static_cast<int>(Int(e, "exit_code"));
+    event.container = Str(e, "container");
+    event.address = !Str(e, "address").empty() ? Str(e, "address") : Str(e, "host");
+    event.diagnostics = Str(e, "diagnostics");
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+std::vector<MetricSample> ParseMetrics(std::string_view text, int* bad_lines) {
+  std::vector<MetricSample> samples;
+  *bad_lines = 0;
+  for (std::string_view line : Split(text, '\n')) {
+    if (line.empty()) continue;
+    const Json m = ParseObject(line);
+    if (!m.is_object() || Str(m, "task").empty()) {
+      ++*bad_lines;
+      continue;
+    }
+    MetricSample sample;
+    sample.time_ms = Int(m, "time_ms");
+    sample.task = Str(m, "task");
+    sample.attempt = static_cast<int>(Int(m, "attempt"));
+    auto cpu = m.find("cpu_seconds");
+    if (cpu != m.end() && cpu->is_number()) sample.cpu_seconds = cpu->get<double>();
+    sample.rss_bytes = Int(m, "rss_bytes");
+    auto gpu = m.find("gpu_utilization");
+    if (gpu != m.end() && gpu->is_number()) sample.gpu_utilization = gpu->get<double>();
+    if (m.contains("gpu_memory_bytes")) sample.gpu_memory_bytes = Int(m, "gpu_memory_bytes");
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+std::vector<ConfigRow> ParseConfig(std::string_view text, std::string* problem) {
+  std::vector<ConfigRow> rows;
+  const Json root = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!root.is_array()) {
+    *problem = text.empty() ? "config.json is missing or empty"
+                            : "config.json is not a JSON array (cut short?)";
+    return rows;
+  }
+  for (const Json& row : root) {
+    if (!row.is_object()) continue;
+    rows.push_back({Str(row, "key"), Str(row, "value"), Str(row, "source")});
+  }
+  return rows;
+}
 
 absl::StatusOr<JobLocation> FindJob(HistoryFs& fs, const HistoryDirs& dirs,
                                     const std::string& app_id) {
@@ -29,6 +187,41 @@ absl::StatusOr<JobLocation> FindJob(HistoryFs& fs, const HistoryDirs& dirs,
   return absl::NotFoundError(StrCat("no history of ", app_id, " in ", fs.Describe(dirs.finished),
                                     " or ", fs.Describe(dirs.intermediate),
                                     " (tony.history.location)"));
+}
+
+absl::StatusOr<std::vector<JobInfo>> ListJobs(HistoryFs& fs, const HistoryDirs& dirs) {
+  std::vector<JobInfo> jobs;
+  std::set<std::string> seen;
+  for (const auto& [root, finished] :
+       {std::pair{dirs.finished, true}, std::pair{dirs.intermediate, false}}) {
+    absl::StatusOr<std::vector<HistoryEntry>> entries = fs.List(root);
+    if (absl::IsNotFound(entries.status())) continue;
+    if (!entries.ok()) return entries.status();
+    for (const HistoryEntry& entry : *entries) {
+      if (!entry.is_directory || !entry.name.starts_with("application_")) continue;
+      if (!seen.insert(entry.name).second) continue;
+      const std::string dir = StrCat(root, "/", entry.name);
+      absl::StatusOr<std::string> text = fs.Read(StrCat(dir, "/", kJobFile), 0, kMaxReadBytes);
+      JobInfo job;
+      if (text.ok()) {
+        job = ParseJob(*text);
+      } else if (absl::IsNotFound(text.status())) {
+        continue;  // removed meanwhile, or just being created
+      } else {
+        job.problems.push_back(std::string(text.status().message()));
+      }
+      if (job.app_id.empty()) job.app_id = entry.name;
+      if (job.start_ms == 0 && job.submitted_ms == 0) job.start_ms = entry.modified_ms;
+      job.finished = finished;
+      jobs.push_back(std::move(job));
+    }
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const JobInfo& a, const JobInfo& b) {
+    const int64_t a_start = a.start_ms > 0 ? a.start_ms : a.submitted_ms;
+    const int64_t b_start = b.start_ms > 0 ? b.start_ms : b.submitted_ms;
+    return std::tie(a_start, a.app_id) > std::tie(b_start, b.app_id);
+  });
+  return jobs;
 }
 
 std::optional<LogFile> ParseLogName(std::string_view name) {

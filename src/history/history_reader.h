@@ -3,6 +3,7 @@
 // partial (a job whose AM was killed mid-write) or damaged: readers skip what they cannot parse
 // and say so, and never fail on it.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,9 +20,87 @@ struct JobLocation {
   bool finished = false;  // in the finished directory: the AM recorded the job's end
 };
 
+// One task attempt's row of job.json's task table (the JobStatus of src/rpc/tony.proto in
+// protobuf's JSON mapping), with the fields the history shows.
+struct TaskRow {
+  std::string type;
+  int index = 0;
+  std::string state;  // "SUCCEEDED", "FAILED", "STOPPED", "RUNNING", ...
+  int attempt = 0;    // the last one
+  std::string host;
+  int port = 0;
+  std::optional<int> exit_code;
+  std::string diagnostics;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  int64_t peak_rss_bytes = 0;
+  std::string Task() const { return type + ":" + std::to_string(index); }
+};
+
+// A job as its job.json says. Damaged or partial files give what could be read and a problem.
+struct JobInfo {
+  std::string app_id;
+  std::string name;
+  std::string user;
+  std::string framework;
+  std::string backend;
+  std::string queue;
+  std::string state;  // "SUCCEEDED", "FAILED", "KILLED", "RUNNING"
+  std::string diagnostics;
+  int64_t submitted_ms = 0;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  bool complete = false;  // the AM wrote the job's end
+  bool finished = false;  // in the finished directory
+  std::vector<TaskRow> tasks;
+  std::vector<std::string> problems;  // what could not be read, for the reader to show
+};
+
+// job.json's text as a JobInfo; never fails (a problem is recorded instead).
+JobInfo ParseJob(std::string_view text);
+
+struct HistoryEvent {
+  int64_t time_ms = 0;
+  std::string kind;
+  std::string task;  // "worker:1", or "" for the job's own
+  int attempt = 0;
+  std::string state;
+  std::optional<int> exit_code;
+  std::string container;
+  std::string address;  // host:port or host
+  std::string diagnostics;
+};
+
+struct MetricSample {
+  int64_t time_ms = 0;
+  std::string task;
+  int attempt = 0;
+  double cpu_seconds = 0;
+  int64_t rss_bytes = 0;
+  std::optional<double> gpu_utilization;  // percent
+  std::optional<int64_t> gpu_memory_bytes;
+};
+
+// The lines of events.jsonl / metrics.jsonl; `bad_lines` counts those that could not be read (a
+// job killed mid-write leaves a partial last line).
+std::vector<HistoryEvent> ParseEvents(std::string_view text, int* bad_lines);
+std::vector<MetricSample> ParseMetrics(std::string_view text, int* bad_lines);
+
+struct ConfigRow {
+  std::string key, value, source;
+};
+std::vector<ConfigRow> ParseConfig(std::string_view text, std::string* problem);
+
 // Where `app_id`'s history is: the finished directory first. kNotFound names both directories.
 absl::StatusOr<JobLocation> FindJob(HistoryFs& fs, const HistoryDirs& dirs,
                                     const std::string& app_id);
+
+// Every job in both directories (finished first when a job is in both), each from its job.json
+// (damaged ones with their problems), newest first. A directory that does not exist is empty.
+absl::StatusOr<std::vector<JobInfo>> ListJobs(HistoryFs& fs, const HistoryDirs& dirs);
+
+// The largest history file a reader reads whole; a larger one is read in part.
+inline constexpr int64_t kMaxReadBytes = int64_t{64} << 20;
 
 // One task attempt's log file.
 struct LogFile {

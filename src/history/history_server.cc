@@ -1,0 +1,234 @@
+#include "history/history_server.h"
+
+#include <microhttpd.h>
+#include <netdb.h>
+
+#include <chrono>
+#include <memory>
+#include <regex>
+
+#include "common/clock.h"
+#include "common/strings.h"
+#include "history/history_pages.h"
+#include "history/history_reader.h"
+#include "spdlog/spdlog.h"
+
+namespace tony::history {
+namespace {
+
+constexpr char kHtml[] = "text/html; charset=utf-8";
+// A log page shows at most this much: its end.
+constexpr int64_t kLogPageBytes = int64_t{4} << 20;
+
+bool IsAppId(const std::string& text) {
+  static const std::regex pattern("application_[0-9]{1,20}_[0-9]{1,10}");
+  return std::regex_match(text, pattern);
+}
+
+std::string Query(MHD_Connection* connection, const char* key) {
+  const char* value = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, key);
+  return value == nullptr ? "" : std::string(value).substr(0, 200);
+}
+
+// A file of the job's history, whole, or "" (with `problem` set) when it cannot be read.
+std::string ReadWhole(HistoryFs& fs, const std::string& path, std::string* problem) {
+  absl::StatusOr<std::string> text = fs.Read(path, 0, kMaxReadBytes);
+  if (text.ok()) return *std::move(text);
+  if (!absl::IsNotFound(text.status())) *problem = std::string(text.status().message());
+  return "";
+}
+
+}  // namespace
+
+HistoryServer::~HistoryServer() { Stop(); }
+
+absl::StatusOr<int> HistoryServer::Start(HistoryServerOptions options) {
+  if (daemon_ != nullptr) return absl::FailedPreconditionError("the history server already runs");
+  options_ = std::move(options);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(options_.port);
+  if (int rc = getaddrinfo(options_.host.c_str(), service.c_str(), &hints, &found);
+      rc != 0 || found == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat("cannot listen on '", options_.host, "': ", gai_strerror(rc)));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
+  const MHD_AccessHandlerCallback answer =
+      [](void* self, MHD_Connection* connection, const char* url, const char* method, const char*,
+         const char*, size_t* upload_size, void** request) -> MHD_Result {
+    if (*request != nullptr) {
+      if (upload_size != nullptr) *upload_size = 0;
+      return MHD_YES;
+    }
+    *request = self;
+    return static_cast<HistoryServer*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
+  };
+  daemon_ = MHD_start_daemon(
+      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+          (found->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+      static_cast<uint16_t>(options_.port), nullptr, nullptr, answer, this, MHD_OPTION_SOCK_ADDR,
+      found->ai_addr, MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(32 * 1024), MHD_OPTION_END);
+  if (daemon_ == nullptr) {
+    return absl::InvalidArgumentError(StrCat("cannot listen on ", options_.host, ":",
+                                             options_.port, " (in use, or not this host's)"));
+  }
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  const int port = info != nullptr ? info->port : 0;
+  if (options_.retention_sec > 0) {
+    purger_ = std::thread([this] {
+      std::unique_lock lock(mu_);
+      while (!stopping_) {
+        lock.unlock();
+        for (const std::string& app : Purge(SystemClock::Get()->WallMs())) {
+          spdlog::info("removed the history of {} (older than tony.history.retention-sec = {})",
+                       app, options_.retention_sec);
+        }
+        lock.lock();
+        wake_.wait_for(lock, std::chrono::milliseconds(options_.purge_interval_ms),
+                       [this] { return stopping_; });
+      }
+    });
+  }
+  return port;
+}
+
+void HistoryServer::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (purger_.joinable()) purger_.join();
+  if (daemon_ != nullptr) {
+    MHD_stop_daemon(daemon_);
+    daemon_ = nullptr;
+  }
+}
+
+std::vector<std::string> HistoryServer::Purge(int64_t now_ms) {
+  std::vector<std::string> removed;
+  if (options_.retention_sec <= 0) return removed;
+  HistoryFs& fs = *options_.store.fs;
+  absl::StatusOr<std::vector<HistoryEntry>> entries = fs.List(options_.store.dirs.finished);
+  if (!entries.ok()) return removed;
+  for (const HistoryEntry& entry : *entries) {
+    if (!entry.is_directory || !IsAppId(entry.name)) continue;
+    const std::string dir = StrCat(options_.store.dirs.finished, "/", entry.name);
+    absl::StatusOr<HistoryEntry> job = fs.Stat(StrCat(dir, "/", kJobFile));
+    const int64_t written = job.ok() ? job->modified_ms : entry.modified_ms;
+    if (now_ms - written <= options_.retention_sec * 1000) continue;
+    if (absl::Status gone = fs.Remove(dir); gone.ok()) {
+      removed.push_back(entry.name);
+    } else {
+      spdlog::warn("cannot remove the history of {}: {}", entry.name, ToStd(gone.message()));
+    }
+  }
+  return removed;
+}
+
+std::pair<int, std::string> HistoryServer::Page(const std::string& raw_path,
+                                                const std::string& state,
+                                                const std::string& user) {
+  std::string path = raw_path;
+  while (path.starts_with("//")) path.erase(0, 1);
+  if (path == "/" || path.empty()) {
+    absl::StatusOr<std::vector<JobInfo>> jobs = ListJobs(*options_.store.fs, options_.store.dirs);
+    if (!jobs.ok()) {
+      return {503, RenderMessage("The history cannot be read", std::string(jobs.status().message()),
+                                 "")};
+    }
+    return {200, RenderJobList(*jobs, {state, user}, SystemClock::Get()->WallMs())};
+  }
+  std::vector<std::string_view> parts = Split(std::string_view(path).substr(1), '/');
+  if (parts.size() >= 2 && parts[0] == "jobs" && IsAppId(std::string(parts[1]))) {
+    const std::string app_id(parts[1]);
+    if (parts.size() == 2 || (parts.size() == 3 && parts[2].empty())) return JobPageFor(app_id);
+    if (parts.size() == 4 && parts[2] == "logs" && ParseLogName(parts[3])) {
+      return LogPageFor(app_id, std::string(parts[3]));
+    }
+  }
+  return {404, RenderMessage("Not found", StrCat("There is no page ", path, "."), "/")};
+}
+
+std::pair<int, std::string> HistoryServer::JobPageFor(const std::string& app_id) {
+  HistoryFs& fs = *options_.store.fs;
+  absl::StatusOr<JobLocation> where = FindJob(fs, options_.store.dirs, app_id);
+  if (!where.ok()) {
+    const bool missing = absl::IsNotFound(where.status());
+    return {missing ? 404 : 503,
+            RenderMessage(missing ? "No such job" : "The history cannot be read",
+                          missing ? StrCat("There is no history of ", app_id,
+                                           " (never written here, or removed).")
+                                  : std::string(where.status().message()),
+                          "/")};
+  }
+  JobPage page;
+  std::string problem;
+  page.job = ParseJob(ReadWhole(fs, StrCat(where->dir, "/", kJobFile), &problem));
+  if (!problem.empty()) page.job.problems.push_back(problem);
+  if (page.job.app_id.empty()) page.job.app_id = app_id;
+  page.job.finished = where->finished;
+  problem.clear();
+  page.events = ParseEvents(ReadWhole(fs, StrCat(where->dir, "/", kEventsFile), &problem),
+                            &page.bad_event_lines);
+  if (!problem.empty()) page.job.problems.push_back(problem);
+  problem.clear();
+  page.metrics = ParseMetrics(ReadWhole(fs, StrCat(where->dir, "/", kMetricsFile), &problem),
+                              &page.bad_metric_lines);
+  if (!problem.empty()) page.job.problems.push_back(problem);
+  page.config = ParseConfig(ReadWhole(fs, StrCat(where->dir, "/", kConfigFile), &problem),
+                            &page.config_problem);
+  absl::StatusOr<std::vector<LogFile>> logs = ListLogs(fs, where->dir);
+  if (logs.ok()) page.logs = *std::move(logs);
+  page.logs_url = StrCat("/jobs/", app_id, "/logs");
+  page.back_url.assign(1, '/');  // not = "/": GCC 12's -Wrestrict false positive (bug 105329)
+  page.now_ms = SystemClock::Get()->WallMs();
+  return {200, RenderJobPage(page)};
+}
+
+std::pair<int, std::string> HistoryServer::LogPageFor(const std::string& app_id,
+                                                      const std::string& file) {
+  HistoryFs& fs = *options_.store.fs;
+  const std::string job_url = StrCat("/jobs/", app_id);
+  absl::StatusOr<JobLocation> where = FindJob(fs, options_.store.dirs, app_id);
+  const std::string path = where.ok() ? StrCat(where->dir, "/", kLogsDir, "/", file) : "";
+  absl::StatusOr<HistoryEntry> entry =
+      where.ok() ? fs.Stat(path) : absl::StatusOr<HistoryEntry>(where.status());
+  if (!entry.ok()) {
+    return {404, RenderMessage("No such log", StrCat(app_id, " has no log ", file, "."), job_url)};
+  }
+  const int64_t skipped = std::max<int64_t>(0, entry->size - kLogPageBytes);
+  absl::StatusOr<std::string> text = fs.Read(path, skipped, kLogPageBytes);
+  if (!text.ok()) {
+    return {404, RenderMessage("No such log", std::string(text.status().message()), job_url)};
+  }
+  return {200, RenderLog(app_id, file, *text, skipped, job_url)};
+}
+
+bool HistoryServer::Answer(MHD_Connection* connection, const char* url, const char* method) {
+  const std::string_view verb = method == nullptr ? "" : method;
+  std::pair<int, std::string> page =
+      verb == "GET" || verb == "HEAD"
+          ? Page(url == nullptr ? "/" : url, Query(connection, "state"), Query(connection, "user"))
+          : std::pair<int, std::string>{405, RenderMessage("Only GET", "", "/")};
+  MHD_Response* response = MHD_create_response_from_buffer(
+      page.second.size(), page.second.data(), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return false;
+  MHD_add_response_header(response, "Content-Type", kHtml);
+  MHD_add_response_header(response, "Cache-Control", "no-store");
+  MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+  // The pages run no script and load nothing from elsewhere.
+  MHD_add_response_header(response, "Content-Security-Policy",
+                          "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
+  const bool queued = MHD_queue_response(connection, static_cast<unsigned>(page.first),
+                                         response) == MHD_YES;
+  MHD_destroy_response(response);
+  return queued;
+}
+
+}  // namespace tony::history

@@ -1,0 +1,69 @@
+#pragma once
+// `tony history`: the history UI (history_pages.h) over HTTP, read from a history store (the
+// local disk or HDFS) as the user who runs it. It binds 127.0.0.1 by default: a job's history
+// holds its output and configuration, so it is the user's to open up. One thread per
+// connection (reads may wait on HDFS), at most 64 connections, each closed after 30 s idle.
+//
+// Retention: every purge interval, jobs whose history in the finished directory was last written
+// more than retention_sec ago are removed (tony.history.retention-sec; <= 0 keeps them). Pages
+// that are being read while a job goes answer "removed", never fail.
+//
+// Routes: "/" (?state=&user=), "/jobs/<app>", "/jobs/<app>/logs/<file>".
+//
+// Threads: Start and Stop from one thread; Purge from any.
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "history/history_format.h"
+
+struct MHD_Daemon;
+struct MHD_Connection;
+
+namespace tony::history {
+
+struct HistoryServerOptions {
+  HistoryStore store;
+  std::string host = "127.0.0.1";
+  int port = 0;                // 0 picks one
+  int64_t retention_sec = 0;   // <= 0: keep everything
+  int64_t purge_interval_ms = 6 * 3600 * 1000;
+};
+
+class HistoryServer {
+ public:
+  HistoryServer() = default;
+  ~HistoryServer();
+  HistoryServer(const HistoryServer&) = delete;
+  HistoryServer& operator=(const HistoryServer&) = delete;
+
+  // Listens; returns the port. InvalidArgument for an address it cannot bind.
+  [[nodiscard]] absl::StatusOr<int> Start(HistoryServerOptions options);
+  void Stop();
+
+  // Removes the finished jobs past retention; returns their ids.
+  std::vector<std::string> Purge(int64_t now_ms);
+
+  // The page for a GET of `path` with the query's state and user: status code and HTML.
+  std::pair<int, std::string> Page(const std::string& path, const std::string& state,
+                                   const std::string& user);
+
+ private:
+  bool Answer(MHD_Connection* connection, const char* url, const char* method);
+  std::pair<int, std::string> JobPageFor(const std::string& app_id);
+  std::pair<int, std::string> LogPageFor(const std::string& app_id, const std::string& file);
+
+  HistoryServerOptions options_;
+  MHD_Daemon* daemon_ = nullptr;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread purger_;
+};
+
+}  // namespace tony::history
