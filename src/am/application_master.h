@@ -19,6 +19,7 @@
 #include "am/status_page.h"
 #include "cluster/container_allocator.h"
 #include "history/history_writer.h"
+#include "nlohmann/json.hpp"
 #include "common/clock.h"
 #include "common/event_loop.h"
 #include "rpc/job_credentials.h"
@@ -141,6 +142,8 @@ class ApplicationMaster final : public AmRequestHandler {
   // task transition and sampled metrics, closed (moved to the finished directory) at the end.
   void OpenHistory(const std::string& tracking_url);
   void RecordTransitions();
+  // One event: into the history, and the live page's copy.
+  void RecordEvent(const nlohmann::ordered_json& event);
   void RecordMetrics(const TaskRef& task, const std::string& container_id, double cpu_seconds,
                      int64_t rss_bytes);
   void RecordJobEnd();
@@ -182,6 +185,12 @@ class ApplicationMaster final : public AmRequestHandler {
   bool acknowledged_ = false;
   std::string final_status_unsaved_;  // why the allocator could not record it; "" = recorded
   std::unique_ptr<history::HistoryWriter> history_;
+  // What the status page shows besides the task table: the newest events and metric samples
+  // (at most these many), the configuration, and who runs the job.
+  static constexpr size_t kLiveEvents = 20000;
+  static constexpr size_t kLiveSamples = 100000;
+  LiveHistory live_;
+  int64_t page_rendered_ms_ = 0;  // when the status page was last rendered
   std::map<TaskRef, int64_t> last_metric_ms_;  // when each task's metrics were last recorded
   // How much of each container's stdout and stderr the history has: {container id, stream}.
   std::map<std::pair<std::string, std::string>, int64_t> output_offsets_;

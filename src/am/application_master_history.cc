@@ -7,6 +7,7 @@
 #include "am/application_master.h"
 #include "common/strings.h"
 #include "config/configuration.h"
+#include "history/history_reader.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
@@ -37,45 +38,63 @@ std::string Dump(const Json& value) {
 }  // namespace
 
 void ApplicationMaster::OpenHistory(const std::string& tracking_url) {
-  if (!options_.history_fs) return;
-  history::HistoryWriterOptions writer;
-  writer.fs = options_.history_fs;
-  writer.dirs = options_.history_dirs;
-  writer.app_id = options_.app_id;
-  writer.max_log_bytes = job_.spec().history_max_log_bytes;
-  history_ = std::make_unique<history::HistoryWriter>(std::move(writer));
-  spdlog::info("[{}] history at {}", options_.app_id,
-               options_.history_fs->Describe(history_->dir()));
-
+  live_.name = job_.spec().name;
+  live_.user = options_.user;
+  live_.framework = job_.spec().framework;
+  live_.backend = options_.backend;
+  live_.queue = job_.spec().queue;
+  if (options_.history_fs) {
+    history::HistoryWriterOptions writer;
+    writer.fs = options_.history_fs;
+    writer.dirs = options_.history_dirs;
+    writer.app_id = options_.app_id;
+    writer.max_log_bytes = job_.spec().history_max_log_bytes;
+    history_ = std::make_unique<history::HistoryWriter>(std::move(writer));
+    spdlog::info("[{}] history at {}", options_.app_id,
+                 options_.history_fs->Describe(history_->dir()));
+  }
   absl::StatusOr<std::vector<config::Configuration::DumpedProperty>> conf =
       config::Configuration::ReadDumped(options_.conf_file);
   if (conf.ok()) {
     Json rows = Json::array();
     for (const auto& row : *conf) {
       rows.push_back({{"key", row.key}, {"value", row.value}, {"source", row.source}});
+      live_.config.push_back({row.key, row.value, row.source});
     }
-    history_->Replace(history::kConfigFile, Dump(rows));
+    if (history_) history_->Replace(history::kConfigFile, Dump(rows));
   } else {
     spdlog::warn("[{}] the history has no configuration: {}", options_.app_id,
                  ToStd(conf.status().message()));
   }
-  history_->Replace(history::kJobFile, HistoryJobJson());
+  if (history_) history_->Replace(history::kJobFile, HistoryJobJson());
   if (options_.submitted_ms > 0 && options_.am_attempt == 1) {
-    history_->Event(Dump({{"time_ms", options_.submitted_ms},
-                          {"kind", history::kEventSubmitted},
-                          {"user", options_.user},
-                          {"name", job_.spec().name}}));
+    RecordEvent({{"time_ms", options_.submitted_ms},
+                 {"kind", history::kEventSubmitted},
+                 {"user", options_.user},
+                 {"name", job_.spec().name}});
   }
-  history_->Event(Dump({{"time_ms", clock_->WallMs()},
-                        {"kind", history::kEventAmStarted},
-                        {"attempt", options_.am_attempt},
-                        {"host", options_.host},
-                        {"tracking_url", tracking_url}}));
+  RecordEvent({{"time_ms", clock_->WallMs()},
+               {"kind", history::kEventAmStarted},
+               {"attempt", options_.am_attempt},
+               {"host", options_.host},
+               {"tracking_url", tracking_url}});
+}
+
+void ApplicationMaster::RecordEvent(const nlohmann::ordered_json& event) {
+  const std::string line = Dump(event);
+  if (history_) history_->Event(line);
+  int bad = 0;
+  for (history::HistoryEvent& parsed : history::ParseEvents(line, &bad)) {
+    live_.events.push_back(std::move(parsed));
+  }
+  // The live page shows the newest; the history keeps them all.
+  if (live_.events.size() > kLiveEvents) {
+    live_.events.erase(live_.events.begin(), live_.events.begin() + kLiveEvents / 4);
+  }
 }
 
 void ApplicationMaster::RecordTransitions() {
   std::vector<TaskTransition> transitions = job_.TakeTransitions();
-  if (!history_) return;
   for (const TaskTransition& t : transitions) {
     Json event = {{"time_ms", t.wall_ms}, {"task", t.task.ToString()}, {"attempt", t.attempt}};
     switch (t.to) {
@@ -111,34 +130,44 @@ void ApplicationMaster::RecordTransitions() {
         event["diagnostics"] = t.diagnostics;
         break;
     }
-    history_->Event(Dump(event));
+    RecordEvent(event);
   }
 }
 
 void ApplicationMaster::RecordMetrics(const TaskRef& task, const std::string& container_id,
                                       double cpu_seconds, int64_t rss_bytes) {
-  if (!history_) return;
   const TaskRecord* record = job_.Find(task);
   if (record == nullptr || record->container_id != container_id) return;
   const int64_t now = clock_->WallMs();
   auto [last, first] = last_metric_ms_.try_emplace(task, now);
   if (!first && now - last->second < job_.spec().metrics_interval_ms) return;
   last->second = now;
-  history_->Metric(Dump({{"time_ms", now},
-                         {"task", task.ToString()},
-                         {"attempt", record->attempt},
-                         {"cpu_seconds", cpu_seconds},
-                         {"rss_bytes", rss_bytes}}));
+  if (history_) {
+    history_->Metric(Dump({{"time_ms", now},
+                           {"task", task.ToString()},
+                           {"attempt", record->attempt},
+                           {"cpu_seconds", cpu_seconds},
+                           {"rss_bytes", rss_bytes}}));
+  }
+  history::MetricSample sample;
+  sample.time_ms = now;
+  sample.task = task.ToString();
+  sample.attempt = record->attempt;
+  sample.cpu_seconds = cpu_seconds;
+  sample.rss_bytes = rss_bytes;
+  live_.metrics.push_back(std::move(sample));
+  if (live_.metrics.size() > kLiveSamples) {
+    live_.metrics.erase(live_.metrics.begin(), live_.metrics.begin() + kLiveSamples / 4);
+  }
 }
 
 void ApplicationMaster::RecordJobEnd() {
   RecordTransitions();
-  if (!history_) return;
   Json event = {{"time_ms", clock_->WallMs()},
                 {"kind", history::kEventFinished},
                 {"state", ToString(job_.state())}};
   if (!job_.diagnostics().empty()) event["diagnostics"] = job_.diagnostics();
-  history_->Event(Dump(event));
+  RecordEvent(event);
 }
 
 void ApplicationMaster::AppendOutput(const rpc::AppendOutputRequest& request,

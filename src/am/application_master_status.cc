@@ -50,12 +50,19 @@ rpc::JobState ToProto(JobState state) {
 }  // namespace
 
 void ApplicationMaster::UpdateStatusPage() {
+  if (!options_.status_page) return;
   const int64_t version = Version();
-  if (version == page_version_) return;
+  const int64_t now = clock_->NowMs();
+  // Rendered at most once a second (a large job changes on every event), and every few seconds
+  // for new metric samples; the job's end at once.
+  const bool changed = version != page_version_;
+  if (!changed && now - page_rendered_ms_ < 5000) return;
+  if (changed && !complete_ && page_version_ >= 0 && now - page_rendered_ms_ < 1000) return;
   page_version_ = version;
+  page_rendered_ms_ = now;
   rpc::JobStatus status;
   FillStatus(&status);
-  status_page_.Update(status);
+  status_page_.Update(status, live_);
 }
 
 int64_t ApplicationMaster::Version() const {

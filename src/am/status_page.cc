@@ -19,38 +19,14 @@
 #include "common/net.h"
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
+#include "history/history_pages.h"
 
 namespace tony::am {
 namespace {
 
-std::string Escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
+// As the client's summary and the history name them: an AM-stopped task is STOPPED.
 std::string StateName(rpc::TaskState state) {
+  if (state == rpc::TASK_FINISHED) return "STOPPED";
   std::string name = rpc::TaskState_Name(state);
   return name.starts_with("TASK_") ? name.substr(5) : name;
 }
@@ -60,57 +36,48 @@ std::string JobStateName(rpc::JobState state) {
   return name.starts_with("JOB_") ? name.substr(4) : name;
 }
 
-std::string Duration(int64_t start_ms, int64_t end_ms) {
-  if (start_ms <= 0) return "";
-  const int64_t end = end_ms > 0 ? end_ms : static_cast<int64_t>(std::time(nullptr)) * 1000;
-  const int64_t seconds = (end - start_ms) / 1000;
-  return seconds >= 60 ? StrCat(seconds / 60, " min ", seconds % 60, " s") : StrCat(seconds, " s");
-}
 
 }  // namespace
 
-std::string RenderStatusHtml(const rpc::JobStatus& status) {
-  std::string html =
-      StrCat("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">",
-             status.complete() ? "" : "<meta http-equiv=\"refresh\" content=\"5\">", "<title>tony ",
-             Escape(status.app_id()), "</title>",
-             "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}</style></head><body>\n",
-             "<h1>", Escape(status.app_id()), ": ", JobStateName(status.state()), "</h1>\n");
-  if (!status.tensorboard_url().empty()) {
-    // A link only to a web address: the page's viewers click it.
-    const std::string url = Escape(status.tensorboard_url());
-    const bool web = status.tensorboard_url().starts_with("http://") ||
-                     status.tensorboard_url().starts_with("https://");
-    html += web ? StrCat("<p>TensorBoard: <a href=\"", url, "\">", url, "</a></p>\n")
-                : StrCat("<p>TensorBoard: ", url, "</p>\n");
-  }
-  if (!status.diagnostics().empty()) {
-    html += StrCat("<pre>", Escape(status.diagnostics()), "</pre>\n");
-  }
-  html +=
-      "<table><tr><th>task</th><th>state</th><th>host:port</th><th>exit</th><th>attempt</th>"
-      "<th>duration</th><th>peak RSS</th><th>logs</th></tr>\n";
+std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& live) {
+  history::JobPage page;
+  history::JobInfo& job = page.job;
+  job.app_id = status.app_id();
+  job.name = live.name;
+  job.user = live.user;
+  job.framework = live.framework;
+  job.backend = live.backend;
+  job.queue = live.queue;
+  job.state = JobStateName(status.state());
+  job.diagnostics = status.diagnostics();
+  job.start_ms = status.start_ms();
+  job.end_ms = status.end_ms();
+  job.complete = status.complete();
+  job.finished = status.complete();
   for (const rpc::TaskStatus& task : status.tasks()) {
-    const std::string logs = task.log_dir();
-    const std::string log_cell =
-        logs.starts_with("http://") || logs.starts_with("https://")
-            ? StrCat("<a href=\"", Escape(logs), "\">", Escape(task.container_id()), "</a>")
-            : Escape(logs);
-    html += StrCat(
-        "<tr><td>", Escape(task.type()), ":", task.index(), "</td><td>", StateName(task.state()),
-        "</td><td>", task.host().empty() ? "" : StrCat(Escape(task.host()), ":", task.port()),
-        "</td><td>", task.has_exit_code() ? std::to_string(task.exit_code()) : "", "</td><td>",
-        task.attempt(), "</td><td>", Duration(task.start_ms(), task.end_ms()), "</td><td>",
-        task.peak_rss_bytes() > 0 ? FormatMb(task.peak_rss_bytes()) : "", "</td><td>", log_cell,
-        "</td></tr>\n");
-    if (!task.diagnostics().empty()) {
-      html += StrCat("<tr><td></td><td colspan=\"7\"><pre>", Escape(task.diagnostics()),
-                     "</pre></td></tr>\n");
-    }
+    history::TaskRow row;
+    row.type = task.type();
+    row.index = task.index();
+    row.state = StateName(task.state());
+    row.attempt = task.attempt();
+    row.host = task.host();
+    row.port = task.port();
+    if (task.has_exit_code()) row.exit_code = task.exit_code();
+    row.diagnostics = task.diagnostics();
+    row.start_ms = task.start_ms();
+    row.end_ms = task.end_ms();
+    row.peak_rss_bytes = task.peak_rss_bytes();
+    row.log_dir = task.log_dir();
+    job.tasks.push_back(std::move(row));
   }
-  html += "</table>\n<p><a href=\"status.json\">status.json</a></p></body></html>\n";
-  return html;
+  page.events = live.events;
+  page.metrics = live.metrics;
+  page.config = live.config;
+  page.now_ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
+  page.tensorboard_url = status.tensorboard_url();
+  page.refresh_seconds = status.complete() ? 0 : 5;
+  page.links = {{"status.json", "status.json"}};
+  return history::RenderJobPage(page);
 }
 
 namespace {
@@ -307,11 +274,11 @@ void StatusPage::Stop() {
   daemon_ = nullptr;
 }
 
-void StatusPage::Update(const rpc::JobStatus& status) {
+void StatusPage::Update(const rpc::JobStatus& status, const LiveHistory& live) {
   std::string json_text;
   (void)google::protobuf::util::MessageToJsonString(status, &json_text);
   MHD_Response* json = MakeResponse(json_text, "application/json");
-  MHD_Response* html = MakeResponse(RenderStatusHtml(status), kHtmlType);
+  MHD_Response* html = MakeResponse(RenderStatusHtml(status, live), kHtmlType);
   if (json == nullptr || html == nullptr) {  // out of memory: keep serving the last snapshot
     if (json != nullptr) MHD_destroy_response(json);
     if (html != nullptr) MHD_destroy_response(html);

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "history/history_reader.h"
 #include "rpc/tony.pb.h"
 
 struct MHD_Daemon;
@@ -44,8 +45,23 @@ struct sockaddr;
 
 namespace tony::am {
 
-// The HTML page for `status` (pure; every text from the job is escaped).
-std::string RenderStatusHtml(const rpc::JobStatus& status);
+// What the AM's page shows besides the JobStatus: who runs the job, its configuration, and the
+// newest events and metric samples, as the job's history records them.
+struct LiveHistory {
+  std::string name;
+  std::string user;
+  std::string framework;
+  std::string backend;
+  std::string queue;
+  std::vector<history::HistoryEvent> events;
+  std::vector<history::MetricSample> metrics;
+  std::vector<history::ConfigRow> config;
+};
+
+// The HTML page for `status`: the history's job page (history/history_pages.h), so that a running
+// job and an ended one look alike, reloading every 5 s until the job is complete. Pure; every text
+// from the job is escaped.
+std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& live = {});
 
 struct StatusPageOptions {
   // An IPv4 or IPv6 address, or a name that resolves to one; "0.0.0.0" for every interface.
@@ -72,7 +88,7 @@ class StatusPage {
   [[nodiscard]] absl::StatusOr<int> Start(const StatusPageOptions& options);
   // Serves every peer on `host` (the local backend).
   [[nodiscard]] absl::StatusOr<int> Start(const std::string& host, int port = 0);
-  void Update(const rpc::JobStatus& status);
+  void Update(const rpc::JobStatus& status, const LiveHistory& live = {});
   void Stop();
 
  private:

@@ -66,11 +66,15 @@ constexpr char kRedirectBase[] =
 
 TEST(RenderStatusHtmlTest, ShowsEveryTaskAndEscapesWhatTheJobWrote) {
   const std::string html = RenderStatusHtml(SampleStatus());
-  EXPECT_NE(html.find("application_1700000000000_0007: RUNNING"), std::string::npos) << html;
-  EXPECT_NE(html.find("<td>worker:1</td><td>FAILED</td><td>nm1.example:40123</td><td>3</td>"),
+  EXPECT_NE(html.find("application_1700000000000_0007 <span class=\"RUNNING\">RUNNING</span>"),
             std::string::npos)
       << html;
-  EXPECT_NE(html.find("<a href=\"http://nm1.example:8042/node/containerlogs/container_1/alice\">"),
+  EXPECT_NE(html.find("<td>worker:1</td><td class=\"FAILED\">FAILED</td><td>1</td>"
+                      "<td>nm1.example:40123</td><td>3</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<a class=\"log\" "
+                      "href=\"http://nm1.example:8042/node/containerlogs/container_1/alice\">"),
             std::string::npos)
       << html;
   EXPECT_EQ(html.find("<script>"), std::string::npos) << html;
@@ -80,10 +84,10 @@ TEST(RenderStatusHtmlTest, ShowsEveryTaskAndEscapesWhatTheJobWrote) {
   EXPECT_EQ(html.find("TensorBoard"), std::string::npos);
   rpc::JobStatus with_tensorboard = SampleStatus();
   with_tensorboard.set_tensorboard_url("http://nm1.example:6006/");
-  EXPECT_NE(
-      RenderStatusHtml(with_tensorboard)
-          .find("TensorBoard: <a href=\"http://nm1.example:6006/\">http://nm1.example:6006/</a>"),
-      std::string::npos);
+  EXPECT_NE(RenderStatusHtml(with_tensorboard)
+                .find("TensorBoard: <a id=\"tensorboard\" href=\"http://nm1.example:6006/\">"
+                      "http://nm1.example:6006/</a>"),
+            std::string::npos);
   with_tensorboard.set_tensorboard_url("javascript:alert(1)");
   EXPECT_EQ(RenderStatusHtml(with_tensorboard).find("href=\"javascript"), std::string::npos);
   // A running job's page reloads itself; a complete one does not.
@@ -91,6 +95,36 @@ TEST(RenderStatusHtmlTest, ShowsEveryTaskAndEscapesWhatTheJobWrote) {
   rpc::JobStatus done = SampleStatus();
   done.set_complete(true);
   EXPECT_EQ(RenderStatusHtml(done).find("http-equiv=\"refresh\""), std::string::npos);
+}
+
+// The AM's page is the history's job page: with the live events and samples it draws the same
+// timeline and plots as `tony history` does for the ended job.
+TEST(RenderStatusHtmlTest, IsTheHistorysJobPageWithTheLiveEventsAndSamples) {
+  LiveHistory live;
+  live.name = "mnist";
+  live.user = "alice";
+  history::HistoryEvent started;
+  started.time_ms = 1000;
+  started.kind = history::kEventTaskStarted;
+  started.task = "worker:1";
+  live.events = {started};
+  for (int i = 0; i < 3; ++i) {
+    history::MetricSample sample;
+    sample.time_ms = 1000 + i * 1000;
+    sample.task = "worker:1";
+    sample.cpu_seconds = i;
+    sample.rss_bytes = int64_t{64} << 20;
+    live.metrics.push_back(sample);
+  }
+  live.config = {{"tony.worker.instances", "2", "--conf"}};
+  const std::string html = RenderStatusHtml(SampleStatus(), live);
+  EXPECT_NE(html.find("<td>mnist</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<g class=\"attempt\" data-task=\"worker:1\""), std::string::npos) << html;
+  EXPECT_NE(html.find("data-measure=\"cpu\""), std::string::npos) << html;
+  EXPECT_NE(html.find("data-measure=\"memory\""), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>tony.worker.instances</td><td>2</td><td>--conf</td>"),
+            std::string::npos)
+      << html;
 }
 
 TEST(StatusPageTest, ServesTheLatestSnapshotAsHtmlAndJson) {

@@ -29,9 +29,17 @@ pre{background:#f7f7f7;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-br
 svg text{font-size:11px;font-family:sans-serif}
 </style>)";
 
-std::string Page(const std::string& title, const std::string& body) {
-  return StrCat("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", HtmlEscape(title),
-                "</title>", kStyle, "</head><body>\n", body, "</body></html>\n");
+std::string Page(const std::string& title, const std::string& body, int refresh_seconds = 0) {
+  return StrCat("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">",
+                refresh_seconds > 0
+                    ? StrCat("<meta http-equiv=\"refresh\" content=\"", refresh_seconds, "\">")
+                    : "",
+                "<title>", HtmlEscape(title), "</title>", kStyle, "</head><body>\n", body,
+                "</body></html>\n");
+}
+
+bool IsWebAddress(std::string_view url) {
+  return url.starts_with("http://") || url.starts_with("https://");
 }
 
 // "2026-12-04 07:11:10" (UTC), or "" for 0.
@@ -372,6 +380,17 @@ std::string RenderJobPage(const JobPage& page) {
   }
   body += StrCat("<h1>", HtmlEscape(job.app_id), " <span class=\"", HtmlEscape(state), "\">",
                  HtmlEscape(state), "</span></h1>\n");
+  if (!page.tensorboard_url.empty()) {
+    // A link only to a web address: the page's viewers click it.
+    const std::string url = HtmlEscape(page.tensorboard_url);
+    body += IsWebAddress(page.tensorboard_url)
+                ? StrCat("<p>TensorBoard: <a id=\"tensorboard\" href=\"", url, "\">", url,
+                         "</a></p>\n")
+                : StrCat("<p>TensorBoard: ", url, "</p>\n");
+  }
+  for (const auto& [text, url] : page.links) {
+    body += StrCat("<p><a href=\"", HtmlEscape(url), "\">", HtmlEscape(text), "</a></p>\n");
+  }
   const int64_t start = job.start_ms > 0 ? job.start_ms : job.submitted_ms;
   const int64_t end = job.complete && job.end_ms > 0 ? job.end_ms : page.now_ms;
   body += StrCat("<table id=\"job\"><tr><th>Name</th><td>", HtmlEscape(job.name),
@@ -407,6 +426,14 @@ std::string RenderJobPage(const JobPage& page) {
 
   // Log links by task: every attempt's streams.
   std::map<std::string, std::string> links;
+  for (const TaskRow& task : job.tasks) {
+    // The backend's own logs: the NodeManager's page on YARN, a directory locally.
+    if (task.log_dir.empty()) continue;
+    links[task.Task()] += IsWebAddress(task.log_dir)
+                              ? StrCat("<a class=\"log\" href=\"", HtmlEscape(task.log_dir),
+                                       "\">container logs</a>")
+                              : StrCat("<code>", HtmlEscape(task.log_dir), "</code>");
+  }
   for (const LogFile& log : page.logs) {
     links[log.Task()] += StrCat(" <a class=\"log\" href=\"", HtmlEscape(page.logs_url), "/",
                                 UrlSegment(log.name), "\">", log.stream,
@@ -467,7 +494,7 @@ std::string RenderJobPage(const JobPage& page) {
                    "</td><td>", HtmlEscape(row.source), "</td></tr>\n");
   }
   body += "</table>\n";
-  return Page(StrCat(job.app_id, " ", state), body);
+  return Page(StrCat(job.app_id, " ", state), body, page.refresh_seconds);
 }
 
 std::string RenderLog(const std::string& app_id, const std::string& file, std::string_view text,

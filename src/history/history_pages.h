@@ -41,6 +41,11 @@ struct JobPage {
   std::string logs_url;  // where the log links point: logs_url + "/" + file name
   std::string back_url;  // the job list, or "" for none (the AM's own page)
   int64_t now_ms = 0;    // the end of a running job's bars
+  // The AM's live page: its TensorBoard, a reload every few seconds while the job runs, and
+  // links of its own (status.json).
+  std::string tensorboard_url;
+  int refresh_seconds = 0;
+  std::vector<std::pair<std::string, std::string>> links;  // text, URL
 };
 
 std::string RenderJobPage(const JobPage& page);

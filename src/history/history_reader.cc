@@ -104,6 +104,7 @@ JobInfo ParseJob(std::string_view text) {
       row.start_ms = Int(task, "start_ms");
       row.end_ms = Int(task, "end_ms");
       row.peak_rss_bytes = Int(task, "peak_rss_bytes");
+      row.log_dir = Str(task, "log_dir");
       job.tasks.push_back(std::move(row));
     }
   }

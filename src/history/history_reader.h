@@ -34,6 +34,7 @@ struct TaskRow {
   int64_t start_ms = 0;
   int64_t end_ms = 0;
   int64_t peak_rss_bytes = 0;
+  std::string log_dir;  // where the backend keeps its logs: a path, or a URL (YARN's NodeManager)
   std::string Task() const { return type + ":" + std::to_string(index); }
 };
 

@@ -211,7 +211,8 @@ TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
   EXPECT_NE(json.find("\"appId\":\"" + app_id_ + "\""), std::string::npos) << json;
   EXPECT_TRUE(std::regex_search(json, std::regex(R"(TASK_RUNNING[\s\S]*TASK_RUNNING)"))) << json;
   const std::string html = HttpGet(base);
-  EXPECT_NE(html.find("<td>worker:1</td><td>RUNNING</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>worker:1</td><td class=\"RUNNING\">RUNNING</td>"), std::string::npos)
+      << html;
   kill(tony, SIGINT);
   TonyResult r = Wait(tony);
   EXPECT_EQ(r.exit_code, 130) << Describe(r);
