@@ -209,17 +209,14 @@ absl::StatusOr<AmBackend> LocalAmBackend(const std::string& app_id, const std::s
   backend.options.backend = "local";
   backend.options.submitted_ms = SubmittedMs();
   backend.options.am_attempt = am_attempt;
-  std::string location = spec.history_location;
-  if (location.starts_with("file://")) location = location.substr(7);
-  if (!location.empty() && !location.starts_with("/")) {
-    spdlog::warn("[{}] tony.history.location {} is not a local path; the history goes to {}/history",
-                 app_id, location, TonyHome());
-    location.clear();
+  absl::StatusOr<history::HistoryStore> store =
+      LocalHistoryStore(spec.history_location, spec.history_intermediate, spec.history_finished);
+  if (store.ok()) {
+    backend.options.history_fs = store->fs;
+    backend.options.history_dirs = store->dirs;
+  } else {
+    spdlog::warn("[{}] no history for this job: {}", app_id, ToStd(store.status().message()));
   }
-  backend.options.history_fs = history::LocalHistoryFs();
-  backend.options.history_dirs =
-      history::DirsAt(location.empty() ? StrCat(TonyHome(), "/history") : location,
-                      spec.history_intermediate, spec.history_finished);
   backend.options.credentials = *std::move(credentials);
   backend.options.staging_dir = job_dir;
   backend.options.conf_file = StrCat(job_dir, "/", cluster::kFinalConfFile);

@@ -73,18 +73,14 @@ std::optional<history::HistoryStore> HistoryStoreFor(const config::JobControlSpe
                                                      cluster::ClusterClient* cluster,
                                                      int* exit_code) {
   if (control.backend != "yarn") {
-    std::string location = control.history_location;
-    if (location.starts_with("file://")) location = location.substr(7);
-    if (!location.empty() && !location.starts_with("/")) {
-      std::cerr << "tony: error: tony.history.location '" << location
-                << "' is not a local directory (the local backend keeps history on this disk)\n";
+    absl::StatusOr<history::HistoryStore> store = LocalHistoryStore(
+        control.history_location, control.history_intermediate, control.history_finished);
+    if (!store.ok()) {
+      std::cerr << "tony: error: " << store.status().message() << "\n";
       *exit_code = client::kExitBadInput;
       return std::nullopt;
     }
-    return history::HistoryStore{
-        history::LocalHistoryFs(),
-        history::DirsAt(location.empty() ? StrCat(TonyHome(), "/history") : location,
-                        control.history_intermediate, control.history_finished)};
+    return *std::move(store);
   }
   std::unique_ptr<cluster::YarnClusterClient> own;
   auto* yarn = dynamic_cast<cluster::YarnClusterClient*>(cluster);

@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
   tony::cli::SubmitOptions submit_options;
   CLI::App* submit = app.add_subcommand("submit", "Run a job and exit with its result");
   tony::cli::AddSubmitFlags(submit, &submit_options);
+  submit->add_flag("--tee", submit_options.tee,
+                   "Print every task's output as it comes, each line with its task "
+                   "(\"[worker:1] ...\"), as torchrun --tee does");
 
   tony::cli::SubmitOptions cluster_options;
   CLI::App* cluster = app.add_subcommand(

@@ -69,9 +69,19 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
     return fits.code() == absl::StatusCode::kResourceExhausted ? client::kExitBadInput
                                                                : client::kExitJobFailed;
   }
+  client::SubmitContext context{options.request.working_dir, SelfExecutable(), std::nullopt};
+  if (options.tee) {
+    absl::StatusOr<history::HistoryStore> store = cluster->History(
+        job.spec.history_location, job.spec.history_intermediate, job.spec.history_finished);
+    if (!store.ok()) {
+      std::cerr << "tony: error: --tee: " << store.status().message() << "\n";
+      return client::kExitBadInput;
+    }
+    context.tee = *std::move(store);
+  }
   client::BlockInterruptSignals();
   client::TonyClient tony(cluster.get(), std::cout, std::cerr);
-  return tony.Submit(job.resolved, job.spec, {options.request.working_dir, SelfExecutable()});
+  return tony.Submit(job.resolved, job.spec, context);
 }
 
 void SetUpRoleLogging(const std::string& role) {
@@ -85,6 +95,22 @@ std::string TonyHome() {
   if (const char* home = std::getenv("TONY_HOME"); home != nullptr && *home != '\0') return home;
   const char* user_home = std::getenv("HOME");
   return StrCat(user_home != nullptr ? user_home : "/tmp", "/.tony");
+}
+
+absl::StatusOr<history::HistoryStore> LocalHistoryStore(const std::string& location,
+                                                        const std::string& intermediate,
+                                                        const std::string& finished) {
+  std::string root = location;
+  if (root.starts_with("file://")) root = root.substr(7);
+  if (!root.empty() && !root.starts_with("/")) {
+    return absl::InvalidArgumentError(
+        StrCat("tony.history.location '", location,
+               "' is not a local directory (the local backend keeps history on this disk)"));
+  }
+  return history::HistoryStore{
+      history::LocalHistoryFs(),
+      history::DirsAt(root.empty() ? StrCat(TonyHome(), "/history") : root, intermediate,
+                      finished)};
 }
 
 // The configuration a job was staged with, as the AM and executors read it.
@@ -218,10 +244,20 @@ int RunSubmit(SubmitOptions& options) {
     for (const cluster::ExpiredJobDir& dir : retention.FindExpired()) (void)retention.Remove(dir);
   }
   // Before any thread exists, so that every thread inherits the mask.
+  client::SubmitContext context{options.request.working_dir, SelfExecutable(), std::nullopt};
+  if (options.tee) {
+    absl::StatusOr<history::HistoryStore> store = LocalHistoryStore(
+        job->spec.history_location, job->spec.history_intermediate, job->spec.history_finished);
+    if (!store.ok()) {
+      std::cerr << "tony: error: " << store.status().message() << "\n";
+      return client::kExitBadInput;
+    }
+    context.tee = *std::move(store);
+  }
   client::BlockInterruptSignals();
   cluster::LocalClusterClient cluster(TonyHome());
   client::TonyClient tony(&cluster, std::cout, std::cerr);
-  return tony.Submit(job->resolved, job->spec, {options.request.working_dir, SelfExecutable()});
+  return tony.Submit(job->resolved, job->spec, context);
 }
 
 int RunAm() {

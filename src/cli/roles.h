@@ -12,6 +12,7 @@
 #include "config/job_spec.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/kerberos.h"
+#include "history/history_format.h"
 
 namespace tony::cli {
 
@@ -29,6 +30,13 @@ std::string SelfExecutable();
 
 // $TONY_HOME, else ~/.tony: where the client keeps each job's directory (jobs/<app id>).
 std::string TonyHome();
+
+// The jobs' history on this machine's disk: tony.history.location ("" for $TONY_HOME/history, or
+// a file:// URI), .intermediate and .finished. InvalidArgument names a location that is not a
+// local directory.
+absl::StatusOr<history::HistoryStore> LocalHistoryStore(const std::string& location,
+                                                        const std::string& intermediate,
+                                                        const std::string& finished);
 
 // The configuration a job was staged with (its tony-final.xml over the built-in defaults).
 absl::StatusOr<config::Configuration> LoadFinalConf(const std::string& path);

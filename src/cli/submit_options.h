@@ -13,6 +13,7 @@ struct SubmitOptions {
   config::ConfigRequest request;
   bool explain = false;  // `tony config --explain`
   bool xml = false;      // `tony config --xml`
+  bool tee = false;      // `tony submit --tee`: stream every task's output
 };
 
 // Adds the submit flags to `app`, writing into `options`.

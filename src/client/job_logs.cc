@@ -56,6 +56,10 @@ absl::StatusOr<config::TaskRef> ParseTaskFlag(const std::string& text) {
 int ShowLogs(history::HistoryFs& fs, const history::HistoryDirs& dirs, const LogsOptions& options,
              std::ostream& out, std::ostream& err, const std::function<bool()>& interrupted) {
   absl::StatusOr<history::JobLocation> where = history::FindJob(fs, dirs, options.app_id);
+  while (options.wait_for_history && !where.ok() && !interrupted()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options.poll_ms));
+    where = history::FindJob(fs, dirs, options.app_id);
+  }
   if (!where.ok()) {
     err << "tony: error: " << where.status().message() << "\n";
     return absl::IsNotFound(where.status()) ? kExitBadInput : kExitJobFailed;
@@ -95,7 +99,8 @@ int ShowLogs(history::HistoryFs& fs, const history::HistoryDirs& dirs, const Log
         const size_t last = rest.rfind('\n');
         if (last == std::string::npos) continue;
         for (std::string_view line : Split(std::string_view(rest).substr(0, last), '\n')) {
-          out << Prefix(file) << TerminalSafe(line, std::numeric_limits<size_t>::max()) << "\n";
+          // One write per line: another thread's lines (the client's progress) never cut in.
+          out << StrCat(Prefix(file), TerminalSafe(line, options.max_line), "\n");
         }
         rest.erase(0, last + 1);
       }
@@ -110,9 +115,10 @@ int ShowLogs(history::HistoryFs& fs, const history::HistoryDirs& dirs, const Log
   for (const auto& [name, rest] : partial) {
     if (rest.empty()) continue;
     std::optional<history::LogFile> file = history::ParseLogName(name);
-    out << (file ? Prefix(*file) : StrCat("[", name, "] "))
-        << TerminalSafe(rest, std::numeric_limits<size_t>::max()) << "\n";
+    out << StrCat(file ? Prefix(*file) : StrCat("[", name, "] "),
+                  TerminalSafe(rest, options.max_line), "\n");
   }
+  if (!any && options.wait_for_history) return kExitSucceeded;  // --tee of a silent job
   if (!any) {
     err << "tony: error: " << options.app_id << " has no "
         << (options.stdout_stream && options.stderr_stream ? "output"

@@ -25,6 +25,10 @@ struct LogsOptions {
   bool stderr_stream = false;
   bool follow = false;
   int64_t poll_ms = 500;  // --follow: how often to look for new output
+  // --follow for a job just submitted: wait for its history to appear instead of failing.
+  bool wait_for_history = false;
+  // --follow: lines longer than this are cut (with "..."), so that no line floods a terminal.
+  size_t max_line = 4096;
 };
 
 // "worker:1" as a TaskRef; InvalidArgument naming the text otherwise.

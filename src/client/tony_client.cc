@@ -12,6 +12,7 @@
 #include "client/job_report.h"
 #include "client/job_stager.h"
 #include "client/preflight.h"
+#include "client/job_logs.h"
 #include "common/clock.h"
 #include "rpc/launch_contract.h"
 #include "common/strings.h"
@@ -132,7 +133,30 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
        << "tony: job directory " << job_dir << ", logs under " << job_dir << "/logs\n"
        << std::flush;
 
+  // --tee: the tasks' lines as they print them, beside the progress lines.
+  std::atomic<bool> job_over{false};
+  std::atomic<int64_t> tee_deadline_ms{0};
+  std::thread tee;
+  if (context.tee) {
+    tee = std::thread([&, store = *context.tee, id = *app_id] {
+      LogsOptions logs;
+      logs.app_id = id;
+      logs.stderr_stream = true;
+      logs.follow = true;
+      logs.wait_for_history = true;
+      // The job's history is finished by the time the job is; should it never be (a history
+      // that cannot be written), the tee gives up a few seconds after the job's end.
+      (void)ShowLogs(*store.fs, store.dirs, logs, out_, err_, [&] {
+        return job_over && SystemClock::Get()->NowMs() > tee_deadline_ms;
+      });
+    });
+  }
   rpc::JobStatus final_status = Follow(*app_id, *credentials, spec);
+  if (tee.joinable()) {
+    tee_deadline_ms = SystemClock::Get()->NowMs() + 10000;
+    job_over = true;
+    tee.join();
+  }
   // The AM exits once it has told us; make sure nothing of the job outlives the client.
   if (absl::Status gone = cluster_->AwaitAmExit(*app_id, spec.stop_grace_ms + 10000); !gone.ok()) {
     err_ << "tony: warning: " << gone.message() << "; killing what is left of the job\n";

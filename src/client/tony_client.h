@@ -9,12 +9,14 @@
 #include <iosfwd>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "cluster/cluster_client.h"
 #include "common/signal_thread.h"
 #include "config/config_loader.h"
 #include "config/job_spec.h"
+#include "history/history_format.h"
 #include "rpc/job_credentials.h"
 #include "rpc/tony.grpc.pb.h"
 
@@ -23,6 +25,9 @@ namespace tony::client {
 struct SubmitContext {
   std::string working_dir;
   std::string executable;  // the tony binary, shipped to the AM and executors
+  // --tee: every task's output is printed as it comes, each line with its task ("[worker:1] "),
+  // from the job's history in this store.
+  std::optional<history::HistoryStore> tee = std::nullopt;
 };
 
 // Exit codes of `tony submit`.

@@ -215,6 +215,30 @@ TEST_P(HistoryE2eTest, LogsShowTheOutputDuringAndAfterTheJob) {
   EXPECT_NE(no_task.err.find("no stdout output of worker:7"), std::string::npos) << no_task.err;
 }
 
+// tony submit --tee: every task's lines as they come, each with its task, as torchrun --tee;
+// bytes that would upset a terminal are escaped and a very long line is cut.
+TEST_P(HistoryE2eTest, TeeStreamsEveryTasksLinesWithTheirTask) {
+  std::vector<std::string> args = Submit(
+      {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.task.heartbeat-interval-ms=200"},
+      "echo step 1 of $TASK_INDEX; sleep 0.5; echo step 2 of $TASK_INDEX; "
+      "printf '\\377 not utf-8 \\033[31m escape\\n' >&2; head -c 20000 /dev/zero | tr '\\0' x");
+  args.push_back("--tee");
+  TonyResult r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  for (const char* line : {"[worker:0] step 1 of 0\n", "[worker:0] step 2 of 0\n",
+                           "[worker:1] step 1 of 1\n", "[worker:1] step 2 of 1\n",
+                           "[worker:1 stderr] ? not utf-8 ?[31m escape\n"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  EXPECT_LT(r.out.find("[worker:0] step 1 of 0"), r.out.find("[worker:0] step 2 of 0"));
+  EXPECT_EQ(r.out.find('\033'), std::string::npos) << "no raw escape reaches the terminal";
+  const size_t long_line = r.out.find("[worker:0] xxxx");
+  ASSERT_NE(long_line, std::string::npos) << r.out;
+  const size_t end = r.out.find('\n', long_line);
+  EXPECT_LT(end - long_line, 5000u) << "a 20,000-byte line is cut";
+  EXPECT_EQ(r.out.substr(end - 3, 3), "...");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
