@@ -155,6 +155,9 @@ absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config:
   backend.options.backend = "yarn";
   backend.options.submitted_ms = SubmittedMs();
   SetYarnHistory(app_id, spec, yarn, &backend.options);
+  if (!spec.history_url.empty()) {
+    yarn.final_tracking_url = StrCat(spec.history_url, "/jobs/", app_id);
+  }
   backend.allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
   backend.options.credentials.secret = *secret;
   if (cert != nullptr && key != nullptr) {

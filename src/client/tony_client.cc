@@ -165,6 +165,9 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   (void)cluster_->Kill(*app_id, /*force=*/true);  // leftovers only: the AM is gone by now
 
   out_ << "\n" << Summary(final_status) << std::flush;
+  if (!spec.history_url.empty()) {
+    out_ << "\nhistory: " << spec.history_url << "/jobs/" << *app_id << "\n" << std::flush;
+  }
   if (final_status.state() == rpc::JOB_SUCCEEDED) return kExitSucceeded;
   return interrupted_ != 0 ? kExitInterrupted : kExitJobFailed;
 }

@@ -240,6 +240,17 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   spec.history_intermediate = std::move(control.history_intermediate);
   spec.history_finished = std::move(control.history_finished);
   spec.history_max_log_bytes = control.history_max_log_bytes;
+  spec.history_url = std::string(StripWhitespace(reader.String("tony.history.url")));
+  if (spec.history_url.empty()) {
+    spec.history_url = std::string(StripWhitespace(reader.String("tony.portal.url")));
+  }
+  if (!spec.history_url.empty() && !spec.history_url.starts_with("http://") &&
+      !spec.history_url.starts_with("https://")) {
+    return reader.Error(!reader.String("tony.history.url").empty() ? "tony.history.url"
+                                                                    : "tony.portal.url",
+                        "expected an http:// or https:// URL of the history server");
+  }
+  while (spec.history_url.ends_with('/')) spec.history_url.pop_back();
   spec.hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
   spec.security = std::move(control.security);
 

@@ -190,6 +190,8 @@ struct JobSpec {
   std::string history_intermediate;
   std::string history_finished;
   int64_t history_max_log_bytes = 0;
+  // tony.history.url, else TonY's tony.portal.url: the history server; "" for none.
+  std::string history_url;
   int64_t metrics_interval_ms = 5000;  // tony.task.metrics-interval-ms: history samples per task
   std::vector<std::string> hadoop_conf_dirs;  // as JobControlSpec::hadoop_conf_dirs
   SecuritySpec security;                      // as JobControlSpec::security

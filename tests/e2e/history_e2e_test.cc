@@ -239,6 +239,31 @@ TEST_P(HistoryE2eTest, TeeStreamsEveryTasksLinesWithTheirTask) {
   EXPECT_EQ(r.out.substr(end - 3, 3), "...");
 }
 
+// tony.history.url (TonY's tony.portal.url): the client names the job's page on the history
+// server, and on YARN the ended application's tracking URL is that page, as MapReduce's and
+// Spark's point at their history servers.
+TEST_P(HistoryE2eTest, TheTrackingUrlOfAnEndedJobIsItsHistoryPage) {
+  TonyResult bad = Run(Submit({"tony.worker.instances=1", "tony.history.url=history:18080"},
+                              "echo never"));
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_NE(bad.err.find("tony.history.url"), std::string::npos) << bad.err;
+
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
+                             "tony.portal.url=http://history.example:18080/"},
+                            "echo done"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string page = "http://history.example:18080/jobs/" + r.app_id;
+  EXPECT_NE(r.out.find("history: " + page + "\n"), std::string::npos) << r.out;
+  if (yarn()) {
+    absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> client = cluster_->Yarn();
+    ASSERT_TRUE(client.ok()) << client.status();
+    absl::StatusOr<hadoop::ApplicationReport> report =
+        (*client)->GetApplicationReport(*hadoop::ApplicationId::Parse(r.app_id));
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_EQ(report->original_tracking_url, page);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

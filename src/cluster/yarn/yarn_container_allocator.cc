@@ -320,7 +320,7 @@ absl::Status YarnContainerAllocator::Finish(FinalStatus final_status,
       : final_status == FinalStatus::kKilled  ? hadoop::FinalApplicationStatus::kKilled
                                               : hadoop::FinalApplicationStatus::kFailed;
   for (int attempt = 0; attempt < 50; ++attempt) {
-    absl::StatusOr<bool> done = am_rm_->Finish(status, diagnostics, "");
+    absl::StatusOr<bool> done = am_rm_->Finish(status, diagnostics, options_.final_tracking_url);
     if (!done.ok()) {
       spdlog::error("unregistering from {}: {}", am_rm_->peer(), ToStd(done.status().message()));
       return absl::UnavailableError(

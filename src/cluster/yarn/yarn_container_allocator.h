@@ -53,6 +53,9 @@ struct YarnAllocatorOptions {
   // How to reach the scheduler; empty: Hadoop RPC authenticated with am_rm_token (tests inject a
   // fake).
   hadoop::RpcConnector scheduler_connector;
+  // The application's tracking URL once it has ended (the history's job page), as MapReduce and
+  // Spark set theirs; "" keeps the AM's own.
+  std::string final_tracking_url;
   int64_t fast_heartbeat_ms = 100;   // while containers are outstanding
   int64_t slow_heartbeat_ms = 1000;  // once every ask was granted
 };
