@@ -413,8 +413,7 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
                                   grpc::ServerUnaryReactor* reactor) {
   response->set_stop(
       job_.OnHeartbeat(FromProto(request.task()), request.container_id(), request.rss_bytes()));
-  RecordMetrics(FromProto(request.task()), request.container_id(), request.cpu_seconds(),
-                request.rss_bytes());
+  RecordMetrics(request);
   // Fresh credentials go out with the reply to each executor that has older ones.
   if (request.tokens_version() < task_tokens_version_) {
     response->set_tokens(task_tokens_);

@@ -144,8 +144,7 @@ class ApplicationMaster final : public AmRequestHandler {
   void RecordTransitions();
   // One event: into the history, and the live page's copy.
   void RecordEvent(const nlohmann::ordered_json& event);
-  void RecordMetrics(const TaskRef& task, const std::string& container_id, double cpu_seconds,
-                     int64_t rss_bytes);
+  void RecordMetrics(const rpc::HeartbeatRequest& heartbeat);
   void RecordJobEnd();
   std::string HistoryJobJson() const;
 

@@ -134,27 +134,38 @@ void ApplicationMaster::RecordTransitions() {
   }
 }
 
-void ApplicationMaster::RecordMetrics(const TaskRef& task, const std::string& container_id,
-                                      double cpu_seconds, int64_t rss_bytes) {
+void ApplicationMaster::RecordMetrics(const rpc::HeartbeatRequest& heartbeat) {
+  const TaskRef task{heartbeat.task().type(), heartbeat.task().index()};
   const TaskRecord* record = job_.Find(task);
-  if (record == nullptr || record->container_id != container_id) return;
+  if (record == nullptr || record->container_id != heartbeat.container_id()) return;
+  const double cpu_seconds = heartbeat.cpu_seconds();
+  const int64_t rss_bytes = heartbeat.rss_bytes();
   const int64_t now = clock_->WallMs();
   auto [last, first] = last_metric_ms_.try_emplace(task, now);
-  if (!first && now - last->second < job_.spec().metrics_interval_ms) return;
-  last->second = now;
-  if (history_) {
-    history_->Metric(Dump({{"time_ms", now},
-                           {"task", task.ToString()},
-                           {"attempt", record->attempt},
-                           {"cpu_seconds", cpu_seconds},
-                           {"rss_bytes", rss_bytes}}));
+  // A GPU sample is taken at the metrics interval by the executor: each is kept.
+  if (!first && !heartbeat.has_gpu_sample() &&
+      now - last->second < job_.spec().metrics_interval_ms) {
+    return;
   }
+  last->second = now;
+  Json line = {{"time_ms", now},
+               {"task", task.ToString()},
+               {"attempt", record->attempt},
+               {"cpu_seconds", cpu_seconds},
+               {"rss_bytes", rss_bytes}};
   history::MetricSample sample;
   sample.time_ms = now;
   sample.task = task.ToString();
   sample.attempt = record->attempt;
   sample.cpu_seconds = cpu_seconds;
   sample.rss_bytes = rss_bytes;
+  if (heartbeat.has_gpu_sample()) {
+    line["gpu_utilization"] = heartbeat.gpu_utilization();
+    line["gpu_memory_bytes"] = heartbeat.gpu_memory_bytes();
+    sample.gpu_utilization = heartbeat.gpu_utilization();
+    sample.gpu_memory_bytes = heartbeat.gpu_memory_bytes();
+  }
+  if (history_) history_->Metric(Dump(line));
   live_.metrics.push_back(std::move(sample));
   if (live_.metrics.size() > kLiveSamples) {
     live_.metrics.erase(live_.metrics.begin(), live_.metrics.begin() + kLiveSamples / 4);

@@ -290,8 +290,9 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   TONY_ASSIGN_OR_RETURN(value,
                         reader.Int("tony.task.executor.execution.error-message-max-depth", 0));
   spec.error_message_max_lines = static_cast<int>(value);
-  // Parsed for validation; enforced by the backends.
-  TONY_ASSIGN_OR_RETURN(std::ignore, reader.Bool("tony.task.gpu-metrics.enabled"));
+  TONY_ASSIGN_OR_RETURN(spec.gpu_metrics, reader.Bool("tony.task.gpu-metrics.enabled"));
+  spec.gpu_exec_path = std::string(StripWhitespace(reader.String("tony.gpu-exec-path")));
+  if (spec.gpu_exec_path.empty()) spec.gpu_exec_path = "nvidia-smi";
 
   TONY_ASSIGN_OR_RETURN(spec.container_envs, reader.Envs("tony.containers.envs"));
   TONY_ASSIGN_OR_RETURN(spec.execution_envs, reader.Envs("tony.execution.envs"));

@@ -192,7 +192,9 @@ struct JobSpec {
   int64_t history_max_log_bytes = 0;
   // tony.history.url, else TonY's tony.portal.url: the history server; "" for none.
   std::string history_url;
-  int64_t metrics_interval_ms = 5000;  // tony.task.metrics-interval-ms: history samples per task
+  int64_t metrics_interval_ms = 5000;
+  bool gpu_metrics = true;                   // tony.task.gpu-metrics.enabled
+  std::string gpu_exec_path = "nvidia-smi";  // tony.gpu-exec-path  // tony.task.metrics-interval-ms: history samples per task
   std::vector<std::string> hadoop_conf_dirs;  // as JobControlSpec::hadoop_conf_dirs
   SecuritySpec security;                      // as JobControlSpec::security
   LocalBackendSpec local;

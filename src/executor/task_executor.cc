@@ -252,6 +252,16 @@ int TaskExecutor::Run() {
     spdlog::error("the job has no task type {}", options_.task.type);
     return 2;
   }
+  if (type->resources.gpus > 0 && spec_.gpu_metrics) {
+    // The container's GPUs, as the backend named them to it (the local backend and YARN's GPU
+    // isolation both set one of these).
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (visible == nullptr) visible = std::getenv("NVIDIA_VISIBLE_DEVICES");
+    gpu_sampler_ = std::make_unique<GpuSampler>(
+        spec_.gpu_exec_path, visible != nullptr ? visible : "",
+        (std::filesystem::temp_directory_path() / StrCat("tony-gpu-", options_.container_id))
+            .string());
+  }
 
   // Held from registration until just before the user process starts (TonY issue 365).
   absl::StatusOr<ReservedPort> port = ReservedPort::Reserve(0);
@@ -377,6 +387,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   std::string stop_reason;
   int64_t peak_rss = 0;
   int64_t tokens_version = 0;  // of the credentials from the AM the task has
+  int64_t next_gpu_sample = 0;
 
   auto begin_stop = [&](const std::string& reason) {
     if (kill_at != 0) return;
@@ -410,6 +421,14 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       request.set_tokens_version(tokens_version);
       request.set_cpu_seconds(static_cast<double>(usage.cpu_ticks) /
                               static_cast<double>(sysconf(_SC_CLK_TCK)));
+      if (gpu_sampler_ && now >= next_gpu_sample) {
+        next_gpu_sample = now + spec_.metrics_interval_ms;
+        if (std::optional<GpuUse> gpu = gpu_sampler_->Sample()) {
+          request.set_has_gpu_sample(true);
+          request.set_gpu_utilization(gpu->utilization);
+          request.set_gpu_memory_bytes(gpu->memory_bytes);
+        }
+      }
       rpc::HeartbeatResponse response;
       grpc::ClientContext context;
       Attach(&context);

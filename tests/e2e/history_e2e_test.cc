@@ -264,6 +264,36 @@ TEST_P(HistoryE2eTest, TheTrackingUrlOfAnEndedJobIsItsHistoryPage) {
   }
 }
 
+// GPU use in the history, from nvidia-smi's query interface (tony.gpu-exec-path): a stand-in
+// program reports two GPUs where the machine has none; the samples are those of the task's own
+// GPU (CUDA_VISIBLE_DEVICES), or of every GPU listed where the container names none (YARN without
+// GPU isolation), and the history's job page plots them.
+TEST_P(HistoryE2eTest, GpuUseOfTheTasksGpusIsSampled) {
+  TonyResult r = Run(Submit(
+      {"tony.worker.instances=1", "tony.worker.memory=256m", "tony.worker.gpus=1",
+       "tony.local.gpus=2", "tony.task.heartbeat-interval-ms=100",
+       "tony.task.metrics-interval-ms=100",
+       "tony.gpu-exec-path=" + TonyRunner::SourcePath("tests/e2e/scripts/fake_nvidia_smi.sh")},
+      "echo \"visible [${CUDA_VISIBLE_DEVICES:-$NVIDIA_VISIBLE_DEVICES}]\"; sleep 1"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  std::smatch visible;
+  const std::string out = TaskStdout(r);
+  ASSERT_TRUE(std::regex_search(out, visible, std::regex(R"(visible \[([^\]]*)\])"))) << out;
+  const std::map<std::string, std::pair<double, int64_t>> expected = {
+      {"0", {37, int64_t{1500} << 20}}, {"1", {91, int64_t{2500} << 20}},
+      {"", {64, int64_t{4000} << 20}}};
+  ASSERT_TRUE(expected.contains(visible[1].str())) << visible[1].str();
+  const auto [utilization, memory] = expected.at(visible[1].str());
+  int gpu_samples = 0;
+  for (const Json& sample : Lines(HistoryFile(r.app_id, "metrics.jsonl"))) {
+    if (!sample.contains("gpu_utilization")) continue;
+    ++gpu_samples;
+    EXPECT_DOUBLE_EQ(sample.value("gpu_utilization", -1.0), utilization) << sample.dump();
+    EXPECT_EQ(sample.value("gpu_memory_bytes", int64_t{-1}), memory) << sample.dump();
+  }
+  EXPECT_GE(gpu_samples, 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
