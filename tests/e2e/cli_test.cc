@@ -175,6 +175,25 @@ TEST_F(CliTest, StatusAndKillOfNoSuchJob) {
             std::string::npos);
 }
 
+TEST_F(CliTest, UnknownCommandsAndLogsOfNoSuchJob) {
+  EXPECT_EQ(ExpectBadInput({"frobnicate", "application_1700000000000_0042"}),
+            "tony: error: unknown command 'frobnicate' (commands: config, submit, cluster, list, "
+            "status, kill, logs, history, gc; tony --help)");
+  EXPECT_NE(ExpectBadInput({"logs", "application_1700000000000_0042"})
+                .find("no history of application_1700000000000_0042 in " + runner_.home() +
+                      "/history/finished"),
+            std::string::npos);
+  EXPECT_NE(ExpectBadInput({"logs", "application_1700000000000_0042", "--task", "worker"})
+                .find("--task 'worker': expected TYPE:INDEX"),
+            std::string::npos);
+  EXPECT_NE(ExpectBadInput({"logs", "application_1700000000000_0042", "--stderr", "--all"})
+                .find("--stderr and --all"),
+            std::string::npos);
+  EXPECT_NE(ExpectBadInput({"history", "--conf", "tony.history.location=hdfs:///h"})
+                .find("tony.history.location 'hdfs:///h' is not a local directory"),
+            std::string::npos);
+}
+
 TEST_F(CliTest, ListWithNoJobsAndWithNoCluster) {
   TonyResult r = runner_.Run({"list"}, 30000);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

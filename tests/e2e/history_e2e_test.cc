@@ -294,6 +294,20 @@ TEST_P(HistoryE2eTest, GpuUseOfTheTasksGpusIsSampled) {
   EXPECT_GE(gpu_samples, 2);
 }
 
+// The client ends with what the chief printed last (TonY's jobs print their accuracy there), not
+// with a log path to open.
+TEST_P(HistoryE2eTest, TheSummaryEndsWithTheChiefsLastLines) {
+  TonyResult r = Run(Submit({"tony.chief.instances=1", "tony.worker.instances=1",
+                             "tony.chief.memory=256m", "tony.worker.memory=256m"},
+                            "if [ $JOB_NAME = chief ]; then echo epoch 9; echo test accuracy: 0.97; "
+                            "else echo a worker line; fi"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("last lines of chief:0's output:\n  epoch 9\n  test accuracy: 0.97\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("a worker line"), std::string::npos) << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
