@@ -161,17 +161,8 @@ std::string TerminalSafe(std::string_view text, size_t max_line) {
       ++i;
       continue;
     }
-    // A UTF-8 sequence's length from its first byte; 0 for a byte that cannot start one.
-    const size_t length = c < 0x80           ? 1
-                          : (c >> 5) == 0x6  ? 2
-                          : (c >> 4) == 0xe  ? 3
-                          : (c >> 3) == 0x1e ? 4
-                                             : 0;
-    bool valid = length > 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-    }
-    if (!valid) {
+    const size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) {
       put("?");
       ++i;
     } else if (length == 1 && c == '\t') {

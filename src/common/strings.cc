@@ -6,6 +6,20 @@
 
 namespace tony {
 
+size_t Utf8SequenceLength(std::string_view text, size_t at) {
+  const unsigned char c = static_cast<unsigned char>(text[at]);
+  const size_t length = c < 0x80           ? 1
+                        : (c >> 5) == 0x6  ? 2
+                        : (c >> 4) == 0xe  ? 3
+                        : (c >> 3) == 0x1e ? 4
+                                           : 0;
+  if (length == 0 || at + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((static_cast<unsigned char>(text[at + k]) & 0xc0) != 0x80) return 0;
+  }
+  return length;
+}
+
 std::vector<std::string_view> Split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
   size_t start = 0;

@@ -45,6 +45,9 @@ std::string ToLower(std::string_view text);
 std::string ToUpper(std::string_view text);
 bool Contains(std::string_view text, std::string_view needle);
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
+// The length of the well-formed UTF-8 sequence that starts at text[at] (1 to 4), or 0 when none
+// starts there (a stray continuation byte, an invalid lead byte, a cut sequence).
+size_t Utf8SequenceLength(std::string_view text, size_t at);
 // Bytes as YARN writes memory in its diagnostics: "412.3 MB" (MiB, one decimal).
 std::string FormatMb(int64_t bytes);
 

@@ -188,6 +188,16 @@ absl::StatusOr<std::string> DataNodeLocation(const HttpRequest& request, int tim
   return response->location;
 }
 
+// An upload of `data` from memory; `offset` (the caller's, starting at 0) tracks what was sent.
+UploadBody BodyOf(std::string_view data, size_t* offset) {
+  return {static_cast<int64_t>(data.size()), [data, offset](char* buffer, size_t size, absl::Status&) {
+            const size_t n = std::min(size, data.size() - *offset);
+            std::memcpy(buffer, data.data() + *offset, n);
+            *offset += n;
+            return n;
+          }};
+}
+
 // url: the NameNode's CREATE URL; authorization as HttpRequest's.
 absl::Status UploadTo(const std::string& url, const std::string& authorization, int timeout_ms,
                       const std::string& path, const UploadBody& body) {
@@ -325,13 +335,7 @@ absl::Status WebHdfsClient::Mkdirs(const std::string& path, int permission) {
 
 absl::Status WebHdfsClient::Create(const std::string& path, std::string_view data, bool overwrite) {
   size_t offset = 0;
-  UploadBody body{static_cast<int64_t>(data.size()),
-                  [data, &offset](char* buffer, size_t size, absl::Status&) {
-                    size_t n = std::min(size, data.size() - offset);
-                    std::memcpy(buffer, data.data() + offset, n);
-                    offset += n;
-                    return n;
-                  }};
+  const UploadBody body = BodyOf(data, &offset);
   absl::StatusOr<Prepared> url =
       Prepare(path, "CREATE", {{"overwrite", overwrite ? "true" : "false"}});
   if (!url.ok()) return url.status();
@@ -387,13 +391,7 @@ absl::StatusOr<FileStatus> WebHdfsClient::GetFileStatus(const std::string& path)
 
 absl::Status WebHdfsClient::Append(const std::string& path, std::string_view data) {
   size_t offset = 0;
-  UploadBody body{static_cast<int64_t>(data.size()),
-                  [data, &offset](char* buffer, size_t size, absl::Status&) {
-                    size_t n = std::min(size, data.size() - offset);
-                    std::memcpy(buffer, data.data() + offset, n);
-                    offset += n;
-                    return n;
-                  }};
+  const UploadBody body = BodyOf(data, &offset);
   absl::StatusOr<Prepared> url = Prepare(path, "APPEND", {});
   if (!url.ok()) return url.status();
   absl::StatusOr<std::string> location = DataNodeLocation(

@@ -122,16 +122,8 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    const size_t length = c < 0x80           ? 1
-                          : (c >> 5) == 0x6  ? 2
-                          : (c >> 4) == 0xe  ? 3
-                          : (c >> 3) == 0x1e ? 4
-                                             : 0;
-    bool valid = length > 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-    }
-    if (!valid) {
+    const size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) {
       out += "\xEF\xBF\xBD";  // U+FFFD
       ++i;
       continue;
