@@ -123,6 +123,29 @@ TEST_F(DiskE2eTest, AFullDiskFromTheTaskWorkingDirectoryIsClearedToSaveTheStatus
   EXPECT_NE(status.out.find("final status SUCCEEDED"), std::string::npos) << Describe(status);
 }
 
+// The job's history on a disk that fills up: a warning in the AM's log, and the job goes on to
+// its own result (docs/history.md).
+TEST_F(DiskE2eTest, AHistoryOnAFullDiskIsAWarningAndTheJobGoesOn) {
+  const std::string disk = runner_.work_dir() + "/history-disk";
+  fs::create_directories(disk);
+  if (mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs (needs root): " << std::strerror(errno);
+  }
+  TonyResult r = runner_.Run(
+      SubmitShell("head -c 1000000 /dev/zero | tr '\\0' x; echo; echo trained",
+                  {"tony.history.location=" + disk, "tony.task.heartbeat-interval-ms=100"}),
+      120000);
+  const std::string am_log = [&] {
+    std::ifstream in(r.job_dir + "/am.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  EXPECT_EQ(umount2(disk.c_str(), MNT_DETACH), 0) << std::strerror(errno);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find(r.app_id + " SUCCEEDED"), std::string::npos) << r.out;
+  EXPECT_NE(am_log.find("the job's history is incomplete"), std::string::npos) << am_log;
+  EXPECT_NE(am_log.find("No space left on device"), std::string::npos) << am_log;
+}
+
 TEST_F(DiskE2eTest, ASucceededJobLeavesItsLogsAndRecordButNoWorkingFiles) {
   const std::string src = runner_.work_dir() + "/src";
   fs::create_directories(src);
