@@ -18,6 +18,7 @@
 #include "config/value_parsers.h"
 #include "hadoop/yarn_client.h"
 #include "history/history_format.h"
+#include "history/history_reader.h"
 #include "history/history_server.h"
 #include "rpc/job_credentials.h"
 
@@ -213,12 +214,32 @@ int RunGcCommand(GcOptions& options) {
     return 0;
   }
   std::vector<cluster::ExpiredJobDir> expired = retention.FindExpired();
-  if (expired.empty()) {
+  // The local history's ended jobs too (tony history purges a cluster's while it runs).
+  std::vector<history::ExpiredHistory> old_history;
+  absl::StatusOr<history::HistoryStore> store = LocalHistoryStore(
+      control->history_location, control->history_intermediate, control->history_finished);
+  if (store.ok()) {
+    absl::StatusOr<std::vector<history::ExpiredHistory>> found = history::FindExpiredHistory(
+        *store->fs, store->dirs, retention_sec, SystemClock::Get()->WallMs());
+    if (found.ok()) old_history = *std::move(found);
+  }
+  if (expired.empty() && old_history.empty()) {
     std::cout << "nothing to remove: no ended job under " << retention.jobs_dir() << " older than "
               << retention_sec << " s (tony.history.retention-sec)\n";
     return 0;
   }
   int code = 0;
+  for (const history::ExpiredHistory& job : old_history) {
+    const std::string why = StrCat(" (history; unchanged for ", Age(job.age_ms), ")");
+    if (options.dry_run) {
+      std::cout << "would remove " << job.dir << why << "\n";
+    } else if (absl::Status removed = store->fs->Remove(job.dir); removed.ok()) {
+      std::cout << "removed " << job.dir << why << "\n";
+    } else {
+      std::cerr << "tony: error: " << removed.message() << "\n";
+      code = client::kExitJobFailed;
+    }
+  }
   for (const cluster::ExpiredJobDir& dir : expired) {
     const std::string why =
         StrCat(" (", dir.ended_because, "; unchanged for ", Age(dir.age_ms), ")");

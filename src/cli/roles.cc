@@ -32,6 +32,7 @@
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/namenode_client.h"
+#include "history/history_reader.h"
 #include "nlohmann/json.hpp"
 #include "rpc/auth.h"
 #include "rpc/job_credentials.h"
@@ -242,6 +243,16 @@ int RunSubmit(SubmitOptions& options) {
     cluster::JobDirRetention retention(TonyHome(), job->spec.history_retention_sec,
                                        SystemClock::Get());
     for (const cluster::ExpiredJobDir& dir : retention.FindExpired()) (void)retention.Remove(dir);
+    if (absl::StatusOr<history::HistoryStore> store =
+            LocalHistoryStore(job->spec.history_location, job->spec.history_intermediate,
+                              job->spec.history_finished);
+        store.ok()) {
+      absl::StatusOr<std::vector<history::ExpiredHistory>> old = history::FindExpiredHistory(
+          *store->fs, store->dirs, job->spec.history_retention_sec, SystemClock::Get()->WallMs());
+      if (old.ok()) {
+        for (const history::ExpiredHistory& expired : *old) (void)store->fs->Remove(expired.dir);
+      }
+    }
   }
   // Before any thread exists, so that every thread inherits the mask.
   client::SubmitContext context{options.request.working_dir, SelfExecutable(), std::nullopt};

@@ -225,6 +225,25 @@ absl::StatusOr<std::vector<JobInfo>> ListJobs(HistoryFs& fs, const HistoryDirs& 
   return jobs;
 }
 
+absl::StatusOr<std::vector<ExpiredHistory>> FindExpiredHistory(HistoryFs& fs,
+                                                               const HistoryDirs& dirs,
+                                                               int64_t retention_sec,
+                                                               int64_t now_ms) {
+  std::vector<ExpiredHistory> expired;
+  if (retention_sec <= 0) return expired;
+  absl::StatusOr<std::vector<HistoryEntry>> entries = fs.List(dirs.finished);
+  if (absl::IsNotFound(entries.status())) return expired;
+  if (!entries.ok()) return entries.status();
+  for (const HistoryEntry& entry : *entries) {
+    if (!entry.is_directory || !entry.name.starts_with("application_")) continue;
+    const std::string dir = StrCat(dirs.finished, "/", entry.name);
+    absl::StatusOr<HistoryEntry> job = fs.Stat(StrCat(dir, "/", kJobFile));
+    const int64_t age = now_ms - (job.ok() ? job->modified_ms : entry.modified_ms);
+    if (age > retention_sec * 1000) expired.push_back({entry.name, dir, age});
+  }
+  return expired;
+}
+
 std::optional<LogFile> ParseLogName(std::string_view name) {
   const size_t dot = name.rfind('.');
   if (dot == std::string_view::npos) return std::nullopt;

@@ -103,6 +103,20 @@ absl::StatusOr<std::vector<JobInfo>> ListJobs(HistoryFs& fs, const HistoryDirs& 
 // The largest history file a reader reads whole; a larger one is read in part.
 inline constexpr int64_t kMaxReadBytes = int64_t{64} << 20;
 
+// An ended job's history past the retention (tony.history.retention-sec).
+struct ExpiredHistory {
+  std::string app_id;
+  std::string dir;
+  int64_t age_ms = 0;  // since its job.json (else its directory) was last written
+};
+
+// The jobs in the finished directory whose history is older than `retention_sec` (none when it is
+// <= 0). Running jobs (the intermediate directory) are never expired. A missing directory has none.
+absl::StatusOr<std::vector<ExpiredHistory>> FindExpiredHistory(HistoryFs& fs,
+                                                               const HistoryDirs& dirs,
+                                                               int64_t retention_sec,
+                                                               int64_t now_ms);
+
 // One task attempt's log file.
 struct LogFile {
   std::string type;

@@ -112,20 +112,15 @@ void HistoryServer::Stop() {
 
 std::vector<std::string> HistoryServer::Purge(int64_t now_ms) {
   std::vector<std::string> removed;
-  if (options_.retention_sec <= 0) return removed;
-  HistoryFs& fs = *options_.store.fs;
-  absl::StatusOr<std::vector<HistoryEntry>> entries = fs.List(options_.store.dirs.finished);
-  if (!entries.ok()) return removed;
-  for (const HistoryEntry& entry : *entries) {
-    if (!entry.is_directory || !IsAppId(entry.name)) continue;
-    const std::string dir = StrCat(options_.store.dirs.finished, "/", entry.name);
-    absl::StatusOr<HistoryEntry> job = fs.Stat(StrCat(dir, "/", kJobFile));
-    const int64_t written = job.ok() ? job->modified_ms : entry.modified_ms;
-    if (now_ms - written <= options_.retention_sec * 1000) continue;
-    if (absl::Status gone = fs.Remove(dir); gone.ok()) {
-      removed.push_back(entry.name);
+  absl::StatusOr<std::vector<ExpiredHistory>> expired = FindExpiredHistory(
+      *options_.store.fs, options_.store.dirs, options_.retention_sec, now_ms);
+  if (!expired.ok()) return removed;
+  for (const ExpiredHistory& job : *expired) {
+    if (!IsAppId(job.app_id)) continue;
+    if (absl::Status gone = options_.store.fs->Remove(job.dir); gone.ok()) {
+      removed.push_back(job.app_id);
     } else {
-      spdlog::warn("cannot remove the history of {}: {}", entry.name, ToStd(gone.message()));
+      spdlog::warn("cannot remove the history of {}: {}", job.app_id, ToStd(gone.message()));
     }
   }
   return removed;

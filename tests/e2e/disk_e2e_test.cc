@@ -203,6 +203,16 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   absl::StatusOr<pid_t> am = Spawn(spawn);
   ASSERT_TRUE(am.ok());
   make("application_1_0004", "am.pid", std::to_string(*am) + "\n", forty_days);
+  // Histories: two ended jobs, an old and a new one, and an old one whose AM never ended it.
+  const std::string history = runner_.home() + "/history/";
+  auto record = [&](const std::string& dir, std::chrono::seconds age) {
+    fs::create_directories(history + dir + "/logs");
+    std::ofstream(history + dir + "/job.json") << "{}";
+    SetAge(history + dir, age);
+  };
+  record("finished/application_1_0005", forty_days);
+  record("finished/application_1_0006", std::chrono::hours(1));
+  record("intermediate/application_1_0007", forty_days);
 
   TonyResult dry = runner_.Run({"gc", "--dry-run"}, 30000);
   EXPECT_EQ(dry.exit_code, 0) << Describe(dry);
@@ -211,6 +221,11 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   EXPECT_NE(dry.out.find("would remove " + jobs + "application_1_0002"), std::string::npos);
   EXPECT_EQ(dry.out.find("application_1_0003"), std::string::npos) << dry.out;
   EXPECT_EQ(dry.out.find("application_1_0004"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("would remove " + history + "finished/application_1_0005 (history"),
+            std::string::npos)
+      << dry.out;
+  EXPECT_EQ(dry.out.find("application_1_0006"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("application_1_0007"), std::string::npos) << dry.out;
   for (const char* id : {"application_1_0001", "application_1_0002"}) {
     EXPECT_TRUE(fs::exists(jobs + id)) << "--dry-run removed " << id;
   }
@@ -227,6 +242,9 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   EXPECT_FALSE(fs::exists(jobs + "application_1_0002"));
   EXPECT_TRUE(fs::exists(jobs + "application_1_0003"));
   EXPECT_TRUE(fs::exists(jobs + "application_1_0004"));
+  EXPECT_FALSE(fs::exists(history + "finished/application_1_0005"));
+  EXPECT_TRUE(fs::exists(history + "finished/application_1_0006"));
+  EXPECT_TRUE(fs::exists(history + "intermediate/application_1_0007")) << "not ended: kept";
 
   kill(*am, SIGKILL);
   ASSERT_TRUE(WaitForExit(*am).ok());
