@@ -18,10 +18,10 @@
 #include "am/job_state.h"
 #include "am/status_page.h"
 #include "cluster/container_allocator.h"
-#include "history/history_writer.h"
-#include "nlohmann/json.hpp"
 #include "common/clock.h"
 #include "common/event_loop.h"
+#include "history/history_writer.h"
+#include "nlohmann/json.hpp"
 #include "rpc/job_credentials.h"
 
 namespace grpc {
@@ -189,7 +189,7 @@ class ApplicationMaster final : public AmRequestHandler {
   static constexpr size_t kLiveEvents = 20000;
   static constexpr size_t kLiveSamples = 100000;
   LiveHistory live_;
-  int64_t page_rendered_ms_ = 0;  // when the status page was last rendered
+  int64_t page_rendered_ms_ = 0;               // when the status page was last rendered
   std::map<TaskRef, int64_t> last_metric_ms_;  // when each task's metrics were last recorded
   // How much of each container's stdout and stderr the history has: {container id, stream}.
   std::map<std::pair<std::string, std::string>, int64_t> output_offsets_;

@@ -7,9 +7,9 @@
 #include "am/application_master.h"
 #include "common/strings.h"
 #include "config/configuration.h"
-#include "history/history_reader.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
+#include "history/history_reader.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -217,14 +217,10 @@ void ApplicationMaster::AppendOutput(const rpc::AppendOutputRequest& request,
 }
 
 std::string ApplicationMaster::HistoryJobJson() const {
-  Json job = {{"format", history::kFormatVersion},
-              {"app_id", options_.app_id},
-              {"name", job_.spec().name},
-              {"user", options_.user},
-              {"framework", job_.spec().framework},
-              {"backend", options_.backend},
-              {"queue", job_.spec().queue},
-              {"am_attempt", options_.am_attempt}};
+  Json job = {{"format", history::kFormatVersion},  {"app_id", options_.app_id},
+              {"name", job_.spec().name},           {"user", options_.user},
+              {"framework", job_.spec().framework}, {"backend", options_.backend},
+              {"queue", job_.spec().queue},         {"am_attempt", options_.am_attempt}};
   if (options_.submitted_ms > 0) job["submitted_ms"] = options_.submitted_ms;
   if (history_ && history_->dropped_bytes() > 0) {
     job["history_dropped_bytes"] = history_->dropped_bytes();

@@ -361,8 +361,9 @@ void JobStateMachine::Decide(JobState state, std::string diagnostics, Actions& a
 }
 
 void JobStateMachine::SetState(TaskRecord& task, TaskState state) {
-  TaskTransition transition{task.ref, task.attempt, task.state, state, clock_->WallMs(),
-                            task.container_id, task.host, task.port, std::nullopt, ""};
+  TaskTransition transition{
+      task.ref,          task.attempt, task.state, state,        clock_->WallMs(),
+      task.container_id, task.host,    task.port,  std::nullopt, ""};
   if (IsTerminal(state)) {
     transition.exit_code = task.exit_code;
     transition.diagnostics = task.diagnostics;

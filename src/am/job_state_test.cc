@@ -295,16 +295,16 @@ TEST_F(JobStateTest, TransitionsRecordEveryAttemptInOrder) {
                            t.exit_code ? StrCat(" exit ", *t.exit_code) : "",
                            t.diagnostics.empty() ? "" : StrCat(" (", t.diagnostics, ")")));
   }
-  EXPECT_THAT(lines, ::testing::ElementsAre(
-                         "worker:0#0 NEW>REQUESTED ", "worker:0#0 REQUESTED>ALLOCATED c_worker:0",
-                         "worker:0#0 ALLOCATED>REGISTERED c_worker:0",
-                         "worker:0#0 REGISTERED>RUNNING c_worker:0",
-                         "worker:0#0 RUNNING>FAILED c_worker:0 exit 3 (boom)",
-                         "worker:0#1 FAILED>NEW  (attempt 0 failed (exit code 3); restarting in 0 ms)",
-                         "worker:0#1 NEW>REQUESTED ", "worker:0#1 REQUESTED>ALLOCATED c_again",
-                         "worker:0#1 ALLOCATED>REGISTERED c_again",
-                         "worker:0#1 REGISTERED>RUNNING c_again",
-                         "worker:0#1 RUNNING>SUCCEEDED c_again exit 0"));
+  EXPECT_THAT(
+      lines,
+      ::testing::ElementsAre(
+          "worker:0#0 NEW>REQUESTED ", "worker:0#0 REQUESTED>ALLOCATED c_worker:0",
+          "worker:0#0 ALLOCATED>REGISTERED c_worker:0", "worker:0#0 REGISTERED>RUNNING c_worker:0",
+          "worker:0#0 RUNNING>FAILED c_worker:0 exit 3 (boom)",
+          "worker:0#1 FAILED>NEW  (attempt 0 failed (exit code 3); restarting in 0 ms)",
+          "worker:0#1 NEW>REQUESTED ", "worker:0#1 REQUESTED>ALLOCATED c_again",
+          "worker:0#1 ALLOCATED>REGISTERED c_again", "worker:0#1 REGISTERED>RUNNING c_again",
+          "worker:0#1 RUNNING>SUCCEEDED c_again exit 0"));
   EXPECT_GE(seen[4].wall_ms, seen[3].wall_ms + 10);
   EXPECT_TRUE(job_->TakeTransitions().empty()) << "taken once";
 }

@@ -36,7 +36,6 @@ std::string JobStateName(rpc::JobState state) {
   return name.starts_with("JOB_") ? name.substr(4) : name;
 }
 
-
 }  // namespace
 
 std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& live) {

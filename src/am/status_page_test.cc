@@ -122,8 +122,7 @@ TEST(RenderStatusHtmlTest, IsTheHistorysJobPageWithTheLiveEventsAndSamples) {
   EXPECT_NE(html.find("<g class=\"attempt\" data-task=\"worker:1\""), std::string::npos) << html;
   EXPECT_NE(html.find("data-measure=\"cpu\""), std::string::npos) << html;
   EXPECT_NE(html.find("data-measure=\"memory\""), std::string::npos) << html;
-  EXPECT_NE(html.find("<td>tony.worker.instances</td><td>2</td><td>--conf</td>"),
-            std::string::npos)
+  EXPECT_NE(html.find("<td>tony.worker.instances</td><td>2</td><td>--conf</td>"), std::string::npos)
       << html;
 }
 

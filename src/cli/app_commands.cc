@@ -91,9 +91,8 @@ std::optional<history::HistoryStore> HistoryStoreFor(const config::JobControlSpe
     if (own == nullptr) return std::nullopt;
     yarn = own.get();
   }
-  absl::StatusOr<history::HistoryStore> store =
-      yarn->History(control.history_location, control.history_intermediate,
-                    control.history_finished);
+  absl::StatusOr<history::HistoryStore> store = yarn->History(
+      control.history_location, control.history_intermediate, control.history_finished);
   if (!store.ok()) {
     std::cerr << "tony: error: " << store.status().message() << "\n";
     *exit_code = client::kExitBadInput;

@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
 
   tony::cli::HistoryCommandOptions history_options;
   CLI::App* history_cmd = app.add_subcommand(
-      "history", "Serve the jobs' history (tasks, timeline, metrics, configuration, logs) on the web");
+      "history",
+      "Serve the jobs' history (tasks, timeline, metrics, configuration, logs) on the web");
   tony::cli::AddHistoryFlags(history_cmd, &history_options);
 
   tony::cli::GcOptions gc_options;

@@ -108,10 +108,9 @@ absl::StatusOr<history::HistoryStore> LocalHistoryStore(const std::string& locat
         StrCat("tony.history.location '", location,
                "' is not a local directory (the local backend keeps history on this disk)"));
   }
-  return history::HistoryStore{
-      history::LocalHistoryFs(),
-      history::DirsAt(root.empty() ? StrCat(TonyHome(), "/history") : root, intermediate,
-                      finished)};
+  return history::HistoryStore{history::LocalHistoryFs(),
+                               history::DirsAt(root.empty() ? StrCat(TonyHome(), "/history") : root,
+                                               intermediate, finished)};
 }
 
 // The configuration a job was staged with, as the AM and executors read it.
@@ -243,9 +242,8 @@ int RunSubmit(SubmitOptions& options) {
     cluster::JobDirRetention retention(TonyHome(), job->spec.history_retention_sec,
                                        SystemClock::Get());
     for (const cluster::ExpiredJobDir& dir : retention.FindExpired()) (void)retention.Remove(dir);
-    if (absl::StatusOr<history::HistoryStore> store =
-            LocalHistoryStore(job->spec.history_location, job->spec.history_intermediate,
-                              job->spec.history_finished);
+    if (absl::StatusOr<history::HistoryStore> store = LocalHistoryStore(
+            job->spec.history_location, job->spec.history_intermediate, job->spec.history_finished);
         store.ok()) {
       absl::StatusOr<std::vector<history::ExpiredHistory>> old = history::FindExpiredHistory(
           *store->fs, store->dirs, job->spec.history_retention_sec, SystemClock::Get()->WallMs());

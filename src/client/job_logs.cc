@@ -5,8 +5,8 @@
 #include <map>
 #include <thread>
 
-#include "client/tony_client.h"
 #include "client/job_report.h"
+#include "client/tony_client.h"
 #include "common/strings.h"
 #include "config/key_names.h"
 #include "history/history_reader.h"
@@ -122,8 +122,8 @@ int ShowLogs(history::HistoryFs& fs, const history::HistoryDirs& dirs, const Log
   if (!any) {
     err << "tony: error: " << options.app_id << " has no "
         << (options.stdout_stream && options.stderr_stream ? "output"
-            : options.stderr_stream                         ? "stderr output"
-                                                            : "stdout output")
+            : options.stderr_stream                        ? "stderr output"
+                                                           : "stdout output")
         << (options.task ? StrCat(" of ", options.task->ToString()) : std::string())
         << " in its history"
         << (options.stderr_stream ? "" : " (--stderr or --all show its stderr)") << "\n";

@@ -36,8 +36,9 @@ absl::StatusOr<config::TaskRef> ParseTaskFlag(const std::string& text);
 
 // Prints the logs; returns the exit code: 0, 2 for a job without history or a task without
 // output (one line on `err`), 1 when the history cannot be read. `interrupted` ends --follow.
-int ShowLogs(history::HistoryFs& fs, const history::HistoryDirs& dirs, const LogsOptions& options,
-             std::ostream& out, std::ostream& err,
-             const std::function<bool()>& interrupted = [] { return false; });
+int ShowLogs(
+    history::HistoryFs& fs, const history::HistoryDirs& dirs, const LogsOptions& options,
+    std::ostream& out, std::ostream& err,
+    const std::function<bool()>& interrupted = [] { return false; });
 
 }  // namespace tony::client

@@ -9,15 +9,15 @@
 #include <thread>
 
 #include "client/job_control.h"
+#include "client/job_logs.h"
 #include "client/job_report.h"
 #include "client/job_stager.h"
 #include "client/preflight.h"
-#include "client/job_logs.h"
 #include "common/clock.h"
-#include "rpc/launch_contract.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
+#include "rpc/launch_contract.h"
 
 namespace tony::client {
 namespace {
@@ -146,9 +146,8 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
       logs.wait_for_history = true;
       // The job's history is finished by the time the job is; should it never be (a history
       // that cannot be written), the tee gives up a few seconds after the job's end.
-      (void)ShowLogs(*store.fs, store.dirs, logs, out_, err_, [&] {
-        return job_over && SystemClock::Get()->NowMs() > tee_deadline_ms;
-      });
+      (void)ShowLogs(*store.fs, store.dirs, logs, out_, err_,
+                     [&] { return job_over && SystemClock::Get()->NowMs() > tee_deadline_ms; });
     });
   }
   rpc::JobStatus final_status = Follow(*app_id, *credentials, spec);

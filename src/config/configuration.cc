@@ -242,7 +242,8 @@ absl::StatusOr<std::vector<Configuration::DumpedProperty>> Configuration::ReadDu
   (void)doc.load_file(path.c_str(), pugi::parse_default, pugi::encoding_utf8);
   std::map<std::string, std::string> sources;
   for (pugi::xml_node node : doc.document_element().children("property")) {
-    sources[Trimmed(node.child("name").child_value())] = Trimmed(node.child("source").child_value());
+    sources[Trimmed(node.child("name").child_value())] =
+        Trimmed(node.child("source").child_value());
   }
   std::vector<DumpedProperty> rows;
   for (const auto& [key, entry] : plain.entries()) {

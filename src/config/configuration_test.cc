@@ -122,9 +122,7 @@ TEST(ConfigurationTest, ADumpedConfigurationKeepsWhereEachValueCameFrom) {
   char dir[] = "/tmp/tony_conf_XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/tony-final.xml";
-  {
-    std::ofstream(path) << conf.ToXml();
-  }
+  { std::ofstream(path) << conf.ToXml(); }
   absl::StatusOr<std::vector<Configuration::DumpedProperty>> rows = Configuration::ReadDumped(path);
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(rows.ok()) << rows.status();

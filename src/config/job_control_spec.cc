@@ -25,8 +25,7 @@ absl::StatusOr<JobControlSpec> BuildJobControlSpec(const Configuration& conf) {
   control.history_intermediate =
       std::string(StripWhitespace(reader.String("tony.history.intermediate")));
   control.history_finished = std::string(StripWhitespace(reader.String("tony.history.finished")));
-  TONY_ASSIGN_OR_RETURN(control.history_max_log_bytes,
-                        reader.Int("tony.history.max-log-bytes", 0));
+  TONY_ASSIGN_OR_RETURN(control.history_max_log_bytes, reader.Int("tony.history.max-log-bytes", 0));
   for (const char* key : {"tony.application.hdfs-conf-path", "tony.application.yarn-conf-path"}) {
     if (std::string dir = reader.String(key); !dir.empty()) {
       control.hadoop_conf_dirs.push_back(std::move(dir));

@@ -246,9 +246,9 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   }
   if (!spec.history_url.empty() && !spec.history_url.starts_with("http://") &&
       !spec.history_url.starts_with("https://")) {
-    return reader.Error(!reader.String("tony.history.url").empty() ? "tony.history.url"
-                                                                    : "tony.portal.url",
-                        "expected an http:// or https:// URL of the history server");
+    return reader.Error(
+        !reader.String("tony.history.url").empty() ? "tony.history.url" : "tony.portal.url",
+        "expected an http:// or https:// URL of the history server");
   }
   while (spec.history_url.ends_with('/')) spec.history_url.pop_back();
   spec.hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
@@ -283,8 +283,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
                         reader.SecondsAsMs("tony.task.executor.registry-timeout-sec"));
   TONY_ASSIGN_OR_RETURN(spec.heartbeat_interval_ms,
                         reader.Int("tony.task.heartbeat-interval-ms", 1));
-  TONY_ASSIGN_OR_RETURN(spec.metrics_interval_ms,
-                        reader.Int("tony.task.metrics-interval-ms", 1));
+  TONY_ASSIGN_OR_RETURN(spec.metrics_interval_ms, reader.Int("tony.task.metrics-interval-ms", 1));
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-missed-heartbeats", 1));
   spec.max_missed_heartbeats = static_cast<int>(value);
   TONY_ASSIGN_OR_RETURN(value,

@@ -184,17 +184,19 @@ struct JobSpec {
   // (kHorovodDriverType) runs the user's rendezvous and publishes its port; workers wait for it.
   bool horovod_debug_driver = false;
 
-  bool keep_staging = false;                  // tony.application.keep-staging (YARN)
-  int64_t history_retention_sec = 0;          // tony.history.retention-sec; <= 0 keeps them forever
-  std::string history_location;               // as JobControlSpec's
+  bool keep_staging = false;          // tony.application.keep-staging (YARN)
+  int64_t history_retention_sec = 0;  // tony.history.retention-sec; <= 0 keeps them forever
+  std::string history_location;       // as JobControlSpec's
   std::string history_intermediate;
   std::string history_finished;
   int64_t history_max_log_bytes = 0;
   // tony.history.url, else TonY's tony.portal.url: the history server; "" for none.
   std::string history_url;
   int64_t metrics_interval_ms = 5000;
-  bool gpu_metrics = true;                   // tony.task.gpu-metrics.enabled
-  std::string gpu_exec_path = "nvidia-smi";  // tony.gpu-exec-path  // tony.task.metrics-interval-ms: history samples per task
+  bool gpu_metrics = true;  // tony.task.gpu-metrics.enabled
+  std::string gpu_exec_path =
+      "nvidia-smi";  // tony.gpu-exec-path  // tony.task.metrics-interval-ms: history samples per
+                     // task
   std::vector<std::string> hadoop_conf_dirs;  // as JobControlSpec::hadoop_conf_dirs
   SecuritySpec security;                      // as JobControlSpec::security
   LocalBackendSpec local;

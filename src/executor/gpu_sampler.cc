@@ -45,10 +45,9 @@ std::optional<GpuUse> ParseGpuQuery(std::string_view csv, std::string_view visib
     if (fields.size() != 4) continue;
     const std::string_view index = Trim(fields[0]);
     const std::string_view uuid = Trim(fields[1]);
-    if (!wanted.empty() &&
-        std::find_if(wanted.begin(), wanted.end(), [&](std::string_view w) {
-          return w == index || w == uuid;
-        }) == wanted.end()) {
+    if (!wanted.empty() && std::find_if(wanted.begin(), wanted.end(), [&](std::string_view w) {
+                             return w == index || w == uuid;
+                           }) == wanted.end()) {
       continue;
     }
     std::optional<double> utilization = Number(fields[2]);

@@ -37,9 +37,10 @@ TEST(GpuSamplerTest, RunsTheProgramAndSaysOnceWhenItFails) {
   {
     std::ofstream script(program);
     script << "#!/bin/sh\n[ \"$1\" = --query-gpu=index,uuid,utilization.gpu,memory.used ] || "
-              "exit 9\nprintf '" << kTwoGpus << "'\n";
+              "exit 9\nprintf '"
+           << kTwoGpus << "'\n";
   }
-  chmod(program.c_str(), 0755);
+  chmod(program.c_str(), 0755);  // a stand-in program: it must be executable, nothing secret in it
   GpuSampler sampler(program, "0", dir + "/scratch");
   std::optional<GpuUse> use = sampler.Sample();
   ASSERT_TRUE(use.has_value());

@@ -78,7 +78,7 @@ class TaskExecutor {
   const config::JobSpec spec_;
   std::unique_ptr<rpc::TonyAm::Stub> stub_;
   std::unique_ptr<OutputShipper> shipper_;
-  std::unique_ptr<GpuSampler> gpu_sampler_;  // a task with GPUs, when their use is sampled
+  std::unique_ptr<GpuSampler> gpu_sampler_;         // a task with GPUs, when their use is sampled
   std::optional<HorovodDriverWatch> driver_watch_;  // only in a Horovod debug driver
   bool driver_published_ = false;
   int wake_fd_ = -1;                 // the signal thread wakes Supervise through it

@@ -190,7 +190,8 @@ absl::StatusOr<std::string> DataNodeLocation(const HttpRequest& request, int tim
 
 // An upload of `data` from memory; `offset` (the caller's, starting at 0) tracks what was sent.
 UploadBody BodyOf(std::string_view data, size_t* offset) {
-  return {static_cast<int64_t>(data.size()), [data, offset](char* buffer, size_t size, absl::Status&) {
+  return {static_cast<int64_t>(data.size()),
+          [data, offset](char* buffer, size_t size, absl::Status&) {
             const size_t n = std::min(size, data.size() - *offset);
             std::memcpy(buffer, data.data() + *offset, n);
             *offset += n;
@@ -394,9 +395,9 @@ absl::Status WebHdfsClient::Append(const std::string& path, std::string_view dat
   const UploadBody body = BodyOf(data, &offset);
   absl::StatusOr<Prepared> url = Prepare(path, "APPEND", {});
   if (!url.ok()) return url.status();
-  absl::StatusOr<std::string> location = DataNodeLocation(
-      {HttpRequest::Method::kPost, url->url, nullptr, url->authorization}, timeout_ms_, "APPEND",
-      path);
+  absl::StatusOr<std::string> location =
+      DataNodeLocation({HttpRequest::Method::kPost, url->url, nullptr, url->authorization},
+                       timeout_ms_, "APPEND", path);
   if (!location.ok()) return location.status();
   absl::StatusOr<HttpResponse> response =
       Perform({HttpRequest::Method::kPost, *location, &body}, timeout_ms_, "APPEND", path);

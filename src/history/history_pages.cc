@@ -240,10 +240,10 @@ std::string TimelineSvg(const std::vector<HistoryEvent>& events, int64_t now_ms)
       if (a.task != order[row]) continue;
       const int64_t begin = a.requested.value_or(a.allocated.value_or(a.started.value_or(t0)));
       const int64_t end = a.finished.value_or(t1);
-      const std::string color = !a.finished                ? "#42a5f5"
-                                : a.state == "SUCCEEDED"   ? "#43a047"
-                                : a.state == "FAILED"      ? "#e53935"
-                                                           : "#9e9e9e";
+      const std::string color = !a.finished              ? "#42a5f5"
+                                : a.state == "SUCCEEDED" ? "#43a047"
+                                : a.state == "FAILED"    ? "#e53935"
+                                                         : "#9e9e9e";
       std::string title = StrCat(a.task, " attempt ", a.attempt, ": ");
       if (a.started) title += StrCat("ran ", Seconds(end - *a.started), ", ");
       title += a.finished ? a.state : "running";
@@ -317,9 +317,7 @@ std::string MetricsSvg(const std::vector<MetricSample>& samples, std::string_vie
     for (const auto& [t, v] : points) top = std::max(top, v);
   }
   if (top <= 0) top = 1;
-  const std::string unit = measure == "cpu"   ? "% of a core"
-                           : measure == "gpu" ? "% GPU"
-                                              : "MiB";
+  const std::string unit = measure == "cpu" ? "% of a core" : measure == "gpu" ? "% GPU" : "MiB";
   const std::string title = measure == "cpu"      ? "CPU"
                             : measure == "memory" ? "Memory (RSS)"
                             : measure == "gpu"    ? "GPU utilization"
@@ -331,11 +329,11 @@ std::string MetricsSvg(const std::vector<MetricSample>& samples, std::string_vie
   const auto x = [&](int64_t t) { return kLeft + kWidth * static_cast<double>(t - t0) / span; };
   const auto y = [&](double v) { return 20 + kHeight - kHeight * v / top; };
   std::string svg = StrCat("<svg class=\"metric\" data-measure=\"", HtmlEscape(measure),
-                           "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"", At(kLeft + kWidth + 160),
-                           "\" height=\"", At(kHeight + 50), "\">\n<text x=\"", At(kLeft),
-                           "\" y=\"12\">", HtmlEscape(title), " (", HtmlEscape(unit),
-                           ")</text>\n<text x=\"2\" y=\"", At(y(top) + 4), "\">", Number(top),
-                           "</text><text x=\"2\" y=\"", At(y(0)), "\">0</text>\n");
+                           "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"",
+                           At(kLeft + kWidth + 160), "\" height=\"", At(kHeight + 50),
+                           "\">\n<text x=\"", At(kLeft), "\" y=\"12\">", HtmlEscape(title), " (",
+                           HtmlEscape(unit), ")</text>\n<text x=\"2\" y=\"", At(y(top) + 4), "\">",
+                           Number(top), "</text><text x=\"2\" y=\"", At(y(0)), "\">0</text>\n");
   svg += StrCat("<rect x=\"", At(kLeft), "\" y=\"20\" width=\"", At(kWidth), "\" height=\"",
                 At(kHeight), "\" fill=\"none\" stroke=\"#ccc\"/>\n");
   size_t color = 0;
@@ -344,8 +342,7 @@ std::string MetricsSvg(const std::vector<MetricSample>& samples, std::string_vie
     const char* stroke = kPalette[color++ % std::size(kPalette)];
     std::string line;
     for (const auto& [t, v] : points) line += StrCat(At(x(t)), ",", At(y(v)), " ");
-    const std::string name =
-        key.second > 0 ? StrCat(key.first, " #", key.second) : key.first;
+    const std::string name = key.second > 0 ? StrCat(key.first, " #", key.second) : key.first;
     svg += StrCat("<polyline class=\"series\" data-task=\"", HtmlEscape(key.first),
                   "\" fill=\"none\" stroke=\"", stroke, "\" stroke-width=\"1.5\" points=\"", line,
                   "\"><title>", HtmlEscape(name), "</title></polyline>\n");
@@ -358,8 +355,8 @@ std::string MetricsSvg(const std::vector<MetricSample>& samples, std::string_vie
     legend += 14;
   }
   svg += StrCat("<text x=\"", At(kLeft), "\" y=\"", At(kHeight + 38), "\">0 s</text><text x=\"",
-                At(kLeft + kWidth - 40), "\" y=\"", At(kHeight + 38), "\">",
-                Seconds(t1 - t0), "</text>\n</svg>\n");
+                At(kLeft + kWidth - 40), "\" y=\"", At(kHeight + 38), "\">", Seconds(t1 - t0),
+                "</text>\n</svg>\n");
   return svg;
 }
 
@@ -375,24 +372,25 @@ std::string RenderJobPage(const JobPage& page) {
   if (!page.tensorboard_url.empty()) {
     // A link only to a web address: the page's viewers click it.
     const std::string url = HtmlEscape(page.tensorboard_url);
-    body += IsWebAddress(page.tensorboard_url)
-                ? StrCat("<p>TensorBoard: <a id=\"tensorboard\" href=\"", url, "\">", url,
-                         "</a></p>\n")
-                : StrCat("<p>TensorBoard: ", url, "</p>\n");
+    body +=
+        IsWebAddress(page.tensorboard_url)
+            ? StrCat("<p>TensorBoard: <a id=\"tensorboard\" href=\"", url, "\">", url, "</a></p>\n")
+            : StrCat("<p>TensorBoard: ", url, "</p>\n");
   }
   for (const auto& [text, url] : page.links) {
     body += StrCat("<p><a href=\"", HtmlEscape(url), "\">", HtmlEscape(text), "</a></p>\n");
   }
   const int64_t start = job.start_ms > 0 ? job.start_ms : job.submitted_ms;
   const int64_t end = job.complete && job.end_ms > 0 ? job.end_ms : page.now_ms;
-  body += StrCat("<table id=\"job\"><tr><th>Name</th><td>", HtmlEscape(job.name),
-                 "</td></tr><tr><th>User</th><td>", HtmlEscape(job.user),
-                 "</td></tr><tr><th>Framework</th><td>", HtmlEscape(job.framework),
-                 "</td></tr><tr><th>Backend</th><td>", HtmlEscape(job.backend),
-                 "</td></tr><tr><th>Queue</th><td>", HtmlEscape(job.queue),
-                 "</td></tr><tr><th>Started (UTC)</th><td>", Time(start),
-                 "</td></tr><tr><th>Duration</th><td>",
-                 start > 0 ? Seconds(std::max<int64_t>(0, end - start)) : "", "</td></tr></table>\n");
+  body +=
+      StrCat("<table id=\"job\"><tr><th>Name</th><td>", HtmlEscape(job.name),
+             "</td></tr><tr><th>User</th><td>", HtmlEscape(job.user),
+             "</td></tr><tr><th>Framework</th><td>", HtmlEscape(job.framework),
+             "</td></tr><tr><th>Backend</th><td>", HtmlEscape(job.backend),
+             "</td></tr><tr><th>Queue</th><td>", HtmlEscape(job.queue),
+             "</td></tr><tr><th>Started (UTC)</th><td>", Time(start),
+             "</td></tr><tr><th>Duration</th><td>",
+             start > 0 ? Seconds(std::max<int64_t>(0, end - start)) : "", "</td></tr></table>\n");
   std::vector<std::string> problems = job.problems;
   if (!job.complete && job.finished) {
     problems.push_back("the job's history has no end: its AM stopped before it recorded one");
@@ -407,7 +405,8 @@ std::string RenderJobPage(const JobPage& page) {
   }
   if (!page.config_problem.empty()) problems.push_back(page.config_problem);
   if (!problems.empty()) {
-    body += "<div id=\"problems\" class=\"problem\"><b>This history is incomplete or damaged:</b><ul>";
+    body +=
+        "<div id=\"problems\" class=\"problem\"><b>This history is incomplete or damaged:</b><ul>";
     for (const std::string& p : problems) body += StrCat("<li>", HtmlEscape(p), "</li>");
     body += "</ul></div>\n";
   }
@@ -421,15 +420,15 @@ std::string RenderJobPage(const JobPage& page) {
   for (const TaskRow& task : job.tasks) {
     // The backend's own logs: the NodeManager's page on YARN, a directory locally.
     if (task.log_dir.empty()) continue;
-    links[task.Task()] += IsWebAddress(task.log_dir)
-                              ? StrCat("<a class=\"log\" href=\"", HtmlEscape(task.log_dir),
-                                       "\">container logs</a>")
-                              : StrCat("<code>", HtmlEscape(task.log_dir), "</code>");
+    links[task.Task()] +=
+        IsWebAddress(task.log_dir)
+            ? StrCat("<a class=\"log\" href=\"", HtmlEscape(task.log_dir), "\">container logs</a>")
+            : StrCat("<code>", HtmlEscape(task.log_dir), "</code>");
   }
   for (const LogFile& log : page.logs) {
-    links[log.Task()] += StrCat(" <a class=\"log\" href=\"", HtmlEscape(page.logs_url), "/",
-                                UrlSegment(log.name), "\">", log.stream,
-                                log.attempt > 0 ? StrCat(" #", log.attempt) : "", "</a>");
+    links[log.Task()] +=
+        StrCat(" <a class=\"log\" href=\"", HtmlEscape(page.logs_url), "/", UrlSegment(log.name),
+               "\">", log.stream, log.attempt > 0 ? StrCat(" #", log.attempt) : "", "</a>");
   }
   body +=
       "<h2>Tasks</h2><table id=\"tasks\"><tr><th>Task</th><th>State</th><th>Attempts</th>"
@@ -437,18 +436,16 @@ std::string RenderJobPage(const JobPage& page) {
       "<th>Diagnostics</th></tr>\n";
   for (const TaskRow& task : job.tasks) {
     const int64_t task_end = task.end_ms > 0 ? task.end_ms : page.now_ms;
-    body += StrCat("<tr class=\"task\" data-task=\"", HtmlEscape(task.Task()), "\"><td>",
-                   HtmlEscape(task.Task()), "</td>", StateCell(task.state), "<td>",
-                   task.attempt + 1, "</td><td>",
-                   task.host.empty() ? "" : HtmlEscape(StrCat(task.host, ":", task.port)),
-                   "</td><td>", task.exit_code ? std::to_string(*task.exit_code) : "", "</td><td>",
-                   task.start_ms > 0 ? Seconds(std::max<int64_t>(0, task_end - task.start_ms)) : "",
-                   "</td><td>", task.peak_rss_bytes > 0 ? Mib(task.peak_rss_bytes) : "",
-                   "</td><td>", links[task.Task()], "</td><td>",
-                   task.diagnostics.empty()
-                       ? ""
-                       : StrCat("<pre>", HtmlEscape(task.diagnostics), "</pre>"),
-                   "</td></tr>\n");
+    body += StrCat(
+        "<tr class=\"task\" data-task=\"", HtmlEscape(task.Task()), "\"><td>",
+        HtmlEscape(task.Task()), "</td>", StateCell(task.state), "<td>", task.attempt + 1,
+        "</td><td>", task.host.empty() ? "" : HtmlEscape(StrCat(task.host, ":", task.port)),
+        "</td><td>", task.exit_code ? std::to_string(*task.exit_code) : "", "</td><td>",
+        task.start_ms > 0 ? Seconds(std::max<int64_t>(0, task_end - task.start_ms)) : "",
+        "</td><td>", task.peak_rss_bytes > 0 ? Mib(task.peak_rss_bytes) : "", "</td><td>",
+        links[task.Task()], "</td><td>",
+        task.diagnostics.empty() ? "" : StrCat("<pre>", HtmlEscape(task.diagnostics), "</pre>"),
+        "</td></tr>\n");
   }
   body += "</table>\n";
 
@@ -465,8 +462,9 @@ std::string RenderJobPage(const JobPage& page) {
   body += plots.empty() ? "<p>No samples.</p>" : plots;
   body += "</div>\n";
 
-  body += "<h2>Events</h2><table id=\"events\"><tr><th>Time (UTC)</th><th>Event</th><th>Task</th>"
-          "<th>Attempt</th><th>Detail</th></tr>\n";
+  body +=
+      "<h2>Events</h2><table id=\"events\"><tr><th>Time (UTC)</th><th>Event</th><th>Task</th>"
+      "<th>Attempt</th><th>Detail</th></tr>\n";
   for (const HistoryEvent& e : page.events) {
     std::string detail = e.state;
     if (e.exit_code) detail += StrCat(detail.empty() ? "" : ", ", "exit ", *e.exit_code);
@@ -479,11 +477,12 @@ std::string RenderJobPage(const JobPage& page) {
   }
   body += "</table>\n";
 
-  body += "<h2>Configuration</h2><table id=\"config\"><tr><th>Key</th><th>Value</th>"
-          "<th>Source</th></tr>\n";
+  body +=
+      "<h2>Configuration</h2><table id=\"config\"><tr><th>Key</th><th>Value</th>"
+      "<th>Source</th></tr>\n";
   for (const ConfigRow& row : page.config) {
-    body += StrCat("<tr><td>", HtmlEscape(row.key), "</td><td>", HtmlEscape(row.value),
-                   "</td><td>", HtmlEscape(row.source), "</td></tr>\n");
+    body += StrCat("<tr><td>", HtmlEscape(row.key), "</td><td>", HtmlEscape(row.value), "</td><td>",
+                   HtmlEscape(row.source), "</td></tr>\n");
   }
   body += "</table>\n";
   return Page(StrCat(job.app_id, " ", state), body, page.refresh_seconds);

@@ -15,7 +15,9 @@ TEST(HistoryPagesTest, EscapesEverythingFromTheJob) {
   EXPECT_EQ(HtmlEscape("<script>alert('x')&\"</script>"),
             "&lt;script&gt;alert(&#39;x&#39;)&amp;&quot;&lt;/script&gt;");
   EXPECT_EQ(HtmlEscape("ok\n\té\x1b[31m"), "ok\n\té?[31m");
-  EXPECT_EQ(HtmlEscape(std::string("a\xff\xc3") + "b"), "a\xEF\xBF\xBD\xEF\xBF\xBD" "b");
+  EXPECT_EQ(HtmlEscape(std::string("a\xff\xc3") + "b"),
+            "a\xEF\xBF\xBD\xEF\xBF\xBD"
+            "b");
   JobInfo job;
   job.app_id = "application_1_0001";
   job.name = "<img src=x onerror=alert(1)>";

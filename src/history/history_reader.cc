@@ -280,7 +280,8 @@ absl::StatusOr<std::vector<LogFile>> ListLogs(HistoryFs& fs, const std::string& 
   std::sort(files.begin(), files.end(), [](const LogFile& a, const LogFile& b) {
     const bool a_err = a.stream != "stdout";
     const bool b_err = b.stream != "stdout";
-    return std::tie(a.type, a.index, a.attempt, a_err) < std::tie(b.type, b.index, b.attempt, b_err);
+    return std::tie(a.type, a.index, a.attempt, a_err) <
+           std::tie(b.type, b.index, b.attempt, b_err);
   });
   return files;
 }

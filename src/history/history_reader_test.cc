@@ -15,9 +15,9 @@ TEST(HistoryReaderTest, LogNamesParseBackIntoTheirTask) {
   EXPECT_EQ(file->attempt, 3);
   EXPECT_EQ(file->stream, "stderr");
   EXPECT_EQ(file->Task(), "data-loader:12");
-  for (const char* bad : {"", "worker-0-0", "worker-0-0.log", "worker-0.stdout", "-0-0.stdout",
-                          "worker-x-0.stdout", "worker-0--1.stdout", "worker-0-99999999999.stdout",
-                          "worker--0.stdout", ".stdout"}) {
+  for (const char* bad :
+       {"", "worker-0-0", "worker-0-0.log", "worker-0.stdout", "-0-0.stdout", "worker-x-0.stdout",
+        "worker-0--1.stdout", "worker-0-99999999999.stdout", "worker--0.stdout", ".stdout"}) {
     EXPECT_FALSE(ParseLogName(bad).has_value()) << bad;
   }
 }
@@ -41,9 +41,9 @@ TEST(HistoryReaderTest, FindsAJobAndListsItsLogsInOrder) {
   ASSERT_TRUE(logs.ok()) << logs.status();
   std::vector<std::string> names;
   for (const LogFile& log : *logs) names.push_back(log.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"ps-0-0.stdout", "worker-0-0.stdout",
-                                             "worker-0-0.stderr", "worker-0-1.stdout",
-                                             "worker-1-0.stdout"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"ps-0-0.stdout", "worker-0-0.stdout", "worker-0-0.stderr",
+                                      "worker-0-1.stdout", "worker-1-0.stdout"}));
   ASSERT_TRUE(fs->MakeDirs(dirs.finished).ok());
   ASSERT_TRUE(fs->Rename(dir, dirs.finished + "/app_1").ok());
   found = FindJob(*fs, dirs, "app_1");

@@ -67,15 +67,15 @@ absl::StatusOr<int> HistoryServer::Start(HistoryServerOptions options) {
     *request = self;
     return static_cast<HistoryServer*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
   };
-  daemon_ = MHD_start_daemon(
-      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-          (found->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-      static_cast<uint16_t>(options_.port), nullptr, nullptr, answer, this, MHD_OPTION_SOCK_ADDR,
-      found->ai_addr, MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(32 * 1024), MHD_OPTION_END);
+  daemon_ = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                                 (found->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+                             static_cast<uint16_t>(options_.port), nullptr, nullptr, answer, this,
+                             MHD_OPTION_SOCK_ADDR, found->ai_addr, MHD_OPTION_CONNECTION_LIMIT, 64u,
+                             MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                             static_cast<size_t>(32 * 1024), MHD_OPTION_END);
   if (daemon_ == nullptr) {
-    return absl::InvalidArgumentError(StrCat("cannot listen on ", options_.host, ":",
-                                             options_.port, " (in use, or not this host's)"));
+    return absl::InvalidArgumentError(StrCat("cannot listen on ", options_.host, ":", options_.port,
+                                             " (in use, or not this host's)"));
   }
   const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
   const int port = info != nullptr ? info->port : 0;
@@ -112,8 +112,8 @@ void HistoryServer::Stop() {
 
 std::vector<std::string> HistoryServer::Purge(int64_t now_ms) {
   std::vector<std::string> removed;
-  absl::StatusOr<std::vector<ExpiredHistory>> expired = FindExpiredHistory(
-      *options_.store.fs, options_.store.dirs, options_.retention_sec, now_ms);
+  absl::StatusOr<std::vector<ExpiredHistory>> expired =
+      FindExpiredHistory(*options_.store.fs, options_.store.dirs, options_.retention_sec, now_ms);
   if (!expired.ok()) return removed;
   for (const ExpiredHistory& job : *expired) {
     if (!IsAppId(job.app_id)) continue;
@@ -127,8 +127,7 @@ std::vector<std::string> HistoryServer::Purge(int64_t now_ms) {
 }
 
 std::pair<int, std::string> HistoryServer::Page(const std::string& raw_path,
-                                                const std::string& state,
-                                                const std::string& user) {
+                                                const std::string& state, const std::string& user) {
   std::string path = raw_path;
   while (path.starts_with("//")) path.erase(0, 1);
   if (path == "/" || path.empty()) {
@@ -211,8 +210,8 @@ bool HistoryServer::Answer(MHD_Connection* connection, const char* url, const ch
       verb == "GET" || verb == "HEAD"
           ? Page(url == nullptr ? "/" : url, Query(connection, "state"), Query(connection, "user"))
           : std::pair<int, std::string>{405, RenderMessage("Only GET", "", "/")};
-  MHD_Response* response = MHD_create_response_from_buffer(
-      page.second.size(), page.second.data(), MHD_RESPMEM_MUST_COPY);
+  MHD_Response* response = MHD_create_response_from_buffer(page.second.size(), page.second.data(),
+                                                           MHD_RESPMEM_MUST_COPY);
   if (response == nullptr) return false;
   MHD_add_response_header(response, "Content-Type", kHtml);
   MHD_add_response_header(response, "Cache-Control", "no-store");
@@ -220,8 +219,8 @@ bool HistoryServer::Answer(MHD_Connection* connection, const char* url, const ch
   // The pages run no script and load nothing from elsewhere.
   MHD_add_response_header(response, "Content-Security-Policy",
                           "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-  const bool queued = MHD_queue_response(connection, static_cast<unsigned>(page.first),
-                                         response) == MHD_YES;
+  const bool queued =
+      MHD_queue_response(connection, static_cast<unsigned>(page.first), response) == MHD_YES;
   MHD_destroy_response(response);
   return queued;
 }

@@ -25,9 +25,11 @@ class HistoryServerTest : public ::testing::Test {
   // A job's history with the given files, in the finished (or intermediate) directory.
   std::string AddJob(const std::string& app, const std::map<std::string, std::string>& files,
                      bool finished = true) {
-    const std::string dir = (finished ? store_.dirs.finished : store_.dirs.intermediate) + "/" + app;
+    const std::string dir =
+        (finished ? store_.dirs.finished : store_.dirs.intermediate) + "/" + app;
     EXPECT_TRUE(store_.fs->MakeDirs(dir + "/logs").ok());
-    for (const auto& [name, text] : files) EXPECT_TRUE(store_.fs->Write(dir + "/" + name, text).ok());
+    for (const auto& [name, text] : files)
+      EXPECT_TRUE(store_.fs->Write(dir + "/" + name, text).ok());
     return dir;
   }
   HistoryServer& Server(int64_t retention_sec = 0) {
@@ -51,11 +53,12 @@ constexpr char kJob[] =
     R"("state":"TASK_SUCCEEDED","has_exit_code":true,"exit_code":0}]}})";
 
 TEST_F(HistoryServerTest, ServesTheListAJobItsLogsAndNothingElse) {
-  AddJob("application_1_0001",
-         {{"job.json", kJob},
-          {"events.jsonl", R"({"time_ms":1000,"kind":"TASK_REQUESTED","task":"worker:0","attempt":0})"
-                           "\n"},
-          {"logs/worker-0-0.stdout", "accuracy 0.97\n"}});
+  AddJob(
+      "application_1_0001",
+      {{"job.json", kJob},
+       {"events.jsonl", R"({"time_ms":1000,"kind":"TASK_REQUESTED","task":"worker:0","attempt":0})"
+                        "\n"},
+       {"logs/worker-0-0.stdout", "accuracy 0.97\n"}});
   HistoryServer& server = Server();
   auto [code, list] = server.Page("/", "", "");
   EXPECT_EQ(code, 200);
@@ -79,7 +82,9 @@ TEST_F(HistoryServerTest, PartialAndDamagedHistoriesShowAsSuchAndNeverFail) {
   // A job killed while it wrote: job.json cut short, a partial last event, no config.
   AddJob("application_1_0002",
          {{"job.json", std::string(kJob).substr(0, 60)},
-          {"events.jsonl", R"({"time_ms":1,"kind":"AM_STARTED"})" "\n" R"({"time_ms":2,"ki)"},
+          {"events.jsonl", R"({"time_ms":1,"kind":"AM_STARTED"})"
+                           "\n"
+                           R"({"time_ms":2,"ki)"},
           {"metrics.jsonl", "\x01\x02garbage\n"}},
          /*finished=*/false);
   AddJob("application_1_0003", {});  // no files at all

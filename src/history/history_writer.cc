@@ -168,8 +168,7 @@ absl::Status HistoryWriter::Move() {
     Warn(made);
     return made;
   }
-  if (absl::Status renamed = options_.fs->Rename(intermediate_dir_, finished_dir_);
-      !renamed.ok()) {
+  if (absl::Status renamed = options_.fs->Rename(intermediate_dir_, finished_dir_); !renamed.ok()) {
     Warn(renamed);
     return renamed;
   }
@@ -180,9 +179,10 @@ void HistoryWriter::Warn(const absl::Status& error) {
   ++failures_;
   // The first failure, then every hundredth: a full disk must not flood the AM's log.
   if (failures_ == 1 || failures_ % 100 == 0) {
-    spdlog::warn("[{}] the job's history is incomplete ({} failed writes so far), the job goes "
-                 "on: {}",
-                 options_.app_id, failures_, ToStd(error.message()));
+    spdlog::warn(
+        "[{}] the job's history is incomplete ({} failed writes so far), the job goes "
+        "on: {}",
+        options_.app_id, failures_, ToStd(error.message()));
   }
 }
 

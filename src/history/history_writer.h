@@ -79,15 +79,15 @@ class HistoryWriter {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable idle_;
-  std::deque<Op> pending_;                   // guarded by mu_
-  size_t pending_bytes_ = 0;                 // guarded by mu_
-  int64_t dropped_bytes_ = 0;                // guarded by mu_
+  std::deque<Op> pending_;                    // guarded by mu_
+  size_t pending_bytes_ = 0;                  // guarded by mu_
+  int64_t dropped_bytes_ = 0;                 // guarded by mu_
   std::map<std::string, int64_t> log_bytes_;  // queued per log file; guarded by mu_
-  bool closing_ = false;                     // guarded by mu_
-  bool stopping_ = false;                    // guarded by mu_
-  bool done_ = false;                        // the thread has finished; guarded by mu_
-  absl::Status close_status_;                // guarded by mu_
-  bool moved_ = false;                       // guarded by mu_
+  bool closing_ = false;                      // guarded by mu_
+  bool stopping_ = false;                     // guarded by mu_
+  bool done_ = false;                         // the thread has finished; guarded by mu_
+  absl::Status close_status_;                 // guarded by mu_
+  bool moved_ = false;                        // guarded by mu_
   // Only the writer thread.
   bool dirs_made_ = false;
   int64_t failures_ = 0;

@@ -135,7 +135,8 @@ TEST(HistoryWriterTest, AFailingFileSystemIsAWarningAndTheRestIsStillWritten) {
   writer.Event(R"({"kind":"kept"})");
   ASSERT_TRUE(writer.Close("{}", 10000).ok());
   EXPECT_EQ(Read(tmp.path() + "/finished/app_1/events.jsonl"), "{\"kind\":\"kept\"}\n");
-  EXPECT_EQ(writer.dropped_bytes(), static_cast<int64_t>(std::string(R"({"kind":"lost"})").size() + 1));
+  EXPECT_EQ(writer.dropped_bytes(),
+            static_cast<int64_t>(std::string(R"({"kind":"lost"})").size() + 1));
 }
 
 TEST(HistoryWriterTest, AStuckFileSystemNeverBlocksTheCallerAndBoundsWhatWaits) {

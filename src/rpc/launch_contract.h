@@ -44,11 +44,10 @@ inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
 inline constexpr std::array<std::string_view, 23> kInternalVariables = {
-    kEnvAppId,      kEnvBackend,         kEnvAmAttempt,   kEnvStagingDir, kEnvYarnScheduler,
-    kEnvSubmittedMs,
-    kEnvBinaryPath, kEnvAmKeytab,        kEnvDefaultFs,   kEnvWebHdfs,    kEnvHasSrc,
-    kEnvHasVenv,    kEnvYarnNodes,       kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,
-    kEnvTaskIndex,  kEnvTaskAttempt,     kEnvContainerId, kEnvLogDir,     kEnvHost,
-    kEnvWorkDir,    kEnvContainerSecrets};
+    kEnvAppId,       kEnvBackend,    kEnvAmAttempt,       kEnvStagingDir,  kEnvYarnScheduler,
+    kEnvSubmittedMs, kEnvBinaryPath, kEnvAmKeytab,        kEnvDefaultFs,   kEnvWebHdfs,
+    kEnvHasSrc,      kEnvHasVenv,    kEnvYarnNodes,       kEnvAmAddress,   kEnvConfFile,
+    kEnvTaskType,    kEnvTaskIndex,  kEnvTaskAttempt,     kEnvContainerId, kEnvLogDir,
+    kEnvHost,        kEnvWorkDir,    kEnvContainerSecrets};
 
 }  // namespace tony::rpc

@@ -24,15 +24,19 @@ class HistoryBrowserTest : public BackendE2eTest {
     fs::create_directories(artifacts_);
     profile_ = runner_.work_dir() + "/chromium-profile";
     // The cluster's HDFS keeps every test's history: this one gets a directory of its own.
-    history_ = "tony.history.location=/tmp/tony-history-browser-" + std::to_string(getpid()) +
-               "-" + std::to_string(time(nullptr));
+    history_ = "tony.history.location=/tmp/tony-history-browser-" + std::to_string(getpid()) + "-" +
+               std::to_string(time(nullptr));
   }
 
   // The page's DOM once Chromium loaded it, and a screenshot of it as `shot`.png.
   std::string Browse(const std::string& url, const std::string& shot) {
-    const std::vector<std::string> common = {
-        "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
-        "--disable-dev-shm-usage", "--no-first-run", "--user-data-dir=" + profile_};
+    const std::vector<std::string> common = {"/usr/bin/chromium",
+                                             "--headless",
+                                             "--no-sandbox",
+                                             "--disable-gpu",
+                                             "--disable-dev-shm-usage",
+                                             "--no-first-run",
+                                             "--user-data-dir=" + profile_};
     const std::string dom_path = runner_.work_dir() + "/dom.html";
     std::vector<std::string> dump = common;
     dump.insert(dump.end(), {"--dump-dom", url});
@@ -40,8 +44,7 @@ class HistoryBrowserTest : public BackendE2eTest {
     std::vector<std::string> screenshot = common;
     const std::string png = (artifacts_ / (GetParam() + "-" + shot + ".png")).string();
     fs::remove(png);
-    screenshot.insert(screenshot.end(),
-                      {"--window-size=1200,1800", "--screenshot=" + png, url});
+    screenshot.insert(screenshot.end(), {"--window-size=1200,1800", "--screenshot=" + png, url});
     RunChromium(screenshot, "/dev/null");
     EXPECT_TRUE(fs::exists(png) && fs::file_size(png) > 1000) << "no screenshot " << png;
     return ReadAll(dom_path);
@@ -80,22 +83,22 @@ class HistoryBrowserTest : public BackendE2eTest {
 TEST_P(HistoryBrowserTest, TheHistoryAndTheLivePageShowJobsTasksTimelinePlotsAndLogs) {
   // A job with a restart: worker:1 fails once, then both hold memory for a while and print.
   const std::string once = runner_.work_dir() + "/failed-once";
-  TonyResult restarted = Run(Submit(
-      {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
-       "tony.worker.restart-backoff-ms=0", "tony.task.heartbeat-interval-ms=100",
-       "tony.task.metrics-interval-ms=100", history_},
-      "if [ $TASK_INDEX = 1 ] && [ ! -e " + once + " ]; then touch " + once +
-          "; exit 3; fi; /usr/bin/python3 -c 'import time; b = bytearray(48 << 20); "
-          "time.sleep(2)'; echo \"worker $TASK_INDEX <b>accuracy</b> 0.97\""));
+  TonyResult restarted = Run(
+      Submit({"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
+              "tony.worker.restart-backoff-ms=0", "tony.task.heartbeat-interval-ms=100",
+              "tony.task.metrics-interval-ms=100", history_},
+             "if [ $TASK_INDEX = 1 ] && [ ! -e " + once + " ]; then touch " + once +
+                 "; exit 3; fi; /usr/bin/python3 -c 'import time; b = bytearray(48 << 20); "
+                 "time.sleep(2)'; echo \"worker $TASK_INDEX <b>accuracy</b> 0.97\""));
   ASSERT_EQ(restarted.exit_code, 0) << Describe(restarted);
   const std::string app = restarted.app_id;
 
   // The AM's live page of a running job: the same job page.
   const std::string release = runner_.work_dir() + "/release";
-  const pid_t running = Start(Submit(
-      {"tony.worker.instances=1", "tony.worker.memory=256m", "tony.task.heartbeat-interval-ms=100",
-       "tony.task.metrics-interval-ms=100", history_},
-      "for i in $(seq 600); do [ -e " + release + " ] && break; sleep 0.1; done"));
+  const pid_t running = Start(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
+              "tony.task.heartbeat-interval-ms=100", "tony.task.metrics-interval-ms=100", history_},
+             "for i in $(seq 600); do [ -e " + release + " ] && break; sleep 0.1; done"));
   ASSERT_GT(running, 0);
   ASSERT_TRUE(runner_.WaitForOutput("1 running", 120000)) << runner_.CurrentOutput();
   std::smatch url;
@@ -154,8 +157,7 @@ TEST_P(HistoryBrowserTest, TheHistoryAndTheLivePageShowJobsTasksTimelinePlotsAnd
             std::string::npos)
       << job;
 
-  const std::string log =
-      Browse(base[1].str() + "/jobs/" + app + "/logs/worker-1-1.stdout", "log");
+  const std::string log = Browse(base[1].str() + "/jobs/" + app + "/logs/worker-1-1.stdout", "log");
   EXPECT_NE(log.find("worker 1 &lt;b&gt;accuracy&lt;/b&gt; 0.97"), std::string::npos) << log;
 
   kill(history, SIGINT);

@@ -18,8 +18,8 @@ class HistoryE2eTest : public BackendE2eTest {
     if (!yarn()) return ReadAll(fs::path(runner_.home()) / "history/finished" / app_id / name);
     absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
     if (!hdfs.ok()) return "";
-    absl::StatusOr<std::string> data = hdfs->Open(
-        "/user/" + cluster_->user() + "/.tony/history/finished/" + app_id + "/" + name);
+    absl::StatusOr<std::string> data =
+        hdfs->Open("/user/" + cluster_->user() + "/.tony/history/finished/" + app_id + "/" + name);
     return data.ok() ? *data : "";
   }
   static std::vector<Json> Lines(const std::string& text) {
@@ -56,14 +56,14 @@ class HistoryE2eTest : public BackendE2eTest {
 
 TEST_P(HistoryE2eTest, ARestartedJobsHistoryHasEveryEventInOrder) {
   const std::string once = runner_.work_dir() + "/failed-once";
-  TonyResult r = Run(Submit(
-      {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
-       "tony.worker.restart-backoff-ms=0", "tony.task.heartbeat-interval-ms=100",
-       "tony.task.metrics-interval-ms=100"},
-      "if [ $TASK_INDEX = 1 ] && [ ! -e " + once + " ]; then touch " + once +
-          "; echo first attempt failing >&2; exit 3; fi; "
-          "/usr/bin/python3 -c 'import time; b = bytearray(32 << 20); time.sleep(1.5)'; "
-          "echo worker $TASK_INDEX done"));
+  TonyResult r =
+      Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+                  "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0",
+                  "tony.task.heartbeat-interval-ms=100", "tony.task.metrics-interval-ms=100"},
+                 "if [ $TASK_INDEX = 1 ] && [ ! -e " + once + " ]; then touch " + once +
+                     "; echo first attempt failing >&2; exit 3; fi; "
+                     "/usr/bin/python3 -c 'import time; b = bytearray(32 << 20); time.sleep(1.5)'; "
+                     "echo worker $TASK_INDEX done"));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   ASSERT_FALSE(r.app_id.empty());
 
@@ -81,11 +81,11 @@ TEST_P(HistoryE2eTest, ARestartedJobsHistoryHasEveryEventInOrder) {
             (std::vector<std::string>{"TASK_REQUESTED#0", "TASK_ALLOCATED#0", "TASK_REGISTERED#0",
                                       "TASK_STARTED#0", "TASK_FINISHED#0 SUCCEEDED exit 0"}));
   EXPECT_EQ(TaskEvents(events, "worker:1"),
-            (std::vector<std::string>{
-                "TASK_REQUESTED#0", "TASK_ALLOCATED#0", "TASK_REGISTERED#0", "TASK_STARTED#0",
-                "TASK_FINISHED#0 FAILED exit 3", "TASK_RESTARTED#1", "TASK_REQUESTED#1",
-                "TASK_ALLOCATED#1", "TASK_REGISTERED#1", "TASK_STARTED#1",
-                "TASK_FINISHED#1 SUCCEEDED exit 0"}));
+            (std::vector<std::string>{"TASK_REQUESTED#0", "TASK_ALLOCATED#0", "TASK_REGISTERED#0",
+                                      "TASK_STARTED#0", "TASK_FINISHED#0 FAILED exit 3",
+                                      "TASK_RESTARTED#1", "TASK_REQUESTED#1", "TASK_ALLOCATED#1",
+                                      "TASK_REGISTERED#1", "TASK_STARTED#1",
+                                      "TASK_FINISHED#1 SUCCEEDED exit 0"}));
 
   // Samples of both tasks' memory, from heartbeats: the 32 MiB the task holds show.
   std::map<std::string, int64_t> peak;
@@ -121,8 +121,7 @@ TEST_P(HistoryE2eTest, ARestartedJobsHistoryHasEveryEventInOrder) {
   EXPECT_NE(logs.out.find("==> worker:1 attempt 0 stderr <==\nfirst attempt failing\n"),
             std::string::npos)
       << logs.out;
-  EXPECT_NE(logs.out.find("==> worker:1 attempt 1 stdout <==\nworker 1 done\n"),
-            std::string::npos)
+  EXPECT_NE(logs.out.find("==> worker:1 attempt 1 stdout <==\nworker 1 done\n"), std::string::npos)
       << logs.out;
   EXPECT_EQ(logs.out.find("worker 0 done"), std::string::npos) << "only worker:1\n" << logs.out;
 }
@@ -200,14 +199,14 @@ TEST_P(HistoryE2eTest, LogsShowTheOutputDuringAndAfterTheJob) {
   TonyResult followed = follower.Wait(follow, 60000);
   EXPECT_FALSE(followed.timed_out) << "--follow did not end with the job";
   EXPECT_EQ(followed.exit_code, 0) << followed.Describe();
-  EXPECT_NE(followed.out.find("[worker:0] epoch 2 loss 0.4\n"), std::string::npos)
-      << followed.out;
+  EXPECT_NE(followed.out.find("[worker:0] epoch 2 loss 0.4\n"), std::string::npos) << followed.out;
 
   // After the job (on YARN, after its AM has gone).
   TonyResult after = Logs({app_id});
   ASSERT_EQ(after.exit_code, 0) << after.Describe();
-  EXPECT_NE(after.out.find("==> worker:0 attempt 0 stdout <==\nepoch 1 loss 0.9\nepoch 2 loss 0.4\n"),
-            std::string::npos)
+  EXPECT_NE(
+      after.out.find("==> worker:0 attempt 0 stdout <==\nepoch 1 loss 0.9\nepoch 2 loss 0.4\n"),
+      std::string::npos)
       << after.out;
   // A task or an application that is not there: one line, exit 2.
   TonyResult no_task = Logs({app_id, "--task", "worker:7"});
@@ -225,9 +224,9 @@ TEST_P(HistoryE2eTest, TeeStreamsEveryTasksLinesWithTheirTask) {
   args.push_back("--tee");
   TonyResult r = Run(args);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  for (const char* line : {"[worker:0] step 1 of 0\n", "[worker:0] step 2 of 0\n",
-                           "[worker:1] step 1 of 1\n", "[worker:1] step 2 of 1\n",
-                           "[worker:1 stderr] ? not utf-8 ?[31m escape\n"}) {
+  for (const char* line :
+       {"[worker:0] step 1 of 0\n", "[worker:0] step 2 of 0\n", "[worker:1] step 1 of 1\n",
+        "[worker:1] step 2 of 1\n", "[worker:1 stderr] ? not utf-8 ?[31m escape\n"}) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   }
   EXPECT_LT(r.out.find("[worker:0] step 1 of 0"), r.out.find("[worker:0] step 2 of 0"));
@@ -243,8 +242,8 @@ TEST_P(HistoryE2eTest, TeeStreamsEveryTasksLinesWithTheirTask) {
 // server, and on YARN the ended application's tracking URL is that page, as MapReduce's and
 // Spark's point at their history servers.
 TEST_P(HistoryE2eTest, TheTrackingUrlOfAnEndedJobIsItsHistoryPage) {
-  TonyResult bad = Run(Submit({"tony.worker.instances=1", "tony.history.url=history:18080"},
-                              "echo never"));
+  TonyResult bad =
+      Run(Submit({"tony.worker.instances=1", "tony.history.url=history:18080"}, "echo never"));
   EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
   EXPECT_NE(bad.err.find("tony.history.url"), std::string::npos) << bad.err;
 
@@ -280,7 +279,8 @@ TEST_P(HistoryE2eTest, GpuUseOfTheTasksGpusIsSampled) {
   const std::string out = TaskStdout(r);
   ASSERT_TRUE(std::regex_search(out, visible, std::regex(R"(visible \[([^\]]*)\])"))) << out;
   const std::map<std::string, std::pair<double, int64_t>> expected = {
-      {"0", {37, int64_t{1500} << 20}}, {"1", {91, int64_t{2500} << 20}},
+      {"0", {37, int64_t{1500} << 20}},
+      {"1", {91, int64_t{2500} << 20}},
       {"", {64, int64_t{4000} << 20}}};
   ASSERT_TRUE(expected.contains(visible[1].str())) << visible[1].str();
   const auto [utilization, memory] = expected.at(visible[1].str());
@@ -297,10 +297,11 @@ TEST_P(HistoryE2eTest, GpuUseOfTheTasksGpusIsSampled) {
 // The client ends with what the chief printed last (TonY's jobs print their accuracy there), not
 // with a log path to open.
 TEST_P(HistoryE2eTest, TheSummaryEndsWithTheChiefsLastLines) {
-  TonyResult r = Run(Submit({"tony.chief.instances=1", "tony.worker.instances=1",
-                             "tony.chief.memory=256m", "tony.worker.memory=256m"},
-                            "if [ $JOB_NAME = chief ]; then echo epoch 9; echo test accuracy: 0.97; "
-                            "else echo a worker line; fi"));
+  TonyResult r =
+      Run(Submit({"tony.chief.instances=1", "tony.worker.instances=1", "tony.chief.memory=256m",
+                  "tony.worker.memory=256m"},
+                 "if [ $JOB_NAME = chief ]; then echo epoch 9; echo test accuracy: 0.97; "
+                 "else echo a worker line; fi"));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("last lines of chief:0's output:\n  epoch 9\n  test accuracy: 0.97\n"),
             std::string::npos)

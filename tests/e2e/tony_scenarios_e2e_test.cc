@@ -187,9 +187,9 @@ TEST_P(TonyScenariosE2eTest, AmThatIsNotStartedInTimeFailsTheJob) {
   }
   ASSERT_TRUE(held) << "the holder job never ran:\n" << holder.CurrentOutput();
 
-  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
-                             "tony.am.startup-timeout=3000"},
-                            "echo never"));
+  TonyResult r = Run(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.am.startup-timeout=3000"},
+             "echo never"));
   std::ofstream(release).put('\n');
   TonyResult held_job = holder.Wait(holder_pid, 180000);
   EXPECT_EQ(held_job.exit_code, 0) << held_job.Describe();

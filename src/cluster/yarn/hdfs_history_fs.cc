@@ -32,8 +32,8 @@ class HdfsFs final : public history::HistoryFs {
     if (!listed.ok()) return listed.status();
     std::vector<history::HistoryEntry> entries;
     for (const hadoop::FileStatus& status : *listed) {
-      entries.push_back({status.path_suffix, status.is_directory, status.length,
-                         status.modification_time_ms});
+      entries.push_back(
+          {status.path_suffix, status.is_directory, status.length, status.modification_time_ms});
     }
     return entries;
   }
@@ -57,9 +57,7 @@ class HdfsFs final : public history::HistoryFs {
     return absl::IsNotFound(deleted) ? absl::OkStatus() : deleted;
   }
 
-  std::string Describe(const std::string& path) const override {
-    return StrCat(default_fs_, path);
-  }
+  std::string Describe(const std::string& path) const override { return StrCat(default_fs_, path); }
 
  private:
   std::shared_ptr<hadoop::WebHdfsClient> client_;
@@ -103,8 +101,8 @@ absl::StatusOr<history::HistoryDirs> HdfsHistoryDirs(const std::string& location
   for (const absl::StatusOr<std::string>* path : {&root, &running, &ended}) {
     if (!path->ok()) return path->status();
   }
-  return history::DirsAt(root->empty() ? StrCat("/user/", user, "/.tony/history") : *root,
-                         *running, *ended);
+  return history::DirsAt(root->empty() ? StrCat("/user/", user, "/.tony/history") : *root, *running,
+                         *ended);
 }
 
 }  // namespace tony::cluster

@@ -20,8 +20,8 @@
 #include "cluster/yarn/yarn_asks.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/webhdfs.h"
-#include "history/history_format.h"
 #include "hadoop/yarn_client.h"
+#include "history/history_format.h"
 
 namespace tony::cluster {
 
