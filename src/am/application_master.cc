@@ -482,10 +482,11 @@ void ApplicationMaster::KillJob(const rpc::KillJobRequest& request, rpc::KillJob
 void ApplicationMaster::AcknowledgeFinal(const rpc::AcknowledgeFinalRequest&,
                                          rpc::AcknowledgeFinalResponse*,
                                          grpc::ServerUnaryReactor* reactor) {
-  acknowledged_ = complete_;
+  // The client has the final status (it may have read the record before this AM's loop learnt
+  // that it was written); once it is recorded, nothing keeps the AM any longer.
+  acknowledged_ = true;
   reactor->Finish(grpc::Status::OK);
-  // The client has the final status; nothing keeps the AM any longer.
-  if (acknowledged_) loop_.Stop();
+  if (complete_) loop_.Stop();
 }
 
 }  // namespace tony::am

@@ -54,9 +54,18 @@ class FakeAllocator final : public cluster::ContainerAllocator {
   void Release(const std::string&) override {}
   absl::Status Finish(cluster::FinalStatus status, const std::string&,
                       const std::string&) override {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    finishing_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return !hold_finish_; });
     final_state_ = cluster::ToString(status);
     return finish_error_;
+  }
+  // Lets a Finish held by `hold_finish_` record its status.
+  void ReleaseFinish() {
+    std::lock_guard lock(mu_);
+    hold_finish_ = false;
+    changed_.notify_all();
   }
   int RunningContainers() const override { return 0; }
   void Shutdown() override {}
@@ -76,6 +85,8 @@ class FakeAllocator final : public cluster::ContainerAllocator {
   std::vector<std::pair<cluster::Container, cluster::LaunchSpec>> launched_;
   std::string final_state_;
   absl::Status finish_error_;  // what Finish answers
+  bool hold_finish_ = false;   // Finish waits for ReleaseFinish
+  bool finishing_ = false;     // Finish was called
 };
 
 config::JobSpec TwoWorkers() {
@@ -356,6 +367,44 @@ TEST_F(ApplicationMasterWithClientTest, AFinalStatusThatCannotBeSavedIsStillRepo
   grpc::ClientContext context;
   rpc::AttachAuth(&context, JobAuth());
   EXPECT_TRUE(stub_->AcknowledgeFinal(&context, ack, &acked).ok());
+  EXPECT_EQ(run_.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(allocator_.final_state_, "KILLED");
+}
+
+// The local backend's record is written before the AM's loop learns that it was: a client that
+// read it there acknowledges early, and the AM must still end once the status is recorded
+// rather than wait for tony.am.wait-client-signal-stop-timeout-sec.
+class ApplicationMasterWithEarlyClientTest : public ApplicationMasterTest {
+ protected:
+  void SetUp() override {
+    wait_client_ms_ = 60000;
+    allocator_.hold_finish_ = true;
+    ApplicationMasterTest::SetUp();
+  }
+  void TearDown() override {
+    allocator_.ReleaseFinish();
+    ApplicationMasterTest::TearDown();
+  }
+};
+
+TEST_F(ApplicationMasterWithEarlyClientTest,
+       AnAcknowledgementBeforeTheRecordEndsTheAmOnceRecorded) {
+  {
+    rpc::KillJobRequest kill;
+    rpc::KillJobResponse killed;
+    grpc::ClientContext context;
+    rpc::AttachAuth(&context, JobAuth());
+    ASSERT_TRUE(stub_->KillJob(&context, kill, &killed).ok());
+  }
+  ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.finishing_; }));
+  rpc::AcknowledgeFinalRequest ack;
+  rpc::AcknowledgeFinalResponse acked;
+  grpc::ClientContext context;
+  rpc::AttachAuth(&context, JobAuth());
+  ASSERT_TRUE(stub_->AcknowledgeFinal(&context, ack, &acked).ok());
+  // Not recorded yet: the AM stays.
+  EXPECT_EQ(run_.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  allocator_.ReleaseFinish();
   EXPECT_EQ(run_.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_EQ(allocator_.final_state_, "KILLED");
 }

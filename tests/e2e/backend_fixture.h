@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -35,9 +36,51 @@ inline std::string ReadAll(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Task ports from a summary table ("host:port" cells) that something still holds: each must be
-// bindable again once the job is over.
-inline std::vector<int> PortsStillBound(const std::string& summary) {
+// The processes holding a TCP socket whose local port is `port` (IPv4 or IPv6, any state), from
+// /proc/net and each process's descriptors. Sockets that are bound but neither listening nor
+// connected are not listed by the kernel, so an empty answer proves nothing.
+inline std::vector<pid_t> TcpPortHolders(int port) {
+  std::set<std::string> inodes;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      const size_t colon = local.rfind(':');
+      if (colon == std::string::npos || inode == "0") continue;
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) == port) inodes.insert(inode);
+    }
+  }
+  std::vector<pid_t> holders;
+  if (inodes.empty()) return holders;
+  std::error_code ec;
+  for (const auto& process : fs::directory_iterator("/proc", ec)) {
+    const std::string name = process.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code fd_ec;
+    for (const auto& fd : fs::directory_iterator(process.path() / "fd", fd_ec)) {
+      std::error_code link_ec;
+      const std::string target = fs::read_symlink(fd.path(), link_ec).string();
+      if (target.starts_with("socket:[") &&
+          inodes.count(target.substr(8, target.size() - 9)) != 0) {
+        holders.push_back(std::stoi(name));
+        break;
+      }
+    }
+  }
+  return holders;
+}
+
+// Task ports from a summary table ("host:port" cells) that the job still holds: each must be
+// bindable again once the job is over. A port that cannot be bound only because a process outside
+// the job (`is_job_process` false) happens to use the same number, such as an outgoing connection
+// of the mini cluster's JVM, is not the job's.
+template <typename IsJobProcess>
+std::vector<int> PortsStillBound(const std::string& summary, IsJobProcess is_job_process) {
   std::vector<int> bound;
   const std::regex address(R"((?:127\.0\.0\.1|localhost):(\d+) )");
   for (auto it = std::sregex_iterator(summary.begin(), summary.end(), address);
@@ -50,8 +93,13 @@ inline std::vector<int> PortsStillBound(const std::string& summary) {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
     addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) bound.push_back(port);
+    const bool bindable = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
     close(fd);
+    if (bindable) continue;
+    const std::vector<pid_t> holders = TcpPortHolders(port);
+    if (holders.empty() || std::any_of(holders.begin(), holders.end(), is_job_process)) {
+      bound.push_back(port);
+    }
   }
   return bound;
 }
@@ -127,7 +175,10 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
   void TearDown() override {
     if (yarn() && conf_dir_.empty()) return;
     EXPECT_TRUE(runner_.LeftoverProcesses().empty()) << "processes of the job outlived it";
-    const std::vector<int> bound = PortsStillBound(runner_.CurrentOutput());
+    const std::vector<pid_t> job = JobProcesses("", {});
+    const std::vector<int> bound = PortsStillBound(runner_.CurrentOutput(), [&](pid_t pid) {
+      return std::find(job.begin(), job.end(), pid) != job.end();
+    });
     EXPECT_TRUE(bound.empty()) << "a task port is still bound after the job: " << bound[0];
     if (!app_id_.empty()) {
       std::vector<pid_t> left;

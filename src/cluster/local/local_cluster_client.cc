@@ -148,7 +148,13 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
   } else {
     am_gone = true;
   }
-  if (am_gone) report.tracking_url.clear();  // the status page went with the AM
+  if (am_gone) {
+    report.tracking_url.clear();  // the status page went with the AM
+  } else {
+    // A short job can end before its client first saw the address; the AM then waits there
+    // for the client's acknowledgement, as on YARN.
+    report.last_am_address = report.am_address;
+  }
   if (!report.final_state.empty()) {
     report.state = report.final_state == "SUCCEEDED" ? AppState::kFinished
                    : report.final_state == "KILLED"  ? AppState::kKilled
