@@ -205,8 +205,25 @@ TEST(ProcTableTest, MeasureTreeAgreesWithTheFullScan) {
   pid_t leader = SpawnOrDie(Command({"sh", "-c", "(sleep 100 &); sleep 100; true"}), true);
   ASSERT_GT(plain, 0);
   ASSERT_GT(leader, 0);
-  auto count = [](pid_t root) { return ProcessTree(root, ListProcesses()).size(); };
-  ASSERT_TRUE(WaitUntil([&] { return count(plain) == 3 && count(leader) == 3; }));
+  // Settled: three processes, and below the root only `sleep`s asleep in their sleep. A forked
+  // child that has not yet exec'd, or whose loader still maps libraries, is still changing size.
+  auto settled = [](pid_t root) {
+    const std::vector<pid_t> tree = ProcessTree(root, ListProcesses());
+    if (tree.size() != 3) return false;
+    for (pid_t pid : tree) {
+      if (pid == root) continue;
+      absl::StatusOr<std::string> stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+      if (!stat.ok()) return false;
+      // "pid (comm) state ...": comm is "sleep", the state S (sleeping).
+      const size_t close = stat->rfind(')');
+      if (stat->find("(sleep)") == std::string::npos || close == std::string::npos ||
+          stat->compare(close + 1, 3, " S ") != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return settled(plain) && settled(leader); }));
   for (pid_t root : {plain, leader}) {
     const std::unordered_map<pid_t, TreeUsage> scanned = MeasureTrees({plain, leader});
     const TreeUsage measured = MeasureTree(root);
