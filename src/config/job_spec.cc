@@ -5,6 +5,7 @@
 
 #include "common/strings.h"
 #include "config/config_reader.h"
+#include "config/job_spec_checks.h"
 #include "config/key_catalog.h"
 #include "config/key_names.h"
 #include "config/value_parsers.h"
@@ -150,6 +151,206 @@ absl::Status ApplyHorovod(const Reader& reader, const std::vector<std::string>& 
   return absl::OkStatus();
 }
 
+// The application's identity, scheduling and framework.
+absl::Status ReadApplication(const Reader& reader, JobSpec* spec) {
+  spec->queue = reader.String("tony.yarn.queue");
+  if (!StripWhitespace(reader.String("tony.yarn.priority")).empty()) {
+    int64_t priority = 0;
+    TONY_ASSIGN_OR_RETURN(priority, reader.Int("tony.yarn.priority", 0));
+    if (priority > INT32_MAX) return reader.Error("tony.yarn.priority", "too large");
+    spec->priority = static_cast<int32_t>(priority);
+  }
+  spec->tags = SplitList(reader.String("tony.application.tags"));
+  spec->node_label = reader.String("tony.application.node-label");
+
+  spec->framework = ToLower(reader.String("tony.application.framework"));
+  const auto& frameworks = KnownFrameworks();
+  if (std::find(frameworks.begin(), frameworks.end(), spec->framework) == frameworks.end()) {
+    return reader.Error("tony.application.framework",
+                        StrCat("unknown framework; expected one of ", Join(frameworks, ", ")));
+  }
+  const std::string mode = ToUpper(reader.String("tony.application.distributed-mode"));
+  if (mode == "GANG") {
+    spec->mode = DistributedMode::kGang;
+  } else if (mode == "FCFS") {
+    spec->mode = DistributedMode::kFcfs;
+  } else {
+    return reader.Error("tony.application.distributed-mode", "expected GANG or FCFS");
+  }
+  return absl::OkStatus();
+}
+
+// What job_control_spec reads for every command, and the history server's URL.
+absl::Status ApplyControl(const Reader& reader, const Configuration& conf, JobSpec* spec) {
+  JobControlSpec control;
+  TONY_ASSIGN_OR_RETURN(control, BuildJobControlSpec(conf));
+  spec->name = std::move(control.name);
+  spec->application_type = std::move(control.application_type);
+  spec->backend = std::move(control.backend);
+  spec->keep_staging = control.keep_staging;
+  spec->stop_grace_ms = control.stop_grace_ms;
+  spec->history_retention_sec = control.history_retention_sec;
+  spec->history_location = std::move(control.history_location);
+  spec->history_intermediate = std::move(control.history_intermediate);
+  spec->history_finished = std::move(control.history_finished);
+  spec->history_max_log_bytes = control.history_max_log_bytes;
+  spec->history_url = std::string(StripWhitespace(reader.String("tony.history.url")));
+  if (spec->history_url.empty()) {
+    spec->history_url = std::string(StripWhitespace(reader.String("tony.portal.url")));
+  }
+  if (!spec->history_url.empty() && !spec->history_url.starts_with("http://") &&
+      !spec->history_url.starts_with("https://")) {
+    return reader.Error(
+        !reader.String("tony.history.url").empty() ? "tony.history.url" : "tony.portal.url",
+        "expected an http:// or https:// URL of the history server");
+  }
+  while (spec->history_url.ends_with('/')) spec->history_url.pop_back();
+  spec->hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
+  spec->security = std::move(control.security);
+  return absl::OkStatus();
+}
+
+// The AM's resources, the AM's and the tasks' timeouts, heartbeats, metrics and environment.
+absl::Status ReadTimingAndEnvironment(const Reader& reader, JobSpec* spec) {
+  int64_t value = 0;
+  TONY_ASSIGN_OR_RETURN(spec->am.memory_mb,
+                        reader.Memory("tony.am.memory", reader.String("tony.am.memory")));
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.vcores", 1));
+  spec->am.vcores = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.gpus", 0));
+  spec->am.gpus = static_cast<int>(value);
+
+  TONY_ASSIGN_OR_RETURN(spec->fail_on_worker_failure,
+                        reader.Bool("tony.application.fail-on-worker-failure-enabled"));
+  TONY_ASSIGN_OR_RETURN(spec->application_timeout_ms, reader.Int("tony.application.timeout", 0));
+  TONY_ASSIGN_OR_RETURN(spec->am_startup_timeout_ms, reader.Int("tony.am.startup-timeout", 0));
+  TONY_ASSIGN_OR_RETURN(spec->am_tls, reader.Bool("tony.am.tls.enabled"));
+  spec->am_bind_host = std::string(StripWhitespace(reader.String("tony.am.bind-host")));
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.retry-count", 0));
+  if (value > 100) return reader.Error("tony.am.retry-count", "at most 100");
+  spec->am_retry_count = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(spec->wait_client_ms,
+                        reader.SecondsAsMs("tony.am.wait-client-signal-stop-timeout-sec"));
+  TONY_ASSIGN_OR_RETURN(spec->allocation_timeout_ms,
+                        reader.Int("tony.container.allocation.timeout", -1));
+  TONY_ASSIGN_OR_RETURN(spec->registration_timeout_ms,
+                        reader.Int("tony.container.registration.timeout", -1));
+  TONY_ASSIGN_OR_RETURN(spec->execution_timeout_ms,
+                        reader.Int("tony.task.executor.execution-timeout-ms", 0));
+  TONY_ASSIGN_OR_RETURN(spec->registry_timeout_ms,
+                        reader.SecondsAsMs("tony.task.executor.registry-timeout-sec"));
+  TONY_ASSIGN_OR_RETURN(spec->heartbeat_interval_ms,
+                        reader.Int("tony.task.heartbeat-interval-ms", 1));
+  TONY_ASSIGN_OR_RETURN(spec->metrics_interval_ms, reader.Int("tony.task.metrics-interval-ms", 1));
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-missed-heartbeats", 1));
+  spec->max_missed_heartbeats = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(value,
+                        reader.Int("tony.task.executor.execution.error-message-max-depth", 0));
+  spec->error_message_max_lines = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(spec->gpu_metrics, reader.Bool("tony.task.gpu-metrics.enabled"));
+  spec->gpu_exec_path = std::string(StripWhitespace(reader.String("tony.gpu-exec-path")));
+  if (spec->gpu_exec_path.empty()) spec->gpu_exec_path = "nvidia-smi";
+
+  TONY_ASSIGN_OR_RETURN(spec->container_envs, reader.Envs("tony.containers.envs"));
+  TONY_ASSIGN_OR_RETURN(spec->execution_envs, reader.Envs("tony.execution.envs"));
+  spec->python_venv = reader.String("tony.application.python-venv");
+  spec->src_dir = reader.String("tony.application.src-dir");
+  spec->python_exec_path = reader.String("tony.python-exec-path");
+  spec->executes = reader.String("tony.application.executes");
+  TONY_ASSIGN_OR_RETURN(spec->local, ReadLocalBackend(reader));
+
+  return absl::OkStatus();
+}
+
+// The job types with their roles, Docker images, single-node mode and TonY's TensorBoard sidecar.
+absl::Status ReadJobTypes(const Reader& reader, const Configuration& conf, JobSpec* spec) {
+  // Sets, so that many job types against long lists stay O(n log n).
+  auto name_set = [&](std::string_view key) {
+    std::vector<std::string> list = SplitList(reader.String(key));
+    return std::set<std::string, std::less<>>(std::make_move_iterator(list.begin()),
+                                              std::make_move_iterator(list.end()));
+  };
+  const auto untracked = name_set("tony.application.untracked.jobtypes");
+  const auto sidecars = name_set("tony.application.sidecar.jobtypes");
+  const auto stop_on_failure = name_set("tony.application.stop-on-failure-jobtypes");
+  const std::vector<std::string> common_resources =
+      SplitList(reader.String("tony.containers.resources"));
+
+  std::vector<std::string> types;
+  TONY_ASSIGN_OR_RETURN(types, DiscoverJobTypes(reader, conf));
+  for (const std::string& type : types) {
+    JobTypeSpec job_type;
+    if (absl::Status s = ReadJobType(reader, type, common_resources, spec, &job_type); !s.ok()) {
+      return s;
+    }
+    if (job_type.instances == 0) continue;
+    job_type.role = sidecars.count(type)    ? JobTypeRole::kSidecar
+                    : untracked.count(type) ? JobTypeRole::kUntracked
+                                            : JobTypeRole::kTracked;
+    job_type.stop_on_failure = stop_on_failure.count(type) > 0;
+    spec->job_types.emplace(type, std::move(job_type));
+  }
+
+  bool docker = false;
+  TONY_ASSIGN_OR_RETURN(docker, reader.Bool("tony.docker.enabled"));
+  if (docker) {
+    if (spec->backend != "yarn") {
+      return reader.Error("tony.docker.enabled",
+                          "Docker containers need the YARN backend (--backend yarn)");
+    }
+    for (auto& [name, type] : spec->job_types) {
+      std::string image = reader.String(StrCat("tony.docker.", name, ".image"));
+      if (image.empty()) image = reader.String("tony.docker.containers.image");
+      if (image.empty()) {
+        return reader.Error("tony.docker.enabled",
+                            StrCat("no image for job type ", name, ": set tony.docker.", name,
+                                   ".image or tony.docker.containers.image"));
+      }
+      type.docker_env["YARN_CONTAINER_RUNTIME_TYPE"] = "docker";
+      type.docker_env["YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"] = image;
+      if (std::string mounts = reader.String("tony.docker.containers.mount"); !mounts.empty()) {
+        type.docker_env["YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"] = mounts;
+      }
+    }
+  }
+
+  if (spec->job_types.empty()) {
+    // Single-node mode: the command runs as one task, with the worker type's resources (the
+    // TensorBoard sidecar below does not count: it runs beside that task).
+    spec->single_node = true;
+    JobTypeSpec single;
+    if (absl::Status s = ReadJobType(reader, "worker", common_resources, spec, &single); !s.ok()) {
+      return s;
+    }
+    single.instances = 1;
+    spec->job_types.emplace("worker", std::move(single));
+  }
+
+  spec->hdfs_classpath = SplitList(reader.String("tony.application.hdfs-classpath"));
+  spec->tensorboard_log_dir =
+      std::string(StripWhitespace(reader.String("tony.application.tensorboard-log-dir")));
+  if (!spec->tensorboard_log_dir.empty()) {
+    // TonY's sidecar: a tensorboard task (one, unless the job sets tony.tensorboard.instances),
+    // never tracked, running TensorBoard unless tony.tensorboard.command says otherwise.
+    auto [it, added] = spec->job_types.try_emplace(kTensorBoardType);
+    JobTypeSpec& sidecar = it->second;
+    if (added) {
+      if (absl::Status s = ReadJobType(reader, kTensorBoardType, common_resources, spec, &sidecar);
+          !s.ok()) {
+        return s;
+      }
+      sidecar.instances = 1;
+    }
+    sidecar.role = JobTypeRole::kSidecar;
+    if (reader.JobTypeValue(kTensorBoardType, "command").empty()) {
+      sidecar.command = DefaultTensorBoardCommand(spec->python_exec_path);
+    }
+    spec->execution_envs["TB_LOG_DIR"] = spec->tensorboard_log_dir;
+  }
+
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string_view ToString(DistributedMode mode) {
@@ -204,282 +405,17 @@ std::string DefaultTensorBoardCommand(const std::string& python) {
 absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   Reader reader(conf);
   JobSpec spec;
-  spec.queue = reader.String("tony.yarn.queue");
-  if (!StripWhitespace(reader.String("tony.yarn.priority")).empty()) {
-    int64_t priority = 0;
-    TONY_ASSIGN_OR_RETURN(priority, reader.Int("tony.yarn.priority", 0));
-    if (priority > INT32_MAX) return reader.Error("tony.yarn.priority", "too large");
-    spec.priority = static_cast<int32_t>(priority);
-  }
-  spec.tags = SplitList(reader.String("tony.application.tags"));
-  spec.node_label = reader.String("tony.application.node-label");
-
-  spec.framework = ToLower(reader.String("tony.application.framework"));
-  const auto& frameworks = KnownFrameworks();
-  if (std::find(frameworks.begin(), frameworks.end(), spec.framework) == frameworks.end()) {
-    return reader.Error("tony.application.framework",
-                        StrCat("unknown framework; expected one of ", Join(frameworks, ", ")));
-  }
-  const std::string mode = ToUpper(reader.String("tony.application.distributed-mode"));
-  if (mode == "GANG") {
-    spec.mode = DistributedMode::kGang;
-  } else if (mode == "FCFS") {
-    spec.mode = DistributedMode::kFcfs;
-  } else {
-    return reader.Error("tony.application.distributed-mode", "expected GANG or FCFS");
-  }
-  JobControlSpec control;
-  TONY_ASSIGN_OR_RETURN(control, BuildJobControlSpec(conf));
-  spec.name = std::move(control.name);
-  spec.application_type = std::move(control.application_type);
-  spec.backend = std::move(control.backend);
-  spec.keep_staging = control.keep_staging;
-  spec.stop_grace_ms = control.stop_grace_ms;
-  spec.history_retention_sec = control.history_retention_sec;
-  spec.history_location = std::move(control.history_location);
-  spec.history_intermediate = std::move(control.history_intermediate);
-  spec.history_finished = std::move(control.history_finished);
-  spec.history_max_log_bytes = control.history_max_log_bytes;
-  spec.history_url = std::string(StripWhitespace(reader.String("tony.history.url")));
-  if (spec.history_url.empty()) {
-    spec.history_url = std::string(StripWhitespace(reader.String("tony.portal.url")));
-  }
-  if (!spec.history_url.empty() && !spec.history_url.starts_with("http://") &&
-      !spec.history_url.starts_with("https://")) {
-    return reader.Error(
-        !reader.String("tony.history.url").empty() ? "tony.history.url" : "tony.portal.url",
-        "expected an http:// or https:// URL of the history server");
-  }
-  while (spec.history_url.ends_with('/')) spec.history_url.pop_back();
-  spec.hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
-  spec.security = std::move(control.security);
-
-  int64_t value = 0;
-  TONY_ASSIGN_OR_RETURN(spec.am.memory_mb,
-                        reader.Memory("tony.am.memory", reader.String("tony.am.memory")));
-  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.vcores", 1));
-  spec.am.vcores = static_cast<int>(value);
-  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.gpus", 0));
-  spec.am.gpus = static_cast<int>(value);
-
-  TONY_ASSIGN_OR_RETURN(spec.fail_on_worker_failure,
-                        reader.Bool("tony.application.fail-on-worker-failure-enabled"));
-  TONY_ASSIGN_OR_RETURN(spec.application_timeout_ms, reader.Int("tony.application.timeout", 0));
-  TONY_ASSIGN_OR_RETURN(spec.am_startup_timeout_ms, reader.Int("tony.am.startup-timeout", 0));
-  TONY_ASSIGN_OR_RETURN(spec.am_tls, reader.Bool("tony.am.tls.enabled"));
-  spec.am_bind_host = std::string(StripWhitespace(reader.String("tony.am.bind-host")));
-  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.retry-count", 0));
-  if (value > 100) return reader.Error("tony.am.retry-count", "at most 100");
-  spec.am_retry_count = static_cast<int>(value);
-  TONY_ASSIGN_OR_RETURN(spec.wait_client_ms,
-                        reader.SecondsAsMs("tony.am.wait-client-signal-stop-timeout-sec"));
-  TONY_ASSIGN_OR_RETURN(spec.allocation_timeout_ms,
-                        reader.Int("tony.container.allocation.timeout", -1));
-  TONY_ASSIGN_OR_RETURN(spec.registration_timeout_ms,
-                        reader.Int("tony.container.registration.timeout", -1));
-  TONY_ASSIGN_OR_RETURN(spec.execution_timeout_ms,
-                        reader.Int("tony.task.executor.execution-timeout-ms", 0));
-  TONY_ASSIGN_OR_RETURN(spec.registry_timeout_ms,
-                        reader.SecondsAsMs("tony.task.executor.registry-timeout-sec"));
-  TONY_ASSIGN_OR_RETURN(spec.heartbeat_interval_ms,
-                        reader.Int("tony.task.heartbeat-interval-ms", 1));
-  TONY_ASSIGN_OR_RETURN(spec.metrics_interval_ms, reader.Int("tony.task.metrics-interval-ms", 1));
-  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-missed-heartbeats", 1));
-  spec.max_missed_heartbeats = static_cast<int>(value);
-  TONY_ASSIGN_OR_RETURN(value,
-                        reader.Int("tony.task.executor.execution.error-message-max-depth", 0));
-  spec.error_message_max_lines = static_cast<int>(value);
-  TONY_ASSIGN_OR_RETURN(spec.gpu_metrics, reader.Bool("tony.task.gpu-metrics.enabled"));
-  spec.gpu_exec_path = std::string(StripWhitespace(reader.String("tony.gpu-exec-path")));
-  if (spec.gpu_exec_path.empty()) spec.gpu_exec_path = "nvidia-smi";
-
-  TONY_ASSIGN_OR_RETURN(spec.container_envs, reader.Envs("tony.containers.envs"));
-  TONY_ASSIGN_OR_RETURN(spec.execution_envs, reader.Envs("tony.execution.envs"));
-  spec.python_venv = reader.String("tony.application.python-venv");
-  spec.src_dir = reader.String("tony.application.src-dir");
-  spec.python_exec_path = reader.String("tony.python-exec-path");
-  spec.executes = reader.String("tony.application.executes");
-  TONY_ASSIGN_OR_RETURN(spec.local, ReadLocalBackend(reader));
-
-  // Sets, so that many job types against long lists stay O(n log n).
-  auto name_set = [&](std::string_view key) {
-    std::vector<std::string> list = SplitList(reader.String(key));
-    return std::set<std::string, std::less<>>(std::make_move_iterator(list.begin()),
-                                              std::make_move_iterator(list.end()));
-  };
-  const auto untracked = name_set("tony.application.untracked.jobtypes");
-  const auto sidecars = name_set("tony.application.sidecar.jobtypes");
-  const auto stop_on_failure = name_set("tony.application.stop-on-failure-jobtypes");
-  const std::vector<std::string> common_resources =
-      SplitList(reader.String("tony.containers.resources"));
-
-  std::vector<std::string> types;
-  TONY_ASSIGN_OR_RETURN(types, DiscoverJobTypes(reader, conf));
-  for (const std::string& type : types) {
-    JobTypeSpec job_type;
-    if (absl::Status s = ReadJobType(reader, type, common_resources, &spec, &job_type); !s.ok()) {
-      return s;
-    }
-    if (job_type.instances == 0) continue;
-    job_type.role = sidecars.count(type)    ? JobTypeRole::kSidecar
-                    : untracked.count(type) ? JobTypeRole::kUntracked
-                                            : JobTypeRole::kTracked;
-    job_type.stop_on_failure = stop_on_failure.count(type) > 0;
-    spec.job_types.emplace(type, std::move(job_type));
-  }
-
-  bool docker = false;
-  TONY_ASSIGN_OR_RETURN(docker, reader.Bool("tony.docker.enabled"));
-  if (docker) {
-    if (spec.backend != "yarn") {
-      return reader.Error("tony.docker.enabled",
-                          "Docker containers need the YARN backend (--backend yarn)");
-    }
-    for (auto& [name, type] : spec.job_types) {
-      std::string image = reader.String(StrCat("tony.docker.", name, ".image"));
-      if (image.empty()) image = reader.String("tony.docker.containers.image");
-      if (image.empty()) {
-        return reader.Error("tony.docker.enabled",
-                            StrCat("no image for job type ", name, ": set tony.docker.", name,
-                                   ".image or tony.docker.containers.image"));
-      }
-      type.docker_env["YARN_CONTAINER_RUNTIME_TYPE"] = "docker";
-      type.docker_env["YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"] = image;
-      if (std::string mounts = reader.String("tony.docker.containers.mount"); !mounts.empty()) {
-        type.docker_env["YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"] = mounts;
-      }
-    }
-  }
-
-  if (spec.job_types.empty()) {
-    // Single-node mode: the command runs as one task, with the worker type's resources (the
-    // TensorBoard sidecar below does not count: it runs beside that task).
-    spec.single_node = true;
-    JobTypeSpec single;
-    if (absl::Status s = ReadJobType(reader, "worker", common_resources, &spec, &single); !s.ok()) {
-      return s;
-    }
-    single.instances = 1;
-    spec.job_types.emplace("worker", std::move(single));
-  }
-
-  spec.hdfs_classpath = SplitList(reader.String("tony.application.hdfs-classpath"));
-  spec.tensorboard_log_dir =
-      std::string(StripWhitespace(reader.String("tony.application.tensorboard-log-dir")));
-  if (!spec.tensorboard_log_dir.empty()) {
-    // TonY's sidecar: a tensorboard task (one, unless the job sets tony.tensorboard.instances),
-    // never tracked, running TensorBoard unless tony.tensorboard.command says otherwise.
-    auto [it, added] = spec.job_types.try_emplace(kTensorBoardType);
-    JobTypeSpec& sidecar = it->second;
-    if (added) {
-      if (absl::Status s = ReadJobType(reader, kTensorBoardType, common_resources, &spec, &sidecar);
-          !s.ok()) {
-        return s;
-      }
-      sidecar.instances = 1;
-    }
-    sidecar.role = JobTypeRole::kSidecar;
-    if (reader.JobTypeValue(kTensorBoardType, "command").empty()) {
-      sidecar.command = DefaultTensorBoardCommand(spec.python_exec_path);
-    }
-    spec.execution_envs["TB_LOG_DIR"] = spec.tensorboard_log_dir;
-  }
-
-  if (absl::Status s = ApplyHorovod(reader, common_resources, &spec); !s.ok()) return s;
-
-  for (const auto& [name, type] : spec.job_types) {
-    if (type.command.empty()) {
-      return absl::InvalidArgumentError(
-          StrCat("job type ", name,
-                 " has no command: give --executes, or set tony.containers.command or tony.", name,
-                 ".command"));
-    }
-  }
-  if (spec.framework == "standalone" && !spec.single_node && spec.TotalTasks() != 1) {
-    return absl::InvalidArgumentError(StrCat(
-        "tony.application.framework = standalone runs exactly one task, but the job has ",
-        spec.TotalTasks(), " (",
-        [&] {
-          std::vector<std::string> parts;
-          for (const auto& [name, type] : spec.job_types) {
-            parts.push_back(StrCat("tony.", name, ".instances = ", type.instances));
-          }
-          return Join(parts, ", ");
-        }(),
-        ")"));
-  }
-  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.task.max-total-instances", -1));
-  if (value >= 0 && spec.TotalTasks() > value) {
-    return reader.Error("tony.task.max-total-instances",
-                        StrCat("the job asks for ", spec.TotalTasks(), " tasks"));
-  }
-  int64_t total_gpus = 0, total_memory = 0, total_vcores = 0;
-  for (const auto& [name, type] : spec.job_types) {
-    total_gpus += int64_t{type.instances} * type.resources.gpus;
-    total_memory += int64_t{type.instances} * type.resources.memory_mb;
-    total_vcores += int64_t{type.instances} * type.resources.vcores;
-  }
-  for (auto [key, total, unit] :
-       {std::tuple{"tony.task.max-total-gpus", total_gpus, " GPUs"},
-        std::tuple{"tony.task.max-total-memory", total_memory, " MiB"},
-        std::tuple{"tony.task.max-total-vcores", total_vcores, " vcores"}}) {
-    TONY_ASSIGN_OR_RETURN(value, reader.Int(key, -1));
-    if (value >= 0 && total > value) {
-      return reader.Error(key, StrCat("the job asks for ", total, unit));
-    }
-  }
-
-  // Groups, dependency timeouts and stages name job types; each must exist.
-  auto check_types = [&](const std::string& key,
-                         const std::vector<std::string>& types) -> absl::Status {
-    for (const std::string& type : types) {
-      if (!spec.job_types.count(type)) {
-        return reader.Error(
-            key, StrCat("names job type ", ForMessage(type), ", which the job does not have"));
-      }
-    }
-    return absl::OkStatus();
-  };
-  for (const auto& [key, entry] : conf.entries()) {
-    if (std::optional<std::string_view> group = GroupOfGroupKey(key)) {
-      std::vector<std::string> types = SplitList(entry.value);
-      if (absl::Status s = check_types(key, types); !s.ok()) return s;
-      spec.groups[std::string(*group)] = types;
-    }
-  }
-  for (const auto& [key, entry] : conf.entries()) {
-    std::optional<DependencyKey> parts = ParseDependencyKey(key);
-    if (!parts) continue;
-    GroupDependency dependency{std::string(parts->type), std::string(parts->group), 0, false};
-    if (absl::Status s = check_types(key, {dependency.type}); !s.ok()) return s;
-    if (!spec.groups.count(dependency.group)) {
-      return reader.Error(
-          key, StrCat("names group ", ForMessage(dependency.group), ", but tony.application.group.",
-                      ForMessage(dependency.group), " is not set"));
-    }
-    TONY_ASSIGN_OR_RETURN(dependency.timeout_ms, reader.SecondsAsMs(key));
-    const std::string ignored_key = key + ".ignored";
-    if (conf.Has(ignored_key)) {
-      TONY_ASSIGN_OR_RETURN(dependency.ignored, reader.Bool(ignored_key));
-    }
-    spec.dependencies.push_back(dependency);
-  }
-  spec.prepare_stage = SplitList(reader.String("tony.application.prepare-stage"));
-  spec.training_stage = SplitList(reader.String("tony.application.training-stage"));
-  if (absl::Status s = check_types("tony.application.prepare-stage", spec.prepare_stage); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = check_types("tony.application.training-stage", spec.training_stage);
+  if (absl::Status s = ReadApplication(reader, &spec); !s.ok()) return s;
+  if (absl::Status s = ApplyControl(reader, conf, &spec); !s.ok()) return s;
+  if (absl::Status s = ReadTimingAndEnvironment(reader, &spec); !s.ok()) return s;
+  if (absl::Status s = ReadJobTypes(reader, conf, &spec); !s.ok()) return s;
+  if (absl::Status s =
+          ApplyHorovod(reader, SplitList(reader.String("tony.containers.resources")), &spec);
       !s.ok()) {
     return s;
   }
-  if (spec.prepare_stage.empty() != spec.training_stage.empty()) {
-    return reader.Error(spec.prepare_stage.empty() ? "tony.application.training-stage"
-                                                   : "tony.application.prepare-stage",
-                        "set both tony.application.prepare-stage and "
-                        "tony.application.training-stage, or neither");
-  }
-
+  if (absl::Status s = CheckJobSize(reader, spec); !s.ok()) return s;
+  if (absl::Status s = ReadGroupsAndStages(reader, conf, &spec); !s.ok()) return s;
   if (spec.job_types.count("chief")) {
     spec.chief = TaskRef{"chief", 0};
   } else if (spec.job_types.count("worker")) {

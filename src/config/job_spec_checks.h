@@ -1,0 +1,20 @@
+#pragma once
+// The checks of a JobSpec that span job types, and the groups, dependencies and stages that name
+// them: parts of BuildJobSpec (job_spec.cc), each answering with Reader::Error's one line.
+
+#include "absl/status/status.h"
+#include "config/config_reader.h"
+#include "config/configuration.h"
+#include "config/job_spec.h"
+
+namespace tony::config {
+
+// Every job type has a command; standalone runs one task; the job keeps within
+// tony.task.max-total-{instances,gpus,memory,vcores}.
+absl::Status CheckJobSize(const Reader& reader, const JobSpec& spec);
+
+// tony.application.group.*, the groups' dependency timeouts and the prepare and training stages,
+// each naming job types the job has.
+absl::Status ReadGroupsAndStages(const Reader& reader, const Configuration& conf, JobSpec* spec);
+
+}  // namespace tony::config
