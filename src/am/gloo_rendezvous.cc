@@ -101,7 +101,7 @@ void GlooRendezvous::Stop() {
 }
 
 void GlooRendezvous::AllowHost(const std::string& host) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (std::optional<IpAddress> literal = ParseIpAddress(host)) {
     allowed_.insert(*literal);
   } else if (!host.empty()) {
@@ -110,7 +110,7 @@ void GlooRendezvous::AllowHost(const std::string& host) {
 }
 
 void GlooRendezvous::SetScopeSizes(std::map<std::string, int> sizes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   scope_sizes_ = std::move(sizes);
 }
 
@@ -119,7 +119,7 @@ bool GlooRendezvous::MayConnect(const sockaddr* peer) {
   if (!address) return false;
   std::vector<std::string> names;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (allowed_.contains(*address)) return true;
     names.swap(unresolved_);
   }
@@ -128,7 +128,7 @@ bool GlooRendezvous::MayConnect(const sockaddr* peer) {
   for (const std::string& name : names) {
     for (const IpAddress& ip : ResolveIpAddresses(name)) resolved.insert(ip);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   allowed_.insert(resolved.begin(), resolved.end());
   return allowed_.contains(*address);
 }
@@ -145,7 +145,7 @@ std::pair<unsigned, std::string> GlooRendezvous::Handle(const std::string& metho
   const std::string scope = url.substr(1, slash - 1);
   const std::string key = url.substr(slash + 1);
 
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (method == "GET") {
     auto in_scope = store_.find(scope);
     if (in_scope == store_.end()) return {404, ""};

@@ -22,12 +22,12 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "common/net.h"
 
 struct MHD_Daemon;
@@ -65,13 +65,13 @@ class GlooRendezvous {
                                           const Request& request);
 
   MHD_Daemon* daemon_ = nullptr;
-  std::mutex mu_;
-  std::set<IpAddress> allowed_;                                      // guarded by mu_
-  std::vector<std::string> unresolved_;                              // guarded by mu_
-  std::map<std::string, std::map<std::string, std::string>> store_;  // guarded by mu_
-  std::map<std::string, std::set<std::string>> finalized_;           // guarded by mu_
-  std::map<std::string, int> scope_sizes_;                           // guarded by mu_
-  size_t total_bytes_ = 0;                                           // guarded by mu_
+  Mutex mu_;
+  std::set<IpAddress> allowed_ TONY_GUARDED_BY(mu_);
+  std::vector<std::string> unresolved_ TONY_GUARDED_BY(mu_);
+  std::map<std::string, std::map<std::string, std::string>> store_ TONY_GUARDED_BY(mu_);
+  std::map<std::string, std::set<std::string>> finalized_ TONY_GUARDED_BY(mu_);
+  std::map<std::string, int> scope_sizes_ TONY_GUARDED_BY(mu_);
+  size_t total_bytes_ TONY_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tony::am

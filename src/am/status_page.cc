@@ -212,7 +212,7 @@ absl::StatusOr<int> StatusPage::Start(const StatusPageOptions& options) {
     redirect_base_ = *std::move(base);
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     other_peers_.clear();
   }
 
@@ -284,7 +284,7 @@ void StatusPage::Update(const rpc::JobStatus& status, const LiveHistory& live) {
     return;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::swap(json_, json);
     std::swap(html_, html);
   }
@@ -298,7 +298,7 @@ bool StatusPage::MayConnect(const sockaddr* peer) {
   std::optional<PeerAddress> address = IpAddressOf(peer);
   if (!address) return false;
   if (proxies_.contains(*address)) return true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = other_peers_.find(*address);
   return it == other_peers_.end() || it->second < kMaxConnectionsPerOtherPeer;
 }
@@ -308,7 +308,7 @@ void StatusPage::OnConnection(MHD_Connection* connection, void** context, bool o
   if (opened) {
     std::optional<PeerAddress> address = PeerOf(connection);
     if (!address || proxies_.contains(*address)) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++other_peers_[*address];
     *context = this;  // counted: the close uncounts it
     return;
@@ -316,7 +316,7 @@ void StatusPage::OnConnection(MHD_Connection* connection, void** context, bool o
   if (*context == nullptr) return;
   std::optional<PeerAddress> address = PeerOf(connection);
   if (!address) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = other_peers_.find(*address);
   if (it != other_peers_.end() && --it->second == 0) other_peers_.erase(it);
 }
@@ -343,7 +343,7 @@ bool StatusPage::Answer(MHD_Connection* connection, const char* url, const char*
   const bool page = path == "/" || path.empty() || path.ends_with("/index.html");
   const bool json = path.ends_with("/status.json");
   if (page || json) {
-    std::lock_guard lock(mu_);  // queueing takes a reference before Update can drop the snapshot
+    MutexLock lock(mu_);  // queueing takes a reference before Update can drop the snapshot
     if (MHD_Response* snapshot = page ? html_ : json_; snapshot != nullptr) {
       return Queue(connection, 200, snapshot);
     }

@@ -29,12 +29,12 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "history/history_reader.h"
 #include "rpc/tony.pb.h"
 
@@ -103,10 +103,11 @@ class StatusPage {
   // Set by Start before the daemon runs; read-only while it does.
   std::set<PeerAddress> proxies_;
   std::string redirect_base_;
-  std::mutex mu_;
-  MHD_Response* html_ = nullptr;                 // guarded by mu_; owned, shared by connections
-  MHD_Response* json_ = nullptr;                 // guarded by mu_; owned, shared by connections
-  std::map<PeerAddress, unsigned> other_peers_;  // guarded by mu_; open connections per non-proxy
+  Mutex mu_;
+  MHD_Response* html_ TONY_GUARDED_BY(mu_) = nullptr;  // owned, shared by connections
+  MHD_Response* json_ TONY_GUARDED_BY(mu_) = nullptr;  // owned, shared by connections
+  std::map<PeerAddress, unsigned> other_peers_
+      TONY_GUARDED_BY(mu_);  // open connections per non-proxy
 };
 
 }  // namespace tony::am

@@ -4,7 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace tony {
 
@@ -29,18 +30,18 @@ class FakeClock final : public Clock {
  public:
   explicit FakeClock(int64_t start_ms = 1'000'000) : now_ms_(start_ms) {}
   int64_t NowMs() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return now_ms_;
   }
   int64_t WallMs() const override { return NowMs(); }
   void Advance(int64_t ms) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     now_ms_ += ms;
   }
 
  private:
-  mutable std::mutex mu_;
-  int64_t now_ms_;
+  mutable Mutex mu_;
+  int64_t now_ms_ TONY_GUARDED_BY(mu_);
 };
 
 }  // namespace tony

@@ -6,52 +6,53 @@ namespace tony {
 
 bool EventLoop::Post(std::string name, Task task) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return false;
     queue_.emplace_back(std::move(name), std::move(task));
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
   return true;
 }
 
 void EventLoop::Run(int64_t tick_interval_ms, const Task& tick) {
   using Clock = std::chrono::steady_clock;
   auto next_tick = Clock::now() + std::chrono::milliseconds(tick_interval_ms);
-  std::unique_lock lock(mu_);
+  mu_.lock();
   while (!stopped_) {
-    if (queue_.empty()) {
-      wake_.wait_until(lock, next_tick, [&] { return stopped_ || !queue_.empty(); });
+    while (!stopped_ && queue_.empty()) {
+      if (!wake_.WaitUntil(mu_, next_tick)) break;
     }
     if (stopped_) break;
     if (!queue_.empty()) {
       Task task = std::move(queue_.front().second);
       queue_.pop_front();
-      lock.unlock();
+      mu_.unlock();
       task();
-      lock.lock();
+      mu_.lock();
     }
     if (Clock::now() >= next_tick) {
-      lock.unlock();
+      mu_.unlock();
       tick();
-      lock.lock();
+      mu_.lock();
       next_tick = Clock::now() + std::chrono::milliseconds(tick_interval_ms);
     }
   }
+  mu_.unlock();
 }
 
 void EventLoop::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 void EventLoop::RunPending() {
   while (true) {
     Task task;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (queue_.empty()) return;
       task = std::move(queue_.front().second);
       queue_.pop_front();
@@ -61,7 +62,7 @@ void EventLoop::RunPending() {
 }
 
 bool EventLoop::stopped() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stopped_;
 }
 

@@ -3,12 +3,12 @@
 // touched only by tasks running on it, so it needs no locks. Post() may be called from any
 // thread; Run() blocks the calling thread until Stop().
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
+
+#include "common/mutex.h"
 
 namespace tony {
 
@@ -28,10 +28,10 @@ class EventLoop {
   bool stopped() const;
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<std::pair<std::string, Task>> queue_;  // guarded by mu_
-  bool stopped_ = false;                            // guarded by mu_
+  mutable Mutex mu_;
+  CondVar wake_;
+  std::deque<std::pair<std::string, Task>> queue_ TONY_GUARDED_BY(mu_);
+  bool stopped_ TONY_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tony

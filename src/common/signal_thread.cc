@@ -10,7 +10,7 @@ SignalThread::SignalThread(const sigset_t& signals, std::function<void(int)> han
   std::thread([shared = shared_, signals] {
     int sig = 0;
     while (sigwait(&signals, &sig) == 0) {
-      std::lock_guard lock(shared->mu);
+      MutexLock lock(shared->mu);
       if (shared->handler) shared->handler(sig);
     }
   }).detach();
@@ -18,7 +18,7 @@ SignalThread::SignalThread(const sigset_t& signals, std::function<void(int)> han
 
 SignalThread::~SignalThread() {
   // Waits for a handler that is running now; none starts after this.
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(shared_->mu);
   shared_->handler = nullptr;
 }
 

@@ -16,7 +16,8 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace tony {
 
@@ -29,8 +30,8 @@ class SignalThread {
 
  private:
   struct Shared {
-    std::mutex mu;
-    std::function<void(int)> handler;  // guarded by mu; empty once the owner is gone
+    Mutex mu;
+    std::function<void(int)> handler TONY_GUARDED_BY(mu);  // empty once the owner is gone
   };
   std::shared_ptr<Shared> shared_;
 };

@@ -104,18 +104,18 @@ absl::StatusOr<std::unique_ptr<IpcClient>> IpcClient::Connect(IpcClientOptions o
   }
   if (options.user.empty()) options.user = OsUserName();
   std::unique_ptr<IpcClient> client(new IpcClient(std::move(options)));
-  std::lock_guard lock(client->mu_);
+  MutexLock lock(client->mu_);
   if (absl::Status s = client->EstablishLocked(); !s.ok()) return s;
   return client;
 }
 
 bool IpcClient::authenticated_with_sasl() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sasl_;
 }
 
 void IpcClient::Close() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   stream_.Close();
 }
 
@@ -253,7 +253,7 @@ absl::Status IpcClient::Call(std::string_view method, const google::protobuf::Me
 absl::Status IpcClient::Call(std::string_view method, const google::protobuf::MessageLite& request,
                              google::protobuf::MessageLite* response,
                              std::chrono::milliseconds timeout) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   int32_t call_id = next_call_id_;
   next_call_id_ = next_call_id_ == std::numeric_limits<int32_t>::max() ? 0 : next_call_id_ + 1;
   absl::Status status;
@@ -284,6 +284,7 @@ absl::Status IpcClient::AttemptLocked(std::string_view method, int32_t call_id, 
   method_header.set_client_protocol_version(options_.protocol_version);
   std::string name = CallName(method);
   auto fail = [&](const absl::Status& s) {
+    mu_.AssertHeld();  // called only below, with it held
     if (s.code() == absl::StatusCode::kDeadlineExceeded) stream_.Close();
     return absl::Status(s.code(), StrCat(name, ": ", ToStd(s.message())));
   };

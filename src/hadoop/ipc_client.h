@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "google/protobuf/message_lite.h"
 #include "hadoop/credentials.h"
 #include "hadoop/rpc_codec.h"
@@ -91,30 +91,32 @@ class IpcClient {
  private:
   explicit IpcClient(IpcClientOptions options);
 
-  // Opens a connection: preamble, SASL, connection context. REQUIRES: mu_ held.
-  absl::Status EstablishLocked();
-  // Sends whole frames; under a SASL security layer, wrapped in WRAP messages. REQUIRES: mu_.
-  absl::Status WriteLocked(std::string_view frames, TcpStream::Deadline deadline);
-  // Reads one whole response frame, unwrapping under a security layer. REQUIRES: mu_ held.
-  absl::StatusOr<ResponseFrame> ReadLocked(TcpStream::Deadline deadline);
-  // One attempt to send a call and read its response. REQUIRES: mu_ held.
+  // Opens a connection: preamble, SASL, connection context.
+  absl::Status EstablishLocked() TONY_REQUIRES(mu_);
+  // Sends whole frames; under a SASL security layer, wrapped in WRAP messages.
+  absl::Status WriteLocked(std::string_view frames, TcpStream::Deadline deadline)
+      TONY_REQUIRES(mu_);
+  // Reads one whole response frame, unwrapping under a security layer.
+  absl::StatusOr<ResponseFrame> ReadLocked(TcpStream::Deadline deadline) TONY_REQUIRES(mu_);
+  // One attempt to send a call and read its response.
   absl::Status AttemptLocked(std::string_view method, int32_t call_id, int32_t retry_count,
                              const google::protobuf::MessageLite& request,
-                             google::protobuf::MessageLite* response, TcpStream::Deadline deadline);
+                             google::protobuf::MessageLite* response, TcpStream::Deadline deadline)
+      TONY_REQUIRES(mu_);
   std::string CallName(std::string_view method) const;
 
   const IpcClientOptions options_;
   const std::string peer_;
   const std::string client_id_;
 
-  mutable std::mutex mu_;
-  TcpStream stream_;          // guarded by mu_
-  int32_t next_call_id_ = 0;  // guarded by mu_
-  bool sasl_ = false;         // guarded by mu_
+  mutable Mutex mu_;
+  TcpStream stream_ TONY_GUARDED_BY(mu_);
+  int32_t next_call_id_ TONY_GUARDED_BY(mu_) = 0;
+  bool sasl_ TONY_GUARDED_BY(mu_) = false;
   // The mechanism whose security layer (integrity or privacy) protects the connection, and the
-  // unwrapped bytes not yet read as frames; null and empty without one. Guarded by mu_.
-  std::unique_ptr<SaslMechanism> layer_;
-  std::string unwrapped_;
+  // unwrapped bytes not yet read as frames; null and empty without one.
+  std::unique_ptr<SaslMechanism> layer_ TONY_GUARDED_BY(mu_);
+  std::string unwrapped_ TONY_GUARDED_BY(mu_);
 };
 
 }  // namespace tony::hadoop

@@ -79,7 +79,7 @@ NmClient::NmClient() : NmClient(TokenIpcConnector(std::string(kContainerManageme
 NmClient::NmClient(RpcConnector connect) : connect_(std::move(connect)) {}
 
 void NmClient::UpdateNmTokens(const std::map<std::string, Token>& tokens) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [node, token] : tokens) {
     auto it = tokens_.find(node);
     if (it != tokens_.end() && it->second == token) continue;
@@ -89,7 +89,7 @@ void NmClient::UpdateNmTokens(const std::map<std::string, Token>& tokens) {
 }
 
 bool NmClient::HasNmToken(const std::string& node_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return tokens_.contains(node_id);
 }
 
@@ -97,7 +97,7 @@ absl::StatusOr<std::shared_ptr<RpcConnection>> NmClient::ConnectionFor(const Con
   std::string node = container.node_id();
   Token token;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = connections_.find(node); it != connections_.end()) return it->second;
     auto it = tokens_.find(node);
     if (it == tokens_.end()) {
@@ -117,7 +117,7 @@ absl::StatusOr<std::shared_ptr<RpcConnection>> NmClient::ConnectionFor(const Con
                                                            ToStd(connection.status().message())));
   }
   std::shared_ptr<RpcConnection> shared = std::move(*connection);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Another thread may have connected meanwhile, or the token changed: keep the newest token's.
   if (tokens_.contains(node) && tokens_[node] == token) connections_[node] = shared;
   return shared;
@@ -132,7 +132,7 @@ absl::Status NmClient::CallNode(const Container& container, std::string_view met
   if (status.code() == absl::StatusCode::kPermissionDenied ||
       status.code() == absl::StatusCode::kUnavailable ||
       status.code() == absl::StatusCode::kDeadlineExceeded) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = connections_.find(container.node_id());
     if (it != connections_.end() && it->second == *connection) connections_.erase(it);
   }

@@ -21,11 +21,11 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/yarn_am.pb.h"
 #include "hadoop/yarn_client.h"
@@ -75,9 +75,9 @@ class NmClient {
                         google::protobuf::MessageLite* response);
 
   const RpcConnector connect_;
-  mutable std::mutex mu_;
-  std::map<std::string, Token> tokens_;                                // guarded by mu_
-  std::map<std::string, std::shared_ptr<RpcConnection>> connections_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::string, Token> tokens_ TONY_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<RpcConnection>> connections_ TONY_GUARDED_BY(mu_);
 };
 
 }  // namespace tony::hadoop

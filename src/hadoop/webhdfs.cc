@@ -230,12 +230,12 @@ WebHdfsClient::WebHdfsClient(std::string namenode_http, WebHdfsAuth auth, int ti
     : namenode_http_(std::move(namenode_http)), auth_(std::move(auth)), timeout_ms_(timeout_ms) {}
 
 WebHdfsAuth WebHdfsClient::Auth() const {
-  std::lock_guard lock(*auth_mu_);
+  MutexLock lock(*auth_mu_);
   return auth_;
 }
 
 void WebHdfsClient::SetDelegationToken(Token token) {
-  std::lock_guard lock(*auth_mu_);
+  MutexLock lock(*auth_mu_);
   auth_.delegation = std::move(token);
 }
 

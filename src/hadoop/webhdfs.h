@@ -28,7 +28,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +36,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "hadoop/credentials.h"
 #include "hadoop/kerberos.h"
 
@@ -143,8 +143,8 @@ class WebHdfsClient {
 
   const std::string namenode_http_;
   // Behind a pointer, so that a client can be returned by value before it is shared.
-  std::unique_ptr<std::mutex> auth_mu_ = std::make_unique<std::mutex>();
-  WebHdfsAuth auth_;  // guarded by *auth_mu_
+  std::unique_ptr<Mutex> auth_mu_ = std::make_unique<Mutex>();
+  WebHdfsAuth auth_ TONY_GUARDED_BY(*auth_mu_);
   const int timeout_ms_;
 };
 

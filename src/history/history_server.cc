@@ -81,17 +81,21 @@ absl::StatusOr<int> HistoryServer::Start(HistoryServerOptions options) {
   const int port = info != nullptr ? info->port : 0;
   if (options_.retention_sec > 0) {
     purger_ = std::thread([this] {
-      std::unique_lock lock(mu_);
+      mu_.lock();
       while (!stopping_) {
-        lock.unlock();
+        mu_.unlock();
         for (const std::string& app : Purge(SystemClock::Get()->WallMs())) {
           spdlog::info("removed the history of {} (older than tony.history.retention-sec = {})",
                        app, options_.retention_sec);
         }
-        lock.lock();
-        wake_.wait_for(lock, std::chrono::milliseconds(options_.purge_interval_ms),
-                       [this] { return stopping_; });
+        mu_.lock();
+        const auto next = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(options_.purge_interval_ms);
+        while (!stopping_) {
+          if (!wake_.WaitUntil(mu_, next)) break;
+        }
       }
+      mu_.unlock();
     });
   }
   return port;
@@ -99,10 +103,10 @@ absl::StatusOr<int> HistoryServer::Start(HistoryServerOptions options) {
 
 void HistoryServer::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (purger_.joinable()) purger_.join();
   if (daemon_ != nullptr) {
     MHD_stop_daemon(daemon_);

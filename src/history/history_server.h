@@ -12,14 +12,13 @@
 //
 // Threads: Start and Stop from one thread; Purge from any.
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "history/history_format.h"
 
 struct MHD_Daemon;
@@ -60,9 +59,9 @@ class HistoryServer {
 
   HistoryServerOptions options_;
   MHD_Daemon* daemon_ = nullptr;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  bool stopping_ TONY_GUARDED_BY(mu_) = false;
   std::thread purger_;
 };
 

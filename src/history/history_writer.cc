@@ -17,15 +17,15 @@ HistoryWriter::HistoryWriter(HistoryWriterOptions options)
 
 HistoryWriter::~HistoryWriter() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   thread_.join();
 }
 
 void HistoryWriter::Queue(Op op) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closing_ || stopping_) return;
   if (pending_bytes_ + op.data.size() > options_.max_pending_bytes) {
     dropped_bytes_ += static_cast<int64_t>(op.data.size());
@@ -49,7 +49,7 @@ void HistoryWriter::Log(const std::string& file, std::string_view bytes) {
   if (bytes.empty()) return;
   std::string data;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     int64_t& kept = log_bytes_[file];
     const int64_t room = options_.max_log_bytes - kept;
     if (room <= 0) {
@@ -74,12 +74,16 @@ void HistoryWriter::Replace(const std::string& file, std::string content) {
 }
 
 absl::Status HistoryWriter::Close(std::string job_json, int64_t timeout_ms) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (closing_ || stopping_) return absl::FailedPreconditionError("the history is closed");
   pending_.push_back({true, kJobFile, std::move(job_json)});
   closing_ = true;
-  wake_.notify_all();
-  if (!idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return done_; })) {
+  wake_.NotifyAll();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!done_) {
+    if (!idle_.WaitUntil(mu_, deadline) && !done_) break;
+  }
+  if (!done_) {
     return absl::DeadlineExceededError(StrCat("the job's history at ",
                                               options_.fs->Describe(intermediate_dir_),
                                               " was not written within ", timeout_ms, " ms"));
@@ -88,34 +92,38 @@ absl::Status HistoryWriter::Close(std::string job_json, int64_t timeout_ms) {
 }
 
 std::string HistoryWriter::dir() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return moved_ ? finished_dir_ : intermediate_dir_;
 }
 
 int64_t HistoryWriter::dropped_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return dropped_bytes_;
 }
 
 void HistoryWriter::Loop() {
-  std::unique_lock lock(mu_);
+  mu_.lock();
   while (true) {
-    wake_.wait_for(lock, std::chrono::milliseconds(options_.flush_interval_ms),
-                   [this] { return closing_ || stopping_; });
+    const auto flush_at =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.flush_interval_ms);
+    while (!closing_ && !stopping_) {
+      if (!wake_.WaitUntil(mu_, flush_at)) break;
+    }
     std::deque<Op> batch;
     batch.swap(pending_);
     pending_bytes_ = 0;
     const bool closing = closing_;
     const bool ending = closing_ || stopping_;
-    lock.unlock();
+    mu_.unlock();
     absl::Status written = batch.empty() ? absl::OkStatus() : WriteBatch(std::move(batch));
     absl::Status moved = closing && written.ok() ? Move() : absl::OkStatus();
-    lock.lock();
+    mu_.lock();
     if (ending) {
       close_status_ = written.ok() ? moved : written;
       moved_ = closing && written.ok() && moved.ok();
       done_ = true;
-      idle_.notify_all();
+      idle_.NotifyAll();
+      mu_.unlock();
       return;
     }
   }
@@ -135,7 +143,7 @@ absl::Status HistoryWriter::WriteBatch(std::deque<Op> batch) {
   absl::Status first;
   const auto failed = [&](const absl::Status& error, size_t bytes) {
     Warn(error);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     dropped_bytes_ += static_cast<int64_t>(bytes);
     if (first.ok()) first = error;
   };

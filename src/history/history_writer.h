@@ -10,17 +10,16 @@
 //
 // Threads: every method may be called from any thread; the AM calls them from its loop.
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include "absl/status/status.h"
+#include "common/mutex.h"
 #include "history/history_format.h"
 #include "history/history_fs.h"
 
@@ -76,18 +75,18 @@ class HistoryWriter {
   const HistoryWriterOptions options_;
   const std::string intermediate_dir_;
   const std::string finished_dir_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::condition_variable idle_;
-  std::deque<Op> pending_;                    // guarded by mu_
-  size_t pending_bytes_ = 0;                  // guarded by mu_
-  int64_t dropped_bytes_ = 0;                 // guarded by mu_
-  std::map<std::string, int64_t> log_bytes_;  // queued per log file; guarded by mu_
-  bool closing_ = false;                      // guarded by mu_
-  bool stopping_ = false;                     // guarded by mu_
-  bool done_ = false;                         // the thread has finished; guarded by mu_
-  absl::Status close_status_;                 // guarded by mu_
-  bool moved_ = false;                        // guarded by mu_
+  mutable Mutex mu_;
+  CondVar wake_;
+  CondVar idle_;
+  std::deque<Op> pending_ TONY_GUARDED_BY(mu_);
+  size_t pending_bytes_ TONY_GUARDED_BY(mu_) = 0;
+  int64_t dropped_bytes_ TONY_GUARDED_BY(mu_) = 0;
+  std::map<std::string, int64_t> log_bytes_ TONY_GUARDED_BY(mu_);  // queued per log file
+  bool closing_ TONY_GUARDED_BY(mu_) = false;
+  bool stopping_ TONY_GUARDED_BY(mu_) = false;
+  bool done_ TONY_GUARDED_BY(mu_) = false;  // the thread has finished
+  absl::Status close_status_ TONY_GUARDED_BY(mu_);
+  bool moved_ TONY_GUARDED_BY(mu_) = false;
   // Only the writer thread.
   bool dirs_made_ = false;
   int64_t failures_ = 0;

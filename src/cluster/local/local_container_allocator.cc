@@ -80,7 +80,7 @@ absl::Status LocalContainerAllocator::CheckFits(const ContainerRequest& request)
 
 void LocalContainerAllocator::Request(const ContainerRequest& request) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     pending_.push_back(request);
   }
   Wake();
@@ -164,7 +164,7 @@ absl::Status LocalContainerAllocator::Launch(const Container& container, const L
   if (!pid.ok()) return pid.status();
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, *pid, 0));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = containers_.find(container.id);
     if (it == containers_.end() || shutdown_) {
       SignalTree(*pid, SIGKILL);
@@ -181,7 +181,7 @@ absl::Status LocalContainerAllocator::Launch(const Container& container, const L
 
 void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grace_ms) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = containers_.find(container_id);
     if (it == containers_.end() || it->second.stopping) return;
     LocalContainer& local = it->second;
@@ -205,7 +205,7 @@ void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grac
 
 void LocalContainerAllocator::Release(const std::string& container_id) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = containers_.find(container_id);
     if (it == containers_.end() || it->second.pid > 0) return;
     FreeLocked(it->second);
@@ -223,7 +223,7 @@ absl::Status LocalContainerAllocator::Finish(FinalStatus final_status,
   record["job_status"] = nlohmann::json::parse(status_json, nullptr, /*allow_exceptions=*/false);
   std::string text = record.dump(2) + "\n";
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     final_status_ = final_status;
   }
   absl::Status written = WriteFile(FinalStatusPath(), text, 0600);
@@ -237,14 +237,14 @@ absl::Status LocalContainerAllocator::Finish(FinalStatus final_status,
     written = WriteFile(FinalStatusPath(), text, 0600);
   }
   if (!written.ok()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     unsaved_record_ = std::move(text);
   }
   return written;
 }
 
 bool LocalContainerAllocator::RemovesWorkFiles() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return final_status_.has_value() &&
          (*final_status_ == FinalStatus::kSucceeded || !options_.keep_work_dirs_on_failure);
 }
@@ -254,14 +254,14 @@ std::string LocalContainerAllocator::FinalStatusPath() const {
 }
 
 int LocalContainerAllocator::RunningContainers() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<int>(std::count_if(containers_.begin(), containers_.end(),
                                         [](const auto& entry) { return entry.second.pid > 0; }));
 }
 
 void LocalContainerAllocator::Shutdown() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (shutdown_) return;
     shutdown_ = true;
     for (auto& [id, local] : containers_) {
@@ -271,7 +271,7 @@ void LocalContainerAllocator::Shutdown() {
   Wake();
   if (monitor_.joinable()) monitor_.join();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [id, local] : containers_) {
       if (local.pid > 0) (void)WaitForExit(local.pid);
       if (local.pidfd >= 0) close(local.pidfd);
@@ -285,7 +285,7 @@ void LocalContainerAllocator::RemoveWorkFiles() {
   std::optional<FinalStatus> final_status;
   std::string unsaved;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     final_status = final_status_;
     unsaved = unsaved_record_;
   }
@@ -309,7 +309,7 @@ void LocalContainerAllocator::RemoveWorkFiles() {
       return;  // a retried AM would need the staged files
     }
     spdlog::info("[{}] saved the final status at the second try", options_.app_id);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     unsaved_record_.clear();
   }
   if (remove) {
@@ -328,7 +328,7 @@ void LocalContainerAllocator::Wake() {
 void LocalContainerAllocator::Reap(const std::string& container_id) {
   LocalContainer local;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = containers_.find(container_id);
     if (it == containers_.end()) return;
     local = it->second;
@@ -354,7 +354,7 @@ void LocalContainerAllocator::Reap(const std::string& container_id) {
     exit.diagnostics = std::string(ToStd(status.status().message()));
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     FreeLocked(local);
     if (local.pidfd >= 0) close(local.pidfd);
     containers_.erase(container_id);
@@ -365,7 +365,7 @@ void LocalContainerAllocator::Reap(const std::string& container_id) {
 void LocalContainerAllocator::CheckMemory() {
   std::vector<std::pair<std::string, pid_t>> running;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, local] : containers_) {
       if (local.pid > 0 && local.cause != ContainerExit::Cause::kOverMemory) {
         running.emplace_back(id, local.pid);
@@ -378,7 +378,7 @@ void LocalContainerAllocator::CheckMemory() {
   const std::unordered_map<pid_t, TreeUsage> usage = MeasureTrees(roots);
   for (const auto& [id, pid] : running) {
     const int64_t rss = usage.at(pid).rss_bytes;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = containers_.find(id);
     if (it == containers_.end()) continue;
     const int64_t limit = it->second.container.resources.memory_mb << 20;
@@ -408,7 +408,7 @@ void LocalContainerAllocator::MonitorLoop() {
     std::vector<std::string> ids;
     int64_t timeout = std::max<int64_t>(0, next_memory_check - clock_->NowMs());
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (shutdown_) return;
       granted = GrantLocked();
       stopped.swap(stopped_before_launch_);

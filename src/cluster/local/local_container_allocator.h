@@ -9,10 +9,8 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -21,6 +19,7 @@
 #include "cluster/container_allocator.h"
 #include "cluster/local/local_capacity.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace tony::cluster {
 
@@ -75,10 +74,9 @@ class LocalContainerAllocator final : public ContainerAllocator {
   // Puts `resource` into `work_dir`: copied, unpacked, or, when shared, linked to the job's one
   // read-only copy (unpacked by the first task that needs it).
   absl::Status Localize(const LocalResource& resource, const std::string& work_dir);
-  // REQUIRES: mu_ held. Grants queued requests that fit now, in order.
-  std::vector<Container> GrantLocked();
-  // REQUIRES: mu_ held.
-  void FreeLocked(const LocalContainer& container);
+  // Grants queued requests that fit now, in order.
+  std::vector<Container> GrantLocked() TONY_REQUIRES(mu_);
+  void FreeLocked(const LocalContainer& container) TONY_REQUIRES(mu_);
   void Reap(const std::string& container_id);
   void CheckMemory();
   void Wake();
@@ -96,17 +94,18 @@ class LocalContainerAllocator final : public ContainerAllocator {
   const Clock* const clock_;
   int wake_fd_ = -1;  // eventfd that interrupts the monitor's poll
 
-  mutable std::mutex mu_;
-  std::deque<ContainerRequest> pending_;              // guarded by mu_
-  std::map<std::string, LocalContainer> containers_;  // guarded by mu_
-  std::vector<ContainerExit> stopped_before_launch_;  // guarded by mu_; for the monitor to report
-  ResourceAsk free_;                                  // guarded by mu_
-  std::vector<int> free_gpus_;                        // guarded by mu_
-  int next_container_ = 2;                            // guarded by mu_; 1 is the AM's
-  bool shutdown_ = false;                             // guarded by mu_
+  mutable Mutex mu_;
+  std::deque<ContainerRequest> pending_ TONY_GUARDED_BY(mu_);
+  std::map<std::string, LocalContainer> containers_ TONY_GUARDED_BY(mu_);
+  std::vector<ContainerExit> stopped_before_launch_
+      TONY_GUARDED_BY(mu_);  // for the monitor to report
+  ResourceAsk free_ TONY_GUARDED_BY(mu_);
+  std::vector<int> free_gpus_ TONY_GUARDED_BY(mu_);
+  int next_container_ TONY_GUARDED_BY(mu_) = 2;  // 1 is the AM's
+  bool shutdown_ TONY_GUARDED_BY(mu_) = false;
   // Set by Finish: the job's final state, and the record that could not be written ("" = saved).
-  std::optional<FinalStatus> final_status_;  // guarded by mu_
-  std::string unsaved_record_;               // guarded by mu_
+  std::optional<FinalStatus> final_status_ TONY_GUARDED_BY(mu_);
+  std::string unsaved_record_ TONY_GUARDED_BY(mu_);
   std::thread monitor_;
 };
 

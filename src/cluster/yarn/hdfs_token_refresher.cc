@@ -88,25 +88,29 @@ int64_t HdfsTokenRefresher::Step() {
 
 void HdfsTokenRefresher::Start() {
   thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
+    mu_.lock();
     while (!stopping_) {
-      lock.unlock();
+      mu_.unlock();
       const int64_t due = Step();
-      lock.lock();
+      mu_.lock();
       // Wall-clock deadlines: a suspended machine wakes up to a refresh that is due.
       const int64_t wait = std::max<int64_t>(0, due - clock_->WallMs());
-      wake_.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(wait, kMaxRetryMs)),
-                     [this] { return stopping_; });
+      const auto next = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::min<int64_t>(wait, kMaxRetryMs));
+      while (!stopping_) {
+        if (!wake_.WaitUntil(mu_, next)) break;
+      }
     }
+    mu_.unlock();
   });
 }
 
 void HdfsTokenRefresher::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 

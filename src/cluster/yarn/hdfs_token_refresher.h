@@ -12,15 +12,14 @@
 // Threads: Step() and the pure functions on any one thread at a time; Start() runs Step() on a
 // thread of its own until Stop(). Callbacks run on that thread.
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/kerberos.h"
@@ -75,9 +74,9 @@ class HdfsTokenRefresher {
   int64_t expiry_ms_;  // of the tokens now in use
   int64_t due_ms_;
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  bool stopping_ TONY_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -102,7 +102,7 @@ absl::Status YarnContainerAllocator::CheckFits(const ContainerRequest& request) 
 
 void YarnContainerAllocator::Request(const ContainerRequest& request) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto [it, inserted] = asks_.try_emplace(request.job_type);
     TypeAsk& ask = it->second;
     if (inserted) {
@@ -114,7 +114,7 @@ void YarnContainerAllocator::Request(const ContainerRequest& request) {
     ask.outstanding += 1;
     ask.changed = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 std::vector<hadoop::ContainerRequest> YarnContainerAllocator::TakeChangedAsksLocked() {
@@ -136,106 +136,129 @@ void YarnContainerAllocator::HeartbeatLoop() {
   while (true) {
     std::vector<hadoop::ContainerRequest> asks;
     std::vector<hadoop::ContainerId> releases;
-    int64_t interval = options_.slow_heartbeat_ms;
-    {
-      std::unique_lock lock(mu_);
-      if (stopping_ || finished_) return;
-      asks = TakeChangedAsksLocked();
-      releases.swap(releases_);
-      for (const auto& [type, ask] : asks_) {
-        if (ask.outstanding > 0) interval = options_.fast_heartbeat_ms;
-      }
-      hurry_ = false;
-      std::erase_if(expected_, [&](const std::string& id) { return !granted_.count(id); });
-      if (!stop_at_.empty() || !expected_.empty()) interval = options_.fast_heartbeat_ms;
-    }
+    const int64_t interval = TakeHeartbeatWork(&asks, &releases);
+    if (interval < 0) return;
     StopOverdueContainers();
     absl::StatusOr<hadoop::AllocateResult> result = am_rm_->Allocate(asks, releases, 0.5f);
     if (!result.ok()) {
       spdlog::warn("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
-      std::lock_guard lock(mu_);
-      for (const auto& ask : asks) {
-        for (auto& [type, entry] : asks_) {
-          if (entry.priority == ask.priority) entry.changed = true;  // send again
-        }
-      }
-      releases_.insert(releases_.end(), releases.begin(), releases.end());
+      OnAllocateFailed(asks, releases);
     } else {
-      nm_.UpdateNmTokens(result->nm_tokens);
-      std::vector<Container> granted;
-      {
-        std::lock_guard lock(mu_);
-        if (result->reregistered) {
-          for (auto& [type, ask] : asks_) ask.changed = true;
-        }
-        for (const hadoop::Container& yarn : result->allocated) {
-          std::string type;
-          for (auto& [name, ask] : asks_) {
-            if (ask.priority == yarn.priority && ask.outstanding > 0) type = name;
-          }
-          if (type.empty()) {
-            releases_.push_back(yarn.id);  // surplus
-            continue;
-          }
-          TypeAsk& ask = asks_.at(type);
-          ask.outstanding -= 1;
-          Container container;
-          container.id = yarn.id.ToString();
-          container.job_type = type;
-          container.host = yarn.node_host;
-          container.resources = ask.resources;
-          // Where people find the logs: the NodeManager's page for the container. The container
-          // itself learns its log directory from YARN (LOG_DIRS).
-          container.log_dir = StrCat("http://", yarn.node_http_address, "/node/containerlogs/",
-                                     container.id, "/", options_.user);
-          granted_[container.id] = yarn;
-          granted.push_back(container);
-        }
+      OnAllocated(*result);
+    }
+    WaitForHeartbeat(interval);
+  }
+}
+
+int64_t YarnContainerAllocator::TakeHeartbeatWork(std::vector<hadoop::ContainerRequest>* asks,
+                                                  std::vector<hadoop::ContainerId>* releases) {
+  MutexLock lock(mu_);
+  if (stopping_ || finished_) return -1;
+  *asks = TakeChangedAsksLocked();
+  releases->swap(releases_);
+  int64_t interval = options_.slow_heartbeat_ms;
+  for (const auto& [type, ask] : asks_) {
+    if (ask.outstanding > 0) interval = options_.fast_heartbeat_ms;
+  }
+  hurry_ = false;
+  for (auto it = expected_.begin(); it != expected_.end();) {
+    it = granted_.count(*it) ? std::next(it) : expected_.erase(it);
+  }
+  if (!stop_at_.empty() || !expected_.empty()) interval = options_.fast_heartbeat_ms;
+  return interval;
+}
+
+void YarnContainerAllocator::OnAllocateFailed(const std::vector<hadoop::ContainerRequest>& asks,
+                                              const std::vector<hadoop::ContainerId>& releases) {
+  MutexLock lock(mu_);
+  for (const auto& ask : asks) {
+    for (auto& [type, entry] : asks_) {
+      if (entry.priority == ask.priority) entry.changed = true;  // send again
+    }
+  }
+  releases_.insert(releases_.end(), releases.begin(), releases.end());
+}
+
+void YarnContainerAllocator::OnAllocated(const hadoop::AllocateResult& result) {
+  nm_.UpdateNmTokens(result.nm_tokens);
+  std::vector<Container> granted;
+  {
+    MutexLock lock(mu_);
+    if (result.reregistered) {
+      for (auto& [type, ask] : asks_) ask.changed = true;
+    }
+    for (const hadoop::Container& yarn : result.allocated) {
+      std::string type;
+      for (auto& [name, ask] : asks_) {
+        if (ask.priority == yarn.priority && ask.outstanding > 0) type = name;
       }
-      for (Container& container : granted) callbacks_.on_allocated(std::move(container));
-      for (const hadoop::ContainerStatus& status : result->completed) {
-        {
-          std::lock_guard lock(mu_);
-          const std::string id = status.id.ToString();
-          launched_.erase(id);
-          granted_.erase(id);
-          std::erase_if(launches_, [&](const PendingLaunch& p) { return p.container_id == id; });
-          if (failed_starts_.erase(id) > 0) continue;  // its end was reported with the failure
-        }
-        callbacks_.on_completed(ToContainerExit(status));
+      if (type.empty()) {
+        releases_.push_back(yarn.id);  // surplus
+        continue;
       }
-      if (result->command == hadoop::AmCommand::kResync) {
-        // AmRmClient registered again and repeated the heartbeat, which got AM_RESYNC again.
-        spdlog::warn("the ResourceManager still asks the AM to register again; next heartbeat");
-      } else if (result->command == hadoop::AmCommand::kShutdown) {
-        bool first = false;
-        {
-          std::lock_guard lock(mu_);
-          first = !ended_by_rm_;
-          ended_by_rm_ = true;
-        }
-        if (first) {
-          spdlog::error("the ResourceManager ended this attempt (AM_SHUTDOWN)");
-          if (callbacks_.on_ended_by_cluster) {
-            callbacks_.on_ended_by_cluster(
-                "the ResourceManager ended this application attempt (AM_SHUTDOWN)");
-          }
-        }
+      TypeAsk& ask = asks_.at(type);
+      ask.outstanding -= 1;
+      Container container;
+      container.id = yarn.id.ToString();
+      container.job_type = type;
+      container.host = yarn.node_host;
+      container.resources = ask.resources;
+      // Where people find the logs: the NodeManager's page for the container. The container
+      // itself learns its log directory from YARN (LOG_DIRS).
+      container.log_dir = StrCat("http://", yarn.node_http_address, "/node/containerlogs/",
+                                 container.id, "/", options_.user);
+      granted_[container.id] = yarn;
+      granted.push_back(container);
+    }
+  }
+  for (Container& container : granted) callbacks_.on_allocated(std::move(container));
+  for (const hadoop::ContainerStatus& status : result.completed) {
+    {
+      MutexLock lock(mu_);
+      const std::string id = status.id.ToString();
+      launched_.erase(id);
+      granted_.erase(id);
+      for (auto it = launches_.begin(); it != launches_.end();) {
+        it = it->container_id == id ? launches_.erase(it) : std::next(it);
+      }
+      if (failed_starts_.erase(id) > 0) continue;  // its end was reported with the failure
+    }
+    callbacks_.on_completed(ToContainerExit(status));
+  }
+  if (result.command == hadoop::AmCommand::kResync) {
+    // AmRmClient registered again and repeated the heartbeat, which got AM_RESYNC again.
+    spdlog::warn("the ResourceManager still asks the AM to register again; next heartbeat");
+  } else if (result.command == hadoop::AmCommand::kShutdown) {
+    bool first = false;
+    {
+      MutexLock lock(mu_);
+      first = !ended_by_rm_;
+      ended_by_rm_ = true;
+    }
+    if (first) {
+      spdlog::error("the ResourceManager ended this attempt (AM_SHUTDOWN)");
+      if (callbacks_.on_ended_by_cluster) {
+        callbacks_.on_ended_by_cluster(
+            "the ResourceManager ended this application attempt (AM_SHUTDOWN)");
       }
     }
-    std::unique_lock lock(mu_);
-    wake_.wait_for(lock, std::chrono::milliseconds(interval), [&] {
-      if (stopping_ || finished_ || !releases_.empty() || hurry_) return true;
-      for (const auto& [type, ask] : asks_) {
-        if (ask.changed) return true;
-      }
-      return false;
-    });
+  }
+}
+
+void YarnContainerAllocator::WaitForHeartbeat(int64_t interval_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms);
+  MutexLock lock(mu_);
+  while (true) {
+    if (stopping_ || finished_ || !releases_.empty() || hurry_) return;
+    for (const auto& [type, ask] : asks_) {
+      if (ask.changed) return;
+    }
+    if (!wake_.WaitUntil(mu_, deadline)) return;
   }
 }
 
 void YarnContainerAllocator::Stop(const std::string& container_id, int64_t grace_ms) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = granted_.find(container_id);
   if (it == granted_.end()) return;
   // A start still queued is not made: the container goes back unlaunched.
@@ -246,7 +269,7 @@ void YarnContainerAllocator::Stop(const std::string& container_id, int64_t grace
   if (!launched_.count(container_id)) {
     releases_.push_back(it->second.id);
     granted_.erase(it);
-    wake_.notify_all();
+    wake_.NotifyAll();
     return;
   }
   // The NodeManager's own stop is SIGTERM, then SIGKILL after only
@@ -254,13 +277,13 @@ void YarnContainerAllocator::Stop(const std::string& container_id, int64_t grace
   // heartbeat reply, and the executor gives the user process its grace; the NodeManager is asked
   // only a few seconds past that, for an executor that did not stop.
   stop_at_.emplace(container_id, SteadyNowMs() + grace_ms + 3000);
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 void YarnContainerAllocator::StopOverdueContainers() {
   std::vector<hadoop::Container> overdue;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const int64_t now = SteadyNowMs();
     for (auto it = stop_at_.begin(); it != stop_at_.end();) {
       auto granted = granted_.find(it->first);
@@ -283,35 +306,35 @@ void YarnContainerAllocator::StopOverdueContainers() {
 
 void YarnContainerAllocator::ExpectCompletion(const std::string& container_id) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (granted_.count(container_id)) {
       expected_.insert(container_id);
       hurry_ = true;  // end the current (possibly slow) wait now
     }
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 void YarnContainerAllocator::Release(const std::string& container_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = granted_.find(container_id);
   if (it == granted_.end() || launched_.count(container_id)) return;
   releases_.push_back(it->second.id);
   granted_.erase(it);
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 absl::Status YarnContainerAllocator::Finish(FinalStatus final_status,
                                             const std::string& diagnostics,
                                             const std::string& status_json) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     finished_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (heartbeat_.joinable()) heartbeat_.join();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // The RM no longer knows the attempt: nothing to unregister, and nothing lost by that.
     if (ended_by_rm_) return absl::OkStatus();
   }
@@ -334,14 +357,14 @@ absl::Status YarnContainerAllocator::Finish(FinalStatus final_status,
 }
 
 int YarnContainerAllocator::RunningContainers() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<int>(launched_.size());
 }
 
 void YarnContainerAllocator::OnFreshTokens(const std::vector<hadoop::Token>& tokens) {
   hadoop::Credentials credentials;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     hdfs_tokens_ = tokens;
   }
   // fs.defaultFS's comes first (TokenRefreshOptions::namenodes).
@@ -355,11 +378,11 @@ void YarnContainerAllocator::OnFreshTokens(const std::vector<hadoop::Token>& tok
 void YarnContainerAllocator::Shutdown() {
   if (refresher_ != nullptr) refresher_->Stop();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
-  launch_wake_.notify_all();
+  wake_.NotifyAll();
+  launch_wake_.NotifyAll();
   if (heartbeat_.joinable()) heartbeat_.join();
   for (std::thread& launcher : launchers_) {
     if (launcher.joinable()) launcher.join();

@@ -11,11 +11,9 @@
 // thread. Callbacks run on the allocator's own threads: the heartbeat thread, and a launcher
 // thread for a start that failed. Only Finish blocks, until the ResourceManager confirms.
 
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +23,7 @@
 #include "cluster/container_allocator.h"
 #include "cluster/yarn/hdfs_token_refresher.h"
 #include "cluster/yarn/yarn_asks.h"
+#include "common/mutex.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/nm_client.h"
 #include "hadoop/webhdfs.h"
@@ -100,8 +99,15 @@ class YarnContainerAllocator final : public ContainerAllocator {
   absl::Status StartOnNode(const hadoop::Container& container, const LaunchSpec& spec);
   void OnFreshTokens(const std::vector<hadoop::Token>& tokens);
   void StopOverdueContainers();
-  // REQUIRES: mu_ held.
-  std::vector<hadoop::ContainerRequest> TakeChangedAsksLocked();
+  std::vector<hadoop::ContainerRequest> TakeChangedAsksLocked() TONY_REQUIRES(mu_);
+  // The heartbeat loop's steps: what to send (returns the interval until the next heartbeat),
+  // what to send again after a failed allocate, what an answer brings, and the wait.
+  int64_t TakeHeartbeatWork(std::vector<hadoop::ContainerRequest>* asks,
+                            std::vector<hadoop::ContainerId>* releases) TONY_EXCLUDES(mu_);
+  void OnAllocateFailed(const std::vector<hadoop::ContainerRequest>& asks,
+                        const std::vector<hadoop::ContainerId>& releases) TONY_EXCLUDES(mu_);
+  void OnAllocated(const hadoop::AllocateResult& result) TONY_EXCLUDES(mu_);
+  void WaitForHeartbeat(int64_t interval_ms) TONY_EXCLUDES(mu_);
   // What `source` is on HDFS, looked up once per job: its URL and, for a file, its status
   // (path_suffix ""), for a directory, the status of each of its files (path_suffix: full path).
   struct SourceFiles {
@@ -121,32 +127,32 @@ class YarnContainerAllocator final : public ContainerAllocator {
   hadoop::WebHdfsClient hdfs_;
   hadoop::Resource maximum_;
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  std::map<std::string, TypeAsk> asks_;               // by job type; guarded by mu_
-  std::map<std::string, hadoop::Container> granted_;  // by container id; guarded by mu_
-  // Launched, or queued to be (the AM counts both as running). Guarded by mu_.
-  std::set<std::string> launched_;
-  std::deque<PendingLaunch> launches_;  // guarded by mu_; not yet taken by a launcher
-  std::condition_variable launch_wake_;
+  mutable Mutex mu_;
+  CondVar wake_;
+  std::map<std::string, TypeAsk> asks_ TONY_GUARDED_BY(mu_);               // by job type
+  std::map<std::string, hadoop::Container> granted_ TONY_GUARDED_BY(mu_);  // by container id
+  // Launched, or queued to be (the AM counts both as running).
+  std::set<std::string> launched_ TONY_GUARDED_BY(mu_);
+  std::deque<PendingLaunch> launches_ TONY_GUARDED_BY(mu_);  // not yet taken by a launcher
+  CondVar launch_wake_;
   // Containers whose start failed: their end is reported already, and the ResourceManager's
-  // report of the released container is not passed on. Guarded by mu_.
-  std::set<std::string> failed_starts_;
+  // report of the released container is not passed on.
+  std::set<std::string> failed_starts_ TONY_GUARDED_BY(mu_);
   // Every task of the job localizes the same files: their sizes and times are read once, so all
-  // tasks get the same version. Guarded by mu_.
-  std::map<std::string, SourceFiles> sources_;
-  std::vector<hadoop::ContainerId> releases_;  // guarded by mu_
-  std::vector<hadoop::Token> hdfs_tokens_;     // guarded by mu_; the newest
+  // tasks get the same version.
+  std::map<std::string, SourceFiles> sources_ TONY_GUARDED_BY(mu_);
+  std::vector<hadoop::ContainerId> releases_ TONY_GUARDED_BY(mu_);
+  std::vector<hadoop::Token> hdfs_tokens_ TONY_GUARDED_BY(mu_);  // the newest
   std::unique_ptr<HdfsTokenRefresher> refresher_;
   // Containers to stop through their NodeManager once the deadline (steady ms) passes: the
-  // executor, told to stop in its heartbeat reply, gets the grace period first. Guarded by mu_.
-  std::map<std::string, int64_t> stop_at_;
+  // executor, told to stop in its heartbeat reply, gets the grace period first.
+  std::map<std::string, int64_t> stop_at_ TONY_GUARDED_BY(mu_);
   // Containers whose process ended; their completion is awaited at the fast interval.
-  std::set<std::string> expected_;  // guarded by mu_
-  bool hurry_ = false;              // guarded by mu_; a heartbeat is wanted now
-  bool ended_by_rm_ = false;        // guarded by mu_; AM_SHUTDOWN came
-  bool stopping_ = false;           // guarded by mu_
-  bool finished_ = false;           // guarded by mu_
+  std::set<std::string> expected_ TONY_GUARDED_BY(mu_);
+  bool hurry_ TONY_GUARDED_BY(mu_) = false;        // a heartbeat is wanted now
+  bool ended_by_rm_ TONY_GUARDED_BY(mu_) = false;  // AM_SHUTDOWN came
+  bool stopping_ TONY_GUARDED_BY(mu_) = false;
+  bool finished_ TONY_GUARDED_BY(mu_) = false;
   std::thread heartbeat_;
   std::vector<std::thread> launchers_;
 };

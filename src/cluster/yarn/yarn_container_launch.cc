@@ -29,7 +29,7 @@ std::string ShellQuote(const std::string& word) {
 absl::StatusOr<YarnContainerAllocator::SourceFiles> YarnContainerAllocator::LookUp(
     const std::string& source) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = sources_.find(source); it != sources_.end()) return it->second;
   }
   // Staged files are paths under the staging directory; the user's own are hdfs:// URIs.
@@ -56,7 +56,7 @@ absl::StatusOr<YarnContainerAllocator::SourceFiles> YarnContainerAllocator::Look
       files.entries.push_back(std::move(entry));
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sources_.emplace(source, std::move(files)).first->second;
 }
 
@@ -83,7 +83,7 @@ absl::Status YarnContainerAllocator::Localize(
 
 absl::Status YarnContainerAllocator::Launch(const Container& container, const LaunchSpec& spec) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!granted_.count(container.id)) {
       return absl::FailedPreconditionError(StrCat(container.id, " is not a granted container"));
     }
@@ -91,7 +91,7 @@ absl::Status YarnContainerAllocator::Launch(const Container& container, const La
     launched_.insert(container.id);
     launches_.push_back({container.id, spec});
   }
-  launch_wake_.notify_one();
+  launch_wake_.NotifyOne();
   return absl::OkStatus();
 }
 
@@ -100,8 +100,8 @@ void YarnContainerAllocator::LauncherLoop() {
     PendingLaunch next;
     hadoop::Container yarn;
     {
-      std::unique_lock lock(mu_);
-      launch_wake_.wait(lock, [&] { return stopping_ || !launches_.empty(); });
+      MutexLock lock(mu_);
+      while (!stopping_ && launches_.empty()) launch_wake_.Wait(mu_);
       if (stopping_) return;
       next = std::move(launches_.front());
       launches_.pop_front();
@@ -114,7 +114,7 @@ void YarnContainerAllocator::LauncherLoop() {
     spdlog::warn("starting {} on {}: {}", next.container_id, yarn.node_host,
                  ToStd(started.message()));
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!granted_.count(next.container_id)) continue;  // its end came meanwhile
       launched_.erase(next.container_id);
       granted_.erase(next.container_id);
@@ -122,7 +122,7 @@ void YarnContainerAllocator::LauncherLoop() {
       failed_starts_.insert(next.container_id);
       releases_.push_back(yarn.id);
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
     callbacks_.on_completed({next.container_id, kExitLaunchFailed,
                              std::string(ToStd(started.message())),
                              ContainerExit::Cause::kLaunchFailed});
@@ -158,7 +158,7 @@ absl::Status YarnContainerAllocator::StartOnNode(const hadoop::Container& yarn,
   for (const auto& [alias, secret] : spec.secrets) credentials.AddSecret(alias, secret);
   // The NodeManager localizes the task's files with them, and the task reads HDFS with them.
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const hadoop::Token& token : hdfs_tokens_) credentials.AddToken(token.service, token);
   }
   launch.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
