@@ -5,20 +5,18 @@
 // Threads: Submit() on the main thread, which must have blocked SIGINT and SIGTERM first
 // (BlockInterruptSignals) so that a signal thread can turn them into a job kill.
 
-#include <atomic>
 #include <iosfwd>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "client/job_follower.h"
 #include "cluster/cluster_client.h"
 #include "common/signal_thread.h"
 #include "config/config_loader.h"
 #include "config/job_spec.h"
 #include "history/history_format.h"
 #include "rpc/job_credentials.h"
-#include "rpc/tony.grpc.pb.h"
 
 namespace tony::client {
 
@@ -48,18 +46,13 @@ class TonyClient {
              const SubmitContext& context);
 
  private:
-  // Follows the job until it is complete; returns its final status.
-  rpc::JobStatus Follow(const std::string& app_id, const rpc::JobCredentials& credentials,
-                        const config::JobSpec& spec);
   void OnInterrupt(int sig);
 
   cluster::ClusterClient* const cluster_;
   std::ostream& out_;
   std::ostream& err_;
-  std::atomic<int> interrupted_{0};
-  std::mutex mu_;
-  grpc::ClientContext* in_flight_ = nullptr;  // guarded by mu_; cancelled on a signal
-  std::unique_ptr<SignalThread> signals_;     // last: destroyed first, before what it uses
+  std::unique_ptr<JobFollower> follower_;  // made before signals_, which calls it
+  std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses
 };
 
 }  // namespace tony::client
