@@ -20,6 +20,8 @@
 #include "common/process.h"
 #include "common/strings.h"
 #include "executor/hadoop_env.h"
+#include "executor/supervision.h"
+#include "executor/task_context.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
 #include "rpc/launch_contract.h"
@@ -115,7 +117,7 @@ void TaskExecutor::OnStopSignal(int sig) {
   stop_signal_ = sig;  // first: Supervise may be deciding right now whether it was signalled
   spdlog::info("received signal {}", sig);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (blocking_call_ != nullptr) blocking_call_->TryCancel();
   }
   const uint64_t one = 1;
@@ -154,13 +156,13 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() 
   // connection; the AM's allocation and registration timeouts bound how long that is.
   if (spec_.registry_timeout_ms > 0) context.set_deadline(DeadlineIn(spec_.registry_timeout_ms));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stop_signal_ != 0) return absl::CancelledError("stopped before the cluster spec came");
     blocking_call_ = &context;
   }
   grpc::Status status = stub_->WaitClusterSpec(&context, request, &response);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     blocking_call_ = nullptr;
   }
   if (stop_signal_ != 0) return absl::CancelledError("stopped before the cluster spec came");
@@ -281,23 +283,7 @@ int TaskExecutor::Run() {
     return stop_signal_ != 0 ? 128 + stop_signal_ : 1;
   }
 
-  runtime::TaskContext context;
-  context.framework = spec_.single_node ? "standalone" : spec_.framework;
-  context.job_type = options_.task.type;
-  context.task_index = options_.task.index;
-  for (const auto& [name, list] : cluster->cluster()) {
-    context.cluster[name] = {list.addresses().begin(), list.addresses().end()};
-  }
-  context.num_tracked_tasks = cluster->num_tracked_tasks();
-  context.is_chief = cluster->is_chief();
-  context.app_id = options_.app_id;
-  context.distributed_mode = std::string(config::ToString(spec_.mode));
-  context.session_id = cluster->session_id();
-  const size_t colon = options_.am_address.rfind(':');
-  context.am_host = options_.am_address.substr(0, colon);
-  context.am_port = std::atoi(options_.am_address.substr(colon + 1).c_str());
-  context.attempt_number = options_.attempt;
-  context.rendezvous_address = cluster->rendezvous_address();
+  runtime::TaskContext context = TaskContextFor(options_, spec_, *cluster);
   if (spec_.horovod_debug_driver && options_.task.type == config::kHorovodDriverType) {
     absl::StatusOr<HorovodDriverWatch> watch =
         HorovodDriverWatch::Create((fs::current_path() / "horovod_driver").string());
@@ -325,12 +311,6 @@ int TaskExecutor::Run() {
       spdlog::warn("no TensorBoard port for the chief: {}", ToStd(reserved.status().message()));
     }
   }
-  context.tensorboard_host = options_.host;
-  context.container_envs = spec_.container_envs;
-  context.execution_envs = spec_.execution_envs;
-  for (const auto& [name, job_type] : spec_.job_types) {
-    if (job_type.role == config::JobTypeRole::kSidecar) context.sidecar_types.insert(name);
-  }
   absl::StatusOr<runtime::Environment> environment = runtime::BuildTaskEnvironment(context);
   if (!environment.ok()) {
     const std::string why =
@@ -340,24 +320,7 @@ int TaskExecutor::Run() {
     return 1;
   }
 
-  SpawnOptions spawn;
-  spawn.argv = {"/bin/sh", "-c", type->command};
-  // On YARN, Hadoop's client configuration and classpath; what the job sets itself wins.
-  if (std::getenv("LOG_DIRS") != nullptr) {
-    spawn.set_env = HadoopTaskEnvironment(fs::current_path().string(), options_.log_dir);
-  }
-  for (const auto& [key, value] : *environment) spawn.set_env[key] = value;
-  spawn.unset_env = runtime::ScrubbedVariables();
-  // tony's launch contract is for tony's processes; the user's sees none of it.
-  for (std::string_view name : rpc::kInternalVariables) spawn.unset_env.emplace_back(name);
-  spawn.stdout_path = StrCat(options_.log_dir, "/stdout");
-  spawn.stderr_path = StrCat(options_.log_dir, "/stderr");
-  // YARN's NodeManager aggregates a container's logs through the log directory's group.
-  spawn.output_mode = std::getenv("LOG_DIRS") != nullptr ? 0640 : 0600;
-  // The user's processes share the container's process group: a resource manager that kills the
-  // container's group (YARN's NodeManager) reaches them even when the executor is gone, while
-  // the executor stops them by walking its own descendants (it is their subreaper).
-  spawn.parent_death_signal = SIGKILL;
+  const SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
   port->Release();
   if (chief_tensorboard_port) chief_tensorboard_port->Release();
   const int64_t start_ms = SystemClock::Get()->NowMs();
@@ -380,75 +343,36 @@ int TaskExecutor::Run() {
 int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   const Clock* clock = SystemClock::Get();
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  const int64_t interval = spec_.heartbeat_interval_ms;
-  int64_t next_heartbeat = clock->NowMs();
-  int failed_heartbeats = 0;
-  int64_t kill_at = 0;  // when stopping: SIGKILL the tree at this time
-  std::string stop_reason;
-  int64_t peak_rss = 0;
-  int64_t tokens_version = 0;  // of the credentials from the AM the task has
-  int64_t next_gpu_sample = 0;
-
+  SupervisionLimits limits;
+  limits.heartbeat_interval_ms = spec_.heartbeat_interval_ms;
+  limits.stop_grace_ms = spec_.stop_grace_ms;
+  limits.execution_timeout_ms = spec_.execution_timeout_ms;
+  limits.max_missed_heartbeats = spec_.max_missed_heartbeats;
+  Supervision supervision(limits, clock, start_ms);
+  HeartbeatState beat;
   auto begin_stop = [&](const std::string& reason) {
-    if (kill_at != 0) return;
-    stop_reason = reason;
+    if (!supervision.BeginStop(reason)) return;
     spdlog::info("stopping the user process: {}", reason);
     SignalTree(pid, SIGTERM);
-    kill_at = clock->NowMs() + spec_.stop_grace_ms;
   };
 
   std::optional<ExitStatus> exit;
   while (!exit) {
-    const int64_t now = clock->NowMs();
-    if (stop_signal_ != 0) begin_stop(StrCat("the executor received signal ", stop_signal_.load()));
-    if (spec_.execution_timeout_ms > 0 && now - start_ms >= spec_.execution_timeout_ms) {
-      begin_stop(StrCat("it ran longer than tony.task.executor.execution-timeout-ms = ",
-                        spec_.execution_timeout_ms));
+    const Supervision::Due due = supervision.Check(stop_signal_);
+    if (due.terminate) {
+      spdlog::info("stopping the user process: {}", supervision.stop_reason());
+      SignalTree(pid, SIGTERM);
     }
-    if (kill_at != 0 && now >= kill_at) {
+    if (due.kill) {
       spdlog::warn("the user process outlived the {} ms grace period; killing its tree",
                    spec_.stop_grace_ms);
       SignalDescendants(SIGKILL);
-      kill_at = now + 1000;  // and again, should something survive
     }
-    if (now >= next_heartbeat) {
-      rpc::HeartbeatRequest request;
-      *request.mutable_task() = ToProto(options_.task);
-      request.set_container_id(options_.container_id);
-      const TreeUsage usage = MeasureTree(pid);
-      peak_rss = std::max(peak_rss, usage.rss_bytes);
-      request.set_rss_bytes(usage.rss_bytes);
-      request.set_tokens_version(tokens_version);
-      request.set_cpu_seconds(static_cast<double>(usage.cpu_ticks) /
-                              static_cast<double>(sysconf(_SC_CLK_TCK)));
-      if (gpu_sampler_ && now >= next_gpu_sample) {
-        next_gpu_sample = now + spec_.metrics_interval_ms;
-        if (std::optional<GpuUse> gpu = gpu_sampler_->Sample()) {
-          request.set_has_gpu_sample(true);
-          request.set_gpu_utilization(gpu->utilization);
-          request.set_gpu_memory_bytes(gpu->memory_bytes);
-        }
-      }
-      rpc::HeartbeatResponse response;
-      grpc::ClientContext context;
-      Attach(&context);
-      context.set_deadline(DeadlineIn(std::max<int64_t>(interval, 1000)));
-      grpc::Status status = stub_->Heartbeat(&context, request, &response);
-      if (status.ok()) {
-        failed_heartbeats = 0;
-        if (response.stop()) begin_stop("the AM asked to stop the task");
-        if (response.tokens_version() > tokens_version && options_.apply_tokens) {
-          // Not applied: asked for again with the next heartbeat.
-          if (absl::Status s = options_.apply_tokens(response.tokens()); s.ok()) {
-            tokens_version = response.tokens_version();
-            spdlog::info("the task has fresh credentials from the AM (version {})", tokens_version);
-          } else {
-            spdlog::warn("cannot give the task its fresh credentials: {}", ToStd(s.message()));
-          }
-        }
-      } else if (++failed_heartbeats >= spec_.max_missed_heartbeats) {
-        spdlog::error("lost the AM: {} heartbeats failed, the last with {}", failed_heartbeats,
-                      GrpcError(status));
+    if (due.heartbeat) {
+      const grpc::Status status = Heartbeat(pid, &beat, begin_stop);
+      if (!supervision.OnHeartbeat(status.ok())) {
+        spdlog::error("lost the AM: {} heartbeats failed, the last with {}",
+                      supervision.failed_heartbeats(), GrpcError(status));
         SignalDescendants(SIGKILL);
         (void)WaitForExit(pid);
         if (pidfd >= 0) close(pidfd);
@@ -457,13 +381,10 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       // The output printed since, for the job's history; a task that prints faster than this
       // catches up at the end.
       (void)shipper_->Ship(4);
-      next_heartbeat = clock->NowMs() + interval;
     }
     if (std::optional<std::string> why = WatchDriver(clock->NowMs() - start_ms)) begin_stop(*why);
-    int64_t timeout = next_heartbeat - clock->NowMs();
-    if (kill_at != 0) timeout = std::min(timeout, kill_at - clock->NowMs());
     pollfd fds[2] = {{pidfd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    poll(fds, 2, static_cast<int>(std::max<int64_t>(0, timeout)));
+    poll(fds, 2, static_cast<int>(supervision.WaitMs()));
     if (fds[1].revents & POLLIN) {
       uint64_t drained;
       (void)!read(wake_fd_, &drained, sizeof(drained));
@@ -483,7 +404,52 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
     }
   }
   if (pidfd >= 0) close(pidfd);
+  return Finish(exit, supervision.stop_reason(), beat.peak_rss);
+}
 
+grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
+                                     const std::function<void(const std::string&)>& stop) {
+  const int64_t now = SystemClock::Get()->NowMs();
+  rpc::HeartbeatRequest request;
+  *request.mutable_task() = ToProto(options_.task);
+  request.set_container_id(options_.container_id);
+  const TreeUsage usage = MeasureTree(pid);
+  beat->peak_rss = std::max(beat->peak_rss, usage.rss_bytes);
+  request.set_rss_bytes(usage.rss_bytes);
+  request.set_tokens_version(beat->tokens_version);
+  request.set_cpu_seconds(static_cast<double>(usage.cpu_ticks) /
+                          static_cast<double>(sysconf(_SC_CLK_TCK)));
+  if (gpu_sampler_ && now >= beat->next_gpu_sample_ms) {
+    beat->next_gpu_sample_ms = now + spec_.metrics_interval_ms;
+    if (std::optional<GpuUse> gpu = gpu_sampler_->Sample()) {
+      request.set_has_gpu_sample(true);
+      request.set_gpu_utilization(gpu->utilization);
+      request.set_gpu_memory_bytes(gpu->memory_bytes);
+    }
+  }
+  rpc::HeartbeatResponse response;
+  grpc::ClientContext context;
+  Attach(&context);
+  context.set_deadline(DeadlineIn(std::max<int64_t>(spec_.heartbeat_interval_ms, 1000)));
+  grpc::Status status = stub_->Heartbeat(&context, request, &response);
+  if (status.ok()) {
+    if (response.stop()) stop("the AM asked to stop the task");
+    if (response.tokens_version() > beat->tokens_version && options_.apply_tokens) {
+      // Not applied: asked for again with the next heartbeat.
+      if (absl::Status s = options_.apply_tokens(response.tokens()); s.ok()) {
+        beat->tokens_version = response.tokens_version();
+        spdlog::info("the task has fresh credentials from the AM (version {})",
+                     beat->tokens_version);
+      } else {
+        spdlog::warn("cannot give the task its fresh credentials: {}", ToStd(s.message()));
+      }
+    }
+  }
+  return status;
+}
+
+int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::string& stop_reason,
+                         int64_t peak_rss) {
   int code = exit ? exit->ShellCode() : 1;
   std::string diagnostics;
   if (!stop_reason.empty()) diagnostics = StrCat("stopped: ", stop_reason);

@@ -13,11 +13,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
+#include "common/process.h"
 #include "common/signal_thread.h"
 #include "config/job_spec.h"
 #include "executor/gpu_sampler.h"
@@ -60,7 +61,21 @@ class TaskExecutor {
  private:
   absl::Status Register(int port);
   absl::StatusOr<rpc::WaitClusterSpecResponse> WaitForClusterSpec();
+  // What one heartbeat after another carries over.
+  struct HeartbeatState {
+    int64_t peak_rss = 0;
+    int64_t tokens_version = 0;  // of the credentials from the AM the task has
+    int64_t next_gpu_sample_ms = 0;
+  };
+  // Watches the user process until it exits (Supervision's rules), heartbeating; then Finish.
   int Supervise(pid_t pid, int64_t start_ms);
+  // One heartbeat with the tree's usage; applies fresh credentials and calls `stop` if the AM
+  // asks; ships new output.
+  grpc::Status Heartbeat(pid_t pid, HeartbeatState* state,
+                         const std::function<void(const std::string&)>& stop);
+  // Reports the task's end with its diagnostics; returns the executor's exit code.
+  int Finish(const std::optional<ExitStatus>& exit, const std::string& stop_reason,
+             int64_t peak_rss);
   // Tells the AM where this task's TensorBoard listens (TB_PORT); best effort.
   void RegisterTensorBoardUrl(const std::string& url);
   // A Horovod debug driver: publishes the port it wrote, once; past kDriverPublishTimeoutMs
@@ -83,9 +98,9 @@ class TaskExecutor {
   bool driver_published_ = false;
   int wake_fd_ = -1;                 // the signal thread wakes Supervise through it
   std::atomic<int> stop_signal_{0};  // the stop signal received, 0 if none
-  std::mutex mu_;
-  grpc::ClientContext* blocking_call_ = nullptr;  // guarded by mu_; cancelled on a stop signal
-  std::unique_ptr<SignalThread> signals_;         // last: destroyed first, before what it uses
+  Mutex mu_;
+  grpc::ClientContext* blocking_call_ TONY_GUARDED_BY(mu_) = nullptr;  // cancelled on a stop signal
+  std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses
 };
 
 }  // namespace tony::executor

@@ -1,0 +1,67 @@
+#pragma once
+// The timing rules of an executor supervising its user process, without the process: when a
+// heartbeat is due, when a stop begins and why (the first reason counts), when the stopped tree is
+// due for SIGKILL (the grace period, then every second until it is gone), when the AM counts as
+// lost, and how long the loop may sleep. TaskExecutor::Supervise does what it says; tests drive
+// it with a FakeClock.
+//
+// Threads: one (the executor's main thread).
+
+#include <cstdint>
+#include <string>
+
+#include "common/clock.h"
+
+namespace tony::executor {
+
+struct SupervisionLimits {
+  int64_t heartbeat_interval_ms = 1000;  // tony.task.heartbeat-interval-ms
+  int64_t stop_grace_ms = 5000;          // tony.task.stop-grace-ms
+  int64_t execution_timeout_ms = 0;      // tony.task.executor.execution-timeout-ms; 0: none
+  int max_missed_heartbeats = 25;        // tony.task.max-missed-heartbeats
+};
+
+// A killed tree is killed again this often while anything of it survives.
+inline constexpr int64_t kKillRepeatMs = 1000;
+
+class Supervision {
+ public:
+  // `start_ms`: when the user process started, on `clock`. The first heartbeat is due at once.
+  Supervision(const SupervisionLimits& limits, const Clock* clock, int64_t start_ms);
+
+  // What is due now.
+  struct Due {
+    bool terminate = false;  // a stop began: SIGTERM the user's tree
+    bool kill = false;       // the grace period is over: SIGKILL what is left
+    bool heartbeat = false;
+  };
+  // Checks the clock: the executor's stop signal (`stop_signal` != 0) or the execution timeout
+  // begins a stop.
+  Due Check(int stop_signal);
+
+  // Begins a stop for `reason` (the AM asked, a Horovod driver failed): true when this is the
+  // first and the tree must get SIGTERM now; later reasons are ignored.
+  bool BeginStop(const std::string& reason);
+
+  // The outcome of a heartbeat, which schedules the next one an interval from now. False once
+  // max_missed_heartbeats in a row have failed: the AM is lost.
+  bool OnHeartbeat(bool ok);
+  int failed_heartbeats() const { return failed_heartbeats_; }
+
+  // How long the loop may wait for the process before something is due (never negative).
+  int64_t WaitMs() const;
+
+  bool stopping() const { return kill_at_ms_ != 0; }
+  const std::string& stop_reason() const { return stop_reason_; }
+
+ private:
+  const SupervisionLimits limits_;
+  const Clock* const clock_;
+  const int64_t start_ms_;
+  int64_t next_heartbeat_ms_;
+  int failed_heartbeats_ = 0;
+  int64_t kill_at_ms_ = 0;  // when stopping: SIGKILL the tree at this time
+  std::string stop_reason_;
+};
+
+}  // namespace tony::executor

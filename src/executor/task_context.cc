@@ -1,0 +1,68 @@
+#include "executor/task_context.h"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/strings.h"
+#include "executor/hadoop_env.h"
+#include "rpc/launch_contract.h"
+
+namespace tony::executor {
+
+runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,
+                                    const rpc::WaitClusterSpecResponse& cluster) {
+  runtime::TaskContext context;
+  context.framework = spec.single_node ? "standalone" : spec.framework;
+  context.job_type = options.task.type;
+  context.task_index = options.task.index;
+  for (const auto& [name, list] : cluster.cluster()) {
+    context.cluster[name] = {list.addresses().begin(), list.addresses().end()};
+  }
+  context.num_tracked_tasks = cluster.num_tracked_tasks();
+  context.is_chief = cluster.is_chief();
+  context.app_id = options.app_id;
+  context.distributed_mode = std::string(config::ToString(spec.mode));
+  context.session_id = cluster.session_id();
+  const size_t colon = options.am_address.rfind(':');
+  context.am_host = options.am_address.substr(0, colon);
+  context.am_port =
+      colon == std::string::npos ? 0 : std::atoi(options.am_address.substr(colon + 1).c_str());
+  context.attempt_number = options.attempt;
+  context.rendezvous_address = cluster.rendezvous_address();
+  context.tensorboard_host = options.host;
+  context.container_envs = spec.container_envs;
+  context.execution_envs = spec.execution_envs;
+  for (const auto& [name, job_type] : spec.job_types) {
+    if (job_type.role == config::JobTypeRole::kSidecar) context.sidecar_types.insert(name);
+  }
+  return context;
+}
+
+SpawnOptions UserProcessSpawn(const ExecutorOptions& options, const std::string& command,
+                              const runtime::Environment& environment) {
+  const bool on_yarn = std::getenv("LOG_DIRS") != nullptr;
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sh", "-c", command};
+  // On YARN, Hadoop's client configuration and classpath; what the job sets itself wins.
+  if (on_yarn) {
+    spawn.set_env =
+        HadoopTaskEnvironment(std::filesystem::current_path().string(), options.log_dir);
+  }
+  for (const auto& [key, value] : environment) spawn.set_env[key] = value;
+  spawn.unset_env = runtime::ScrubbedVariables();
+  // tony's launch contract is for tony's processes; the user's sees none of it.
+  for (std::string_view name : rpc::kInternalVariables) spawn.unset_env.emplace_back(name);
+  spawn.stdout_path = StrCat(options.log_dir, "/stdout");
+  spawn.stderr_path = StrCat(options.log_dir, "/stderr");
+  // YARN's NodeManager aggregates a container's logs through the log directory's group.
+  spawn.output_mode = on_yarn ? 0640 : 0600;
+  // The user's processes share the container's process group: a resource manager that kills the
+  // container's group (YARN's NodeManager) reaches them even when the executor is gone, while
+  // the executor stops them by walking its own descendants (it is their subreaper).
+  spawn.parent_death_signal = SIGKILL;
+  return spawn;
+}
+
+}  // namespace tony::executor

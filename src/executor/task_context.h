@@ -1,0 +1,25 @@
+#pragma once
+// What the executor derives from its options, the job and the AM's cluster spec for the user
+// process: the framework's task context and how the process is spawned. Pure functions.
+
+#include <string>
+
+#include "common/process.h"
+#include "config/job_spec.h"
+#include "executor/task_executor.h"
+#include "rpc/tony.pb.h"
+#include "runtime/runtime.h"
+
+namespace tony::executor {
+
+// The context the framework runtimes build the task's environment from. The Horovod driver's
+// output path and the TensorBoard port are left to the caller (they reserve resources).
+runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,
+                                    const rpc::WaitClusterSpecResponse& cluster);
+
+// `command` under /bin/sh with `environment` (over Hadoop's client environment on YARN, where
+// LOG_DIRS is set), none of tony's launch contract, and its output in the log directory.
+SpawnOptions UserProcessSpawn(const ExecutorOptions& options, const std::string& command,
+                              const runtime::Environment& environment);
+
+}  // namespace tony::executor

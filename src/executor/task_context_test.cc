@@ -1,0 +1,95 @@
+// What the executor hands the framework runtimes and the user process, from its options, the
+// job and the AM's cluster spec.
+
+#include "executor/task_context.h"
+
+#include <algorithm>
+
+#include "config/key_catalog.h"
+#include "gtest/gtest.h"
+#include "rpc/launch_contract.h"
+
+namespace tony::executor {
+namespace {
+
+config::JobSpec Spec(const std::vector<std::pair<std::string, std::string>>& conf) {
+  config::Configuration configuration = config::KeyCatalog::BuiltIn().Defaults();
+  configuration.Set("tony.containers.command", "true", config::ValueSource::ConfFlag());
+  for (const auto& [key, value] : conf) {
+    configuration.Set(key, value, config::ValueSource::ConfFlag());
+  }
+  absl::StatusOr<config::JobSpec> spec = config::BuildJobSpec(configuration);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+ExecutorOptions Options() {
+  ExecutorOptions options;
+  options.app_id = "application_1_0001";
+  options.am_address = "am-host:4242";
+  options.task = {"worker", 1};
+  options.attempt = 2;
+  options.host = "worker-host";
+  options.log_dir = "/logs/container_1";
+  return options;
+}
+
+rpc::WaitClusterSpecResponse Cluster() {
+  rpc::WaitClusterSpecResponse cluster;
+  (*cluster.mutable_cluster())["worker"].add_addresses("a:1");
+  (*cluster.mutable_cluster())["worker"].add_addresses("b:2");
+  (*cluster.mutable_cluster())["ps"].add_addresses("c:3");
+  cluster.set_num_tracked_tasks(2);
+  cluster.set_is_chief(false);
+  cluster.set_session_id("0");
+  cluster.set_rendezvous_address("am-host:5000");
+  return cluster;
+}
+
+TEST(TaskContextTest, TheContextCarriesTheClusterSpecTheTaskAndTheAm) {
+  const config::JobSpec spec = Spec({{"tony.application.framework", "pytorch"},
+                                     {"tony.worker.instances", "2"},
+                                     {"tony.ps.instances", "1"},
+                                     {"tony.application.sidecar.jobtypes", "ps"},
+                                     {"tony.execution.envs", "A=1"}});
+  const runtime::TaskContext context = TaskContextFor(Options(), spec, Cluster());
+  EXPECT_EQ(context.framework, "pytorch");
+  EXPECT_EQ(context.job_type, "worker");
+  EXPECT_EQ(context.task_index, 1);
+  EXPECT_EQ(context.cluster.at("worker"), (std::vector<std::string>{"a:1", "b:2"}));
+  EXPECT_EQ(context.cluster.at("ps"), std::vector<std::string>{"c:3"});
+  EXPECT_EQ(context.num_tracked_tasks, 2);
+  EXPECT_EQ(context.am_host, "am-host");
+  EXPECT_EQ(context.am_port, 4242);
+  EXPECT_EQ(context.attempt_number, 2);
+  EXPECT_EQ(context.rendezvous_address, "am-host:5000");
+  EXPECT_EQ(context.tensorboard_host, "worker-host");
+  EXPECT_EQ(context.execution_envs.at("A"), "1");
+  EXPECT_TRUE(context.sidecar_types.count("ps"));
+  EXPECT_TRUE(context.sidecar_types.count("tensorboard"));
+  EXPECT_FALSE(context.tensorboard_port.has_value()) << "the caller reserves it";
+}
+
+TEST(TaskContextTest, ASingleNodeJobRunsAsStandaloneWhateverItsFramework) {
+  // No instances of any type: single-node mode.
+  const config::JobSpec spec = Spec({{"tony.application.framework", "tensorflow"}});
+  ASSERT_TRUE(spec.single_node);
+  EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).framework, "standalone");
+}
+
+TEST(TaskContextTest, TheUserProcessSeesNoneOfTheLaunchContract) {
+  const SpawnOptions spawn = UserProcessSpawn(Options(), "python train.py", {{"RANK", "1"}});
+  EXPECT_EQ(spawn.argv, (std::vector<std::string>{"/bin/sh", "-c", "python train.py"}));
+  EXPECT_EQ(spawn.set_env.at("RANK"), "1");
+  for (std::string_view name : rpc::kInternalVariables) {
+    EXPECT_NE(std::find(spawn.unset_env.begin(), spawn.unset_env.end(), name),
+              spawn.unset_env.end())
+        << name;
+  }
+  EXPECT_EQ(spawn.stdout_path, "/logs/container_1/stdout");
+  EXPECT_EQ(spawn.stderr_path, "/logs/container_1/stderr");
+  EXPECT_EQ(spawn.parent_death_signal, SIGKILL);
+}
+
+}  // namespace
+}  // namespace tony::executor
