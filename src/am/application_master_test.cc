@@ -38,7 +38,7 @@ class FakeAllocator final : public cluster::ContainerAllocator {
   absl::Status Launch(const cluster::Container& container,
                       const cluster::LaunchSpec& spec) override {
     std::lock_guard lock(mu_);
-    launched_.push_back({container, spec});
+    launched_.emplace_back(container, spec);
     changed_.notify_all();
     return absl::OkStatus();
   }
@@ -438,7 +438,7 @@ TEST_F(ApplicationMasterTest, ThePortSpeaksOnlyTlsWithTheJobsCertificate) {
 
 TEST_F(ApplicationMasterTest, OversizedMessagesAreRefused) {
   rpc::KillJobRequest kill;
-  kill.set_reason(std::string(2 * rpc::kAmMaxReceiveBytes, 'x'));
+  kill.set_reason(std::string(size_t{2} * rpc::kAmMaxReceiveBytes, 'x'));
   rpc::KillJobResponse killed;
   {  // Without a credential: refused on its headers.
     grpc::ClientContext context;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <ostream>
 #include <thread>
 
@@ -43,7 +44,7 @@ class GrpcAmSession final : public AmSession {
   absl::StatusOr<rpc::JobStatus> Watch(int64_t after_version, int64_t max_wait_ms) override {
     rpc::WatchJobRequest request;
     request.set_after_version(after_version);
-    request.set_max_wait_ms(max_wait_ms);
+    request.set_max_wait_ms(static_cast<int32_t>(std::min<int64_t>(max_wait_ms, INT32_MAX)));
     rpc::JobStatus status;
     grpc::ClientContext context;
     rpc::AttachAuth(&context, auth_);
@@ -255,8 +256,8 @@ JobFollower::Step JobFollower::Watch(const std::string& app_id) {
 void JobFollower::ShowProgress(const rpc::JobStatus& status) {
   if (std::string line = ProgressLine(status); line != progress_ && !status.complete()) {
     progress_ = line;
-    out_ << "tony: [" << (env_.clock->NowMs() - started_ms_) / 100 / 10.0 << " s] " << line << "\n"
-         << std::flush;
+    const int64_t tenths = (env_.clock->NowMs() - started_ms_) / 100;
+    out_ << "tony: [" << static_cast<double>(tenths) / 10.0 << " s] " << line << "\n" << std::flush;
   }
   if (!status.tensorboard_url().empty() && status.tensorboard_url() != tensorboard_url_) {
     tensorboard_url_ = status.tensorboard_url();

@@ -124,7 +124,7 @@ config::JobSpec Spec(int64_t stop_grace_ms = 1000, int64_t startup_timeout_ms = 
 class JobFollowerTest : public ::testing::Test {
  protected:
   // A follower whose AMs all answer from `watch`; sleeping advances the fake clock.
-  JobFollower& Follower(WatchScript watch) {
+  JobFollower& Follower(const WatchScript& watch) {
     FollowerEnv env;
     env.clock = &clock_;
     env.sleep = [this](int64_t ms) {

@@ -103,8 +103,8 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   if (credentials->tls()) {
     submission.secrets[rpc::kAmCertAlias] = credentials->am_cert_pem;
     submission.secrets[rpc::kAmKeyAlias] = credentials->am_key_pem;
-    submission.local_only_files.push_back(rpc::kAmKeyFile);
-    submission.local_only_files.push_back(rpc::kAmCertFile);
+    submission.local_only_files.emplace_back(rpc::kAmKeyFile);
+    submission.local_only_files.emplace_back(rpc::kAmCertFile);
   }
   if (absl::Status submitted = cluster_->Submit(submission); !submitted.ok()) {
     err_ << "tony: error: cannot start the AM of " << *app_id << ": " << submitted.message()

@@ -53,6 +53,8 @@ struct TaskRef {
   std::string type;
   int index = 0;
   bool operator==(const TaskRef&) const = default;
+  // A false positive of clang-tidy's on the defaulted comparison:
+  // NOLINTNEXTLINE(modernize-use-nullptr)
   auto operator<=>(const TaskRef&) const = default;
   std::string ToString() const;  // "worker:1"
 };

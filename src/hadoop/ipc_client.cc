@@ -213,6 +213,7 @@ absl::Status IpcClient::EstablishLocked() {
   SaslOutcome outcome = SaslOutcome::kSwitchedToSimple;
   if (s.ok() && use_sasl) {
     std::vector<SaslMechanism*> raw;
+    raw.reserve(mechanisms.size());
     for (auto& mechanism : mechanisms) raw.push_back(mechanism.get());
     SocketSaslTransport transport(stream_, deadline);
     SaslMechanism* used = nullptr;

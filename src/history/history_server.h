@@ -31,7 +31,7 @@ struct HistoryServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;               // 0 picks one
   int64_t retention_sec = 0;  // <= 0: keep everything
-  int64_t purge_interval_ms = 6 * 3600 * 1000;
+  int64_t purge_interval_ms = int64_t{6} * 3600 * 1000;
 };
 
 class HistoryServer {

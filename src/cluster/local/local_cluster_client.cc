@@ -29,7 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Less free space than this, and a missing final-status.json is most likely a full disk's doing.
-constexpr uint64_t kAlmostFullBytes = 64 * 1024;
+constexpr uint64_t kAlmostFullBytes = uint64_t{64} * 1024;
 
 }  // namespace
 

@@ -374,6 +374,7 @@ void LocalContainerAllocator::CheckMemory() {
   }
   // One pass over the process table for every container (each leads its own session).
   std::vector<pid_t> roots;
+  roots.reserve(running.size());
   for (const auto& [id, pid] : running) roots.push_back(pid);
   const std::unordered_map<pid_t, TreeUsage> usage = MeasureTrees(roots);
   for (const auto& [id, pid] : running) {
