@@ -34,7 +34,10 @@ std::string After(const std::string& text, const std::string& marker) {
 
 }  // namespace
 
-TonyRunner::TonyRunner() : TonyRunner(TONY_BINARY) {}
+TonyRunner::TonyRunner()
+    : TonyRunner(std::getenv("TONY_E2E_BINARY") != nullptr && *std::getenv("TONY_E2E_BINARY")
+                     ? std::getenv("TONY_E2E_BINARY")
+                     : TONY_BINARY) {}
 
 TonyRunner::TonyRunner(std::string binary) : binary_(std::move(binary)) {
   std::string pattern = (fs::temp_directory_path() / "tony-e2e-XXXXXX").string();

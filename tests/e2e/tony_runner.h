@@ -25,7 +25,8 @@ struct TonyResult {
 
 class TonyRunner {
  public:
-  // Runs the build's own binary (TONY_BINARY), or `binary`.
+  // Runs the build's own binary (TONY_BINARY), or the one TONY_E2E_BINARY names (the local
+  // suites under AddressSanitizer: scripts/sanitized-tests), or `binary`.
   TonyRunner();
   explicit TonyRunner(std::string binary);
   ~TonyRunner();
