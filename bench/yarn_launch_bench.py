@@ -87,8 +87,10 @@ def log_time(line):
 class Cluster:
     """A scripts/hadoop-minicluster instance: started here (and stopped) or reused."""
 
-    def __init__(self, cluster_dir, nm_vcores):
+    def __init__(self, cluster_dir, nm_vcores, nodemanagers=1, nm_memory_mb=8192):
         self.nm_vcores = nm_vcores
+        self.nodemanagers = nodemanagers
+        self.nm_memory_mb = nm_memory_mb
         self.owned_tmp = cluster_dir is None
         self.dir = os.path.realpath(cluster_dir or tempfile.mkdtemp(prefix="tony-ybench-cluster-"))
         self.started = False
@@ -105,7 +107,9 @@ class Cluster:
         print("starting a mini cluster in %s ..." % self.dir, flush=True)
         t = time.monotonic()
         self.started = self.started_here = True
-        subprocess.run([MINICLUSTER, "start", self.dir, "--nm-vcores", str(self.nm_vcores)],
+        subprocess.run([MINICLUSTER, "start", self.dir, "--nm-vcores", str(self.nm_vcores),
+                        "--nodemanagers", str(self.nodemanagers),
+                        "--nm-memory-mb", str(self.nm_memory_mb)],
                        check=True, stdin=subprocess.DEVNULL)
         print("cluster ready in %.1f s" % (time.monotonic() - t), flush=True)
 
@@ -278,6 +282,10 @@ def phases(lines, app_id, t0):
     return ph
 
 
+# The AM's last word on its loop (application_master.cc): the longest one task held it.
+LOOP_STALL_RE = re.compile(r"the loop's longest task took (\d+) ms \(([^)]*)\)")
+
+
 def tony_am_phases(cluster, app_id, t0):
     """From tony's am.log, ms after t0: the AM listening, its first and last container launch,
     its decision on the job, and its exit."""
@@ -301,6 +309,11 @@ def tony_am_phases(cluster, app_id, t0):
                     out.setdefault("am_job_done", ms)
                 elif "AM exiting" in line:
                     out.setdefault("am_exiting", ms)
+                m = LOOP_STALL_RE.search(line)
+                if m:
+                    # A duration, not a time after t0: kept apart from the phases' timeline.
+                    out["am_loop_longest_ms"] = float(m.group(1))
+                    out["am_loop_longest_task"] = m.group(2)
     except OSError:
         pass
     return out
@@ -472,6 +485,10 @@ def main():
     ap.add_argument("--nm-vcores", type=int, default=16,
                     help="vcores of the NodeManager of a cluster this script starts (default 16: "
                          "tony's gang of N tasks needs N + 1 vcores at once, with its AM)")
+    ap.add_argument("--nodemanagers", type=int, default=1,
+                    help="NodeManagers of a cluster this script starts (default 1)")
+    ap.add_argument("--nm-memory-mb", type=int, default=8192,
+                    help="memory of each NodeManager of a cluster this script starts (default 8192)")
     ap.add_argument("--tony", default=DEFAULT_TONY, help="tony binary (default: build/tony)")
     ap.add_argument("--no-dshell", action="store_true", help="skip DistributedShell")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every run")
@@ -495,7 +512,7 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
 
-    ctx.cluster = Cluster(args.cluster_dir, args.nm_vcores)
+    ctx.cluster = Cluster(args.cluster_dir, args.nm_vcores, args.nodemanagers, args.nm_memory_mb)
     scratch = tempfile.mkdtemp(prefix="tony-ybench-")
     results = {n: {k: [] for k in kinds} for n in tasks}
     failures = 0
@@ -524,7 +541,7 @@ def main():
                             kind, n, r, res.get("app_id"),
                             "%.0f" % res["launch_ms"] if res["ok"] else "-", res["total_ms"],
                             {k: round(v) for k, v in res.get("phases", {}).items()
-                             if v is not None}), flush=True)
+                             if isinstance(v, (int, float))}), flush=True)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not skip the stop
@@ -573,6 +590,14 @@ def main():
         gaps[kind] = med(g)
     print("%-50s  %8s  %8s" % ("mean gap between task container allocations", gaps["tony"],
                                gaps.get("dshell", "-")))
+    stalls = [r["phases"]["am_loop_longest_ms"] for r in results[n]["tony"]
+              if r.get("phases", {}).get("am_loop_longest_ms") is not None]
+    if stalls:
+        worst = max((r for r in results[n]["tony"]
+                     if r.get("phases", {}).get("am_loop_longest_ms") is not None),
+                    key=lambda r: r["phases"]["am_loop_longest_ms"])
+        print("tony AM's loop, longest one task held it: median %.0f ms, max %.0f ms (%s)"
+              % (statistics.median(stalls), max(stalls), worst["phases"]["am_loop_longest_task"]))
     leftovers = sum(r.get("leftovers", 0) for rows in results.values() for k in rows.values()
                     for r in k)
     print("failed runs: %d; leftover container processes killed after runs: %d"

@@ -137,10 +137,7 @@ int ApplicationMaster::Run() {
       return;
     }
     for (const auto& [name, type] : job_.spec().job_types) {
-      cluster::ContainerRequest request{
-          name,
-          {type.resources.memory_mb, type.resources.vcores, type.resources.gpus},
-          type.node_label};
+      cluster::ContainerRequest request{name, type.resources, type.node_label};
       if (absl::Status fits = allocator_->CheckFits(request); !fits.ok()) {
         job_.Start();
         Execute(
@@ -164,6 +161,9 @@ int ApplicationMaster::Run() {
   status_page_.Stop();
   if (rendezvous_) rendezvous_->Stop();
   allocator_->Shutdown();
+  const EventLoop::Stall stall = loop_.LongestStall();
+  spdlog::info("[{}] the loop's longest task took {} ms ({})", options_.app_id, stall.ms,
+               stall.name.empty() ? "none" : stall.name);
   spdlog::info("[{}] AM exiting, job {}", options_.app_id, ToString(job_.state()));
   return job_.state() == JobState::kSucceeded ? 0 : 1;
 }
@@ -194,10 +194,7 @@ void ApplicationMaster::Execute(const Actions& actions) {
   for (const Action& action : actions) {
     if (const auto* request = std::get_if<RequestContainer>(&action)) {
       const config::JobTypeSpec* type = job_.spec().Find(request->job_type);
-      allocator_->Request(
-          {request->job_type,
-           {type->resources.memory_mb, type->resources.vcores, type->resources.gpus},
-           type->node_label});
+      allocator_->Request({request->job_type, type->resources, type->node_label});
     } else if (const auto* launch = std::get_if<LaunchTask>(&action)) {
       Launch(launch->task);
     } else if (const auto* stop = std::get_if<StopContainer>(&action)) {

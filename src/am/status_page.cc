@@ -86,8 +86,8 @@ namespace {
 constexpr size_t kConnectionMemoryBytes = size_t{16} * 1024;
 // A connection that neither sends nor receives for this long is closed: a half-sent request holds
 // its slot no longer.
-constexpr unsigned kConnectionTimeoutSeconds = 5;
-constexpr unsigned kMaxConnections = 1024;
+constexpr unsigned kPageConnectionTimeoutSeconds = 5;
+constexpr unsigned kPageMaxConnections = 1024;
 // In proxy mode a peer that is not the proxy only ever gets a redirect; it needs few connections.
 constexpr unsigned kMaxConnectionsPerOtherPeer = 8;
 
@@ -99,9 +99,9 @@ constexpr char kTextType[] = "text/plain; charset=utf-8";
 unsigned ConnectionLimit() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
-    return kMaxConnections;
+    return kPageMaxConnections;
   }
-  return static_cast<unsigned>(std::clamp<rlim_t>(limit.rlim_cur / 4, 16, kMaxConnections));
+  return static_cast<unsigned>(std::clamp<rlim_t>(limit.rlim_cur / 4, 16, kPageMaxConnections));
 }
 
 std::optional<std::array<uint8_t, 16>> PeerOf(MHD_Connection* connection) {
@@ -252,13 +252,14 @@ absl::StatusOr<int> StatusPage::Start(const StatusPageOptions& options) {
     *request = self;
     return static_cast<StatusPage*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
   };
-  daemon_ = MHD_start_daemon(
-      MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0), static_cast<uint16_t>(options.port),
-      may_connect, this, answer, this, MHD_OPTION_SOCK_ADDR, found->ai_addr,
-      MHD_OPTION_CONNECTION_LIMIT,
-      options.max_connections > 0 ? options.max_connections : ConnectionLimit(),
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes, MHD_OPTION_CONNECTION_TIMEOUT,
-      kConnectionTimeoutSeconds, MHD_OPTION_NOTIFY_CONNECTION, on_connection, this, MHD_OPTION_END);
+  daemon_ =
+      MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0),
+                       static_cast<uint16_t>(options.port), may_connect, this, answer, this,
+                       MHD_OPTION_SOCK_ADDR, found->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
+                       options.max_connections > 0 ? options.max_connections : ConnectionLimit(),
+                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes,
+                       MHD_OPTION_CONNECTION_TIMEOUT, kPageConnectionTimeoutSeconds,
+                       MHD_OPTION_NOTIFY_CONNECTION, on_connection, this, MHD_OPTION_END);
   if (daemon_ == nullptr) return absl::InternalError("cannot start the status page's HTTP server");
   const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
   if (info == nullptr || info->port == 0) {

@@ -49,15 +49,13 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
   std::unique_ptr<cluster::YarnClusterClient> cluster = ConnectYarnClient(
       job.spec.hadoop_conf_dirs, job.spec.keep_staging, job.spec.security, &exit_code);
   if (cluster == nullptr) return exit_code;
-  std::map<std::string, cluster::ResourceAsk> asks{
-      {"the AM", {job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus}}};
+  std::map<std::string, cluster::ResourceAsk> asks{{"the AM", job.spec.am}};
   for (const auto& [name, type] : job.spec.job_types) {
-    asks[StrCat("job type ", name)] = {type.resources.memory_mb, type.resources.vcores,
-                                       type.resources.gpus};
+    asks[StrCat("job type ", name)] = type.resources;
   }
   absl::Status fits = cluster->CheckFits(asks);
   if (fits.ok() && job.spec.mode == config::DistributedMode::kGang) {
-    cluster::ResourceAsk total{job.spec.am.memory_mb, job.spec.am.vcores, job.spec.am.gpus};
+    cluster::ResourceAsk total = job.spec.am;
     for (const auto& [name, type] : job.spec.job_types) {
       total.memory_mb += type.instances * type.resources.memory_mb;
       total.vcores += type.instances * type.resources.vcores;
@@ -211,9 +209,8 @@ int RunSubmit(SubmitOptions& options) {
   if (job->spec.backend == "yarn") return RunSubmitOnYarn(options, *job);
   const cluster::LocalCapacity capacity = cluster::ResolveLocalCapacity(job->spec.local);
   for (const auto& [name, type] : job->spec.job_types) {
-    absl::Status fits = cluster::CheckFitsLocally(
-        capacity, StrCat("job type ", name),
-        {type.resources.memory_mb, type.resources.vcores, type.resources.gpus});
+    absl::Status fits =
+        cluster::CheckFitsLocally(capacity, StrCat("job type ", name), type.resources);
     if (!fits.ok()) {
       std::cerr << "tony: error: " << fits.message() << "\n";
       return client::kExitBadInput;

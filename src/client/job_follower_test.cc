@@ -8,6 +8,7 @@
 #include <deque>
 #include <sstream>
 
+#include "client/scripted_cluster.h"
 #include "config/job_spec.h"
 #include "config/key_catalog.h"
 #include "gtest/gtest.h"
@@ -15,38 +16,7 @@
 namespace tony::client {
 namespace {
 
-constexpr char kApp[] = "application_1_0001";
-
-// Answers GetReport from a script: each call takes the next report, the last one repeats.
-class ScriptedCluster final : public cluster::ClusterClient {
- public:
-  absl::StatusOr<std::string> NewApplicationId() override { return std::string(kApp); }
-  std::string JobDir(const std::string&) const override { return "/nonexistent"; }
-  absl::Status Submit(const cluster::AmSubmission&) override { return absl::OkStatus(); }
-  absl::StatusOr<cluster::AppReport> GetReport(const std::string& app_id) override {
-    ++report_calls;
-    cluster::AppReport report = reports.front();
-    if (reports.size() > 1) reports.pop_front();
-    report.app_id = app_id;
-    return report;
-  }
-  absl::Status Kill(const std::string&, bool force) override {
-    kills.push_back(force);
-    return absl::OkStatus();
-  }
-  absl::Status AwaitAmExit(const std::string&, int64_t) override { return absl::OkStatus(); }
-  absl::StatusOr<cluster::RemoteFileInfo> StatRemote(const std::string&) override {
-    return cluster::RemoteFileInfo{};
-  }
-  absl::StatusOr<std::vector<cluster::AppReport>> ListApplications(const std::string&,
-                                                                   bool) override {
-    return std::vector<cluster::AppReport>{};
-  }
-
-  std::deque<cluster::AppReport> reports;
-  int report_calls = 0;
-  std::vector<bool> kills;  // `force` of each Kill
-};
+constexpr const char* kApp = ScriptedCluster::kAppId;
 
 // What the scripted AMs were asked, across every session.
 struct AmLog {

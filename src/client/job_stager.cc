@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "client/preflight.h"
 #include "cluster/staging.h"
 #include "common/archive.h"
 #include "common/files.h"
@@ -11,11 +12,6 @@ namespace tony::client {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path Resolve(const std::string& working_dir, const std::string& path) {
-  fs::path p(path);
-  return p.is_absolute() ? p : fs::path(working_dir) / p;
-}
 
 absl::Status Copy(const fs::path& from, const fs::path& to) {
   std::error_code ec;
@@ -49,7 +45,7 @@ absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& 
   }
   const std::string& src_dir = spec.src_dir;
   if (!src_dir.empty()) {
-    const fs::path src = Resolve(working_dir, src_dir);
+    const fs::path src = ResolveInputPath(working_dir, src_dir);
     const std::string target = StrCat(job_dir, "/", cluster::kSrcZip);
     absl::Status staged = fs::is_directory(src, ec) ? CreateZipFromDirectory(src.string(), target)
                                                     : Copy(src, target);
@@ -57,7 +53,8 @@ absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& 
   }
   const std::string& venv = spec.python_venv;
   if (!venv.empty() && !cluster::IsRemotePath(venv)) {
-    if (absl::Status s = Copy(Resolve(working_dir, venv), StrCat(job_dir, "/", cluster::kVenvZip));
+    if (absl::Status s =
+            Copy(ResolveInputPath(working_dir, venv), StrCat(job_dir, "/", cluster::kVenvZip));
         !s.ok()) {
       return s;
     }
@@ -70,7 +67,8 @@ absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& 
       const fs::path staged = cluster::StagedResourcePath(job_dir, *resource);
       fs::create_directories(staged.parent_path(), ec);
       if (fs::exists(staged, ec)) continue;
-      if (absl::Status s = Copy(Resolve(working_dir, resource->path), staged); !s.ok()) return s;
+      if (absl::Status s = Copy(ResolveInputPath(working_dir, resource->path), staged); !s.ok())
+        return s;
     }
   }
   return absl::OkStatus();

@@ -21,11 +21,6 @@ std::string FirstWord(const std::string& command) {
   return std::string(trimmed.substr(0, end));
 }
 
-fs::path Resolve(const std::string& working_dir, const std::string& path) {
-  fs::path p(path);
-  return p.is_absolute() ? p : fs::path(working_dir) / p;
-}
-
 bool IsExecutableFile(const fs::path& path) {
   std::error_code ec;
   return fs::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
@@ -36,6 +31,11 @@ bool IsScript(const std::string& word) {
 }
 
 }  // namespace
+
+std::filesystem::path ResolveInputPath(const std::string& working_dir, const std::string& path) {
+  std::filesystem::path p(path);
+  return p.is_absolute() ? p : std::filesystem::path(working_dir) / p;
+}
 
 std::string FindInPath(const std::string& program) {
   if (program.find('/') != std::string::npos) return IsExecutableFile(program) ? program : "";
@@ -72,7 +72,7 @@ absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working
                          cluster::ClusterClient& cluster) {
   std::error_code ec;
   const std::string& src_dir = spec.src_dir;
-  if (!src_dir.empty() && !fs::exists(Resolve(working_dir, src_dir), ec)) {
+  if (!src_dir.empty() && !fs::exists(ResolveInputPath(working_dir, src_dir), ec)) {
     return absl::NotFoundError(StrCat("--src_dir ", src_dir, ": no such file or directory"));
   }
   const std::string& venv = spec.python_venv;
@@ -87,7 +87,8 @@ absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working
         return absl::InvalidArgumentError(
             StrCat("--python_venv ", venv, ": a directory, not a zipped virtualenv"));
       }
-    } else if (absl::Status readable = CheckArchiveReadable(Resolve(working_dir, venv).string());
+    } else if (absl::Status readable =
+                   CheckArchiveReadable(ResolveInputPath(working_dir, venv).string());
                !readable.ok()) {
       return absl::InvalidArgumentError(
           StrCat("--python_venv ", venv, ": ", ToStd(readable.message())));
@@ -96,7 +97,7 @@ absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working
   const std::string& python = spec.python_exec_path;
   if (!python.empty() && venv.empty()) {
     const bool found = python.find('/') != std::string::npos
-                           ? IsExecutableFile(Resolve(working_dir, python))
+                           ? IsExecutableFile(ResolveInputPath(working_dir, python))
                            : !FindInPath(python).empty();
     if (!found) {
       return absl::NotFoundError(StrCat("--python_binary_path ", python, ": no such executable"));
@@ -106,8 +107,8 @@ absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working
   if (!executes.empty()) {
     const std::string word = FirstWord(executes);
     const fs::path base = src_dir.empty() ? fs::path(working_dir)
-                          : fs::is_directory(Resolve(working_dir, src_dir), ec)
-                              ? Resolve(working_dir, src_dir)
+                          : fs::is_directory(ResolveInputPath(working_dir, src_dir), ec)
+                              ? ResolveInputPath(working_dir, src_dir)
                               : fs::path();
     bool found = true;
     if (!base.empty()) {
@@ -141,7 +142,7 @@ absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working
         }
         continue;
       }
-      if (!fs::exists(Resolve(working_dir, resource->path), ec)) {
+      if (!fs::exists(ResolveInputPath(working_dir, resource->path), ec)) {
         return absl::NotFoundError(
             StrCat("tony.", name, ".resources: ", resource->path, ": no such file or directory"));
       }

@@ -3,6 +3,7 @@
 // source archives, declared resources (local, or hdfs:// through the backend). Each error is one
 // line naming what is wrong.
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,9 @@ std::vector<std::string> DropMissingHdfsClasspath(config::JobSpec* spec,
 
 // Resolves a program name the way a shell would (PATH), or "" if not found.
 std::string FindInPath(const std::string& program);
+
+// A path of the job's inputs as the user gave it (--src_dir, --python_venv, resources): relative
+// to the submit's working directory unless absolute.
+std::filesystem::path ResolveInputPath(const std::string& working_dir, const std::string& path);
 
 }  // namespace tony::client

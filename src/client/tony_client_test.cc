@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "client/scripted_cluster.h"
 #include "config/config_loader.h"
 #include "config/job_spec.h"
 #include "config/key_catalog.h"
@@ -17,44 +18,6 @@ namespace tony::client {
 namespace {
 
 namespace fs = std::filesystem;
-
-// An application that stays queued (ACCEPTED on YARN): its AM never listens.
-class QueuedForeverCluster final : public cluster::ClusterClient {
- public:
-  explicit QueuedForeverCluster(std::string root) : root_(std::move(root)) {}
-  absl::StatusOr<std::string> NewApplicationId() override { return "application_1_0001"; }
-  std::string JobDir(const std::string& app_id) const override { return root_ + "/jobs/" + app_id; }
-  absl::Status Submit(const cluster::AmSubmission&) override {
-    submitted_ = true;
-    return absl::OkStatus();
-  }
-  absl::StatusOr<cluster::AppReport> GetReport(const std::string& app_id) override {
-    ++reports_;
-    cluster::AppReport report;
-    report.app_id = app_id;
-    report.state = killed_ ? cluster::AppState::kKilled : cluster::AppState::kSubmitted;
-    return report;
-  }
-  absl::Status Kill(const std::string&, bool force) override {
-    killed_ = true;
-    forced_ = force;
-    return absl::OkStatus();
-  }
-  absl::Status AwaitAmExit(const std::string&, int64_t) override { return absl::OkStatus(); }
-  absl::StatusOr<cluster::RemoteFileInfo> StatRemote(const std::string&) override {
-    return cluster::RemoteFileInfo{};
-  }
-  absl::StatusOr<std::vector<cluster::AppReport>> ListApplications(const std::string&,
-                                                                   bool) override {
-    return std::vector<cluster::AppReport>{};
-  }
-
-  const std::string root_;
-  bool submitted_ = false;
-  bool killed_ = false;
-  bool forced_ = false;
-  int reports_ = 0;
-};
 
 // TonY's testTonyAMStartupTimeoutShouldFail: an AM that does not start within
 // tony.am.startup-timeout fails the job, and the application is killed.
@@ -69,16 +32,17 @@ TEST(TonyClientTest, AnAmThatDoesNotStartInTimeFailsTheJobAndIsKilled) {
   }
   absl::StatusOr<config::JobSpec> spec = config::BuildJobSpec(resolved.conf);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  QueuedForeverCluster cluster(pattern);
+  // An application that stays queued (ACCEPTED on YARN): its AM never listens.
+  ScriptedCluster cluster(pattern);
   std::ostringstream out, err;
   BlockInterruptSignals();
   TonyClient client(&cluster, out, err);
   const int code = client.Submit(resolved, *spec, {pattern, "/bin/true"});
   EXPECT_EQ(code, kExitJobFailed) << out.str() << err.str();
-  EXPECT_TRUE(cluster.submitted_);
-  EXPECT_TRUE(cluster.killed_);
-  EXPECT_TRUE(cluster.forced_);
-  EXPECT_GT(cluster.reports_, 1) << "the client asked for the AM more than once";
+  EXPECT_TRUE(cluster.submitted);
+  ASSERT_FALSE(cluster.kills.empty());
+  EXPECT_TRUE(cluster.kills.front()) << "the application was killed by force";
+  EXPECT_GT(cluster.report_calls, 1) << "the client asked for the AM more than once";
   EXPECT_NE(out.str().find("the AM did not start within 300 ms (tony.am.startup-timeout)"),
             std::string::npos)
       << out.str() << err.str();

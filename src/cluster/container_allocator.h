@@ -11,14 +11,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/resources.h"
 
 namespace tony::cluster {
 
-struct ResourceAsk {
-  int64_t memory_mb = 0;
-  int vcores = 1;
-  int gpus = 0;
-};
+using ResourceAsk = tony::Resources;
 
 struct ContainerRequest {
   std::string job_type;  // grants are matched back to job types (YARN: one priority per type)

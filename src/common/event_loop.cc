@@ -24,15 +24,20 @@ void EventLoop::Run(int64_t tick_interval_ms, const Task& tick) {
     }
     if (stopped_) break;
     if (!queue_.empty()) {
+      std::string name = std::move(queue_.front().first);
       Task task = std::move(queue_.front().second);
       queue_.pop_front();
       mu_.unlock();
+      const auto began = Clock::now();
       task();
+      Measure(name, began);
       mu_.lock();
     }
     if (Clock::now() >= next_tick) {
       mu_.unlock();
+      const auto began = Clock::now();
       tick();
+      Measure("tick", began);
       mu_.lock();
       next_tick = Clock::now() + std::chrono::milliseconds(tick_interval_ms);
     }
@@ -59,6 +64,19 @@ void EventLoop::RunPending() {
     }
     task();
   }
+}
+
+void EventLoop::Measure(const std::string& name, std::chrono::steady_clock::time_point since) {
+  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - since)
+                         .count();
+  MutexLock lock(mu_);
+  if (ms > longest_.ms) longest_ = {ms, name};
+}
+
+EventLoop::Stall EventLoop::LongestStall() const {
+  MutexLock lock(mu_);
+  return longest_;
 }
 
 bool EventLoop::stopped() const {

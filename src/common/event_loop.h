@@ -3,6 +3,7 @@
 // touched only by tasks running on it, so it needs no locks. Post() may be called from any
 // thread; Run() blocks the calling thread until Stop().
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -27,11 +28,23 @@ class EventLoop {
   void RunPending();
   bool stopped() const;
 
+  // The longest that one task or tick held the loop, and its name ("tick" for the tick): how long
+  // the loop could not answer anything else. Measured on the steady clock.
+  struct Stall {
+    int64_t ms = 0;
+    std::string name;
+  };
+  Stall LongestStall() const;
+
  private:
   mutable Mutex mu_;
   CondVar wake_;
   std::deque<std::pair<std::string, Task>> queue_ TONY_GUARDED_BY(mu_);
   bool stopped_ TONY_GUARDED_BY(mu_) = false;
+  Stall longest_ TONY_GUARDED_BY(mu_);
+  // Notes how long `name` held the loop since `since`.
+  void Measure(const std::string& name, std::chrono::steady_clock::time_point since)
+      TONY_EXCLUDES(mu_);
 };
 
 }  // namespace tony

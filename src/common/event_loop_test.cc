@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 namespace tony {
@@ -46,6 +47,24 @@ TEST(EventLoopTest, TickRunsPeriodically) {
     if (++ticks == 3) loop.Stop();
   });
   EXPECT_EQ(ticks, 3);
+}
+
+// The longest that one task held the loop is what the AM reports of its loop's stalls.
+TEST(EventLoopTest, TheLongestTaskIsMeasuredWithItsName) {
+  EventLoop loop;
+  EXPECT_EQ(loop.LongestStall().ms, 0);
+  ASSERT_TRUE(loop.Post("quick", [] {}));
+  ASSERT_TRUE(loop.Post("slow", [] {
+    // The task's own work: it holds the loop for 30 ms.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }));
+  ASSERT_TRUE(loop.Post("stop", [&] { loop.Stop(); }));
+  loop.Run(1000, [] {});
+  const EventLoop::Stall stall = loop.LongestStall();
+  EXPECT_EQ(stall.name, "slow");
+  EXPECT_GE(stall.ms, 30);
 }
 
 }  // namespace

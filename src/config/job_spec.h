@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/resources.h"
 #include "config/configuration.h"
 
 namespace tony::config {
@@ -15,11 +16,7 @@ namespace tony::config {
 enum class DistributedMode { kGang, kFcfs };
 std::string_view ToString(DistributedMode mode);
 
-struct Resources {
-  int64_t memory_mb = 0;
-  int vcores = 0;
-  int gpus = 0;
-};
+using Resources = tony::Resources;
 
 // How a job type's tasks count for the job's end (TonY's failure rules: docs/running-jobs.md, "How
 // a job ends").
