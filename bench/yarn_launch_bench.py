@@ -430,10 +430,12 @@ def machine_line(cluster):
     java = subprocess.run(["java", "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True).stdout.splitlines()
     return ("machine: nproc=%d, %s, kernel %s, python %s, %s, load avg %s; %s; Hadoop 3.4.2 "
-            "mini cluster (1 NM, 8192 MB, %s vcores, NM heartbeat 250 ms) in %s"
+            "mini cluster (%s NM, %s MB, %s vcores each, NM heartbeat 250 ms) in %s"
             % (os.cpu_count() or 0, model, platform.release(), platform.python_version(),
                java[0] if java else "java ?", " ".join(load),
                datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+               cluster.nodemanagers if cluster.started_here else "?",
+               cluster.nm_memory_mb if cluster.started_here else "?",
                cluster.nm_vcores if cluster.started_here else "?", cluster.dir))
 
 
