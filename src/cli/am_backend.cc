@@ -33,9 +33,9 @@ namespace fs = std::filesystem;
 
 // The RM's web proxy as the AM's status page admits it: its addresses and its URL of this
 // application (YARN gives the AM the path in APPLICATION_WEB_PROXY_BASE).
-absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) {
-  const char* proxy = std::getenv(rpc::kEnvYarnWebProxy);
-  absl::StatusOr<hadoop::HostPort> address = hadoop::ParseHostPort(proxy != nullptr ? proxy : "");
+absl::Status ResolveWebProxy(const std::string& app_id, const std::string& proxy,
+                             am::AmOptions* options) {
+  absl::StatusOr<hadoop::HostPort> address = hadoop::ParseHostPort(proxy);
   if (!address.ok()) {
     return absl::InvalidArgumentError(
         StrCat(rpc::kEnvYarnWebProxy, ": ", ToStd(address.status().message())));
@@ -56,7 +56,7 @@ absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) 
     if (inet_ntop(entry->ai_family, raw, text, sizeof(text)) != nullptr &&
         std::find(options->proxy_addresses.begin(), options->proxy_addresses.end(), text) ==
             options->proxy_addresses.end()) {
-      options->proxy_addresses.push_back(text);
+      options->proxy_addresses.emplace_back(text);
     }
   }
   freeaddrinfo(found);
@@ -65,12 +65,6 @@ absl::Status ResolveWebProxy(const std::string& app_id, am::AmOptions* options) 
       StrCat("http://", address->ToString(),
              base != nullptr && *base == '/' ? std::string(base) : StrCat("/proxy/", app_id));
   return absl::OkStatus();
-}
-
-// When the client submitted the job (the launch contract), or 0.
-int64_t SubmittedMs() {
-  const char* text = std::getenv(rpc::kEnvSubmittedMs);
-  return text != nullptr ? std::atoll(text) : 0;
 }
 
 // The job's history on YARN: HDFS, with the AM container's HDFS token (or as the user without
@@ -98,7 +92,8 @@ void SetYarnHistory(const std::string& app_id, const config::JobSpec& spec,
 
 }  // namespace
 
-absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config::JobSpec& spec) {
+absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const config::JobSpec& spec) {
+  const std::string& app_id = launch.app_id;
   AmBackend backend;
   backend.options.app_id = app_id;
   backend.options.wait_client_ms = spec.wait_client_ms;
@@ -112,39 +107,38 @@ absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config:
   const std::string* key = credentials->FindSecret(rpc::kAmKeyAlias);
   const hadoop::Token* am_rm_token =
       credentials->FindTokenByKind(std::string(hadoop::kAmRmTokenKind));
-  absl::StatusOr<hadoop::HostPort> scheduler = hadoop::ParseHostPort(
-      std::getenv(rpc::kEnvYarnScheduler) ? std::getenv(rpc::kEnvYarnScheduler) : "");
+  absl::StatusOr<hadoop::HostPort> scheduler = hadoop::ParseHostPort(launch.yarn_scheduler);
   if (secret == nullptr || am_rm_token == nullptr || !scheduler.ok() ||
       (spec.am_tls && (cert == nullptr || key == nullptr))) {
     return absl::InvalidArgumentError(
         StrCat("the AM container lacks the job secret, its TLS key, its AMRMToken or ",
                rpc::kEnvYarnScheduler));
   }
-  const std::string staging =
-      std::getenv(rpc::kEnvStagingDir) ? std::getenv(rpc::kEnvStagingDir) : "";
+  const std::string& staging = launch.staging_dir;
   cluster::YarnAllocatorOptions yarn;
   yarn.scheduler = *scheduler;
-  yarn.default_fs = std::getenv(rpc::kEnvDefaultFs) ? std::getenv(rpc::kEnvDefaultFs) : "";
-  yarn.webhdfs = std::getenv(rpc::kEnvWebHdfs) ? std::getenv(rpc::kEnvWebHdfs) : "";
+  yarn.default_fs = launch.default_fs;
+  yarn.webhdfs = launch.webhdfs;
   yarn.user = hadoop::HadoopUser();
   yarn.am_rm_token = *am_rm_token;
   for (const auto& [alias, token] : credentials->tokens()) {
     if (token.kind == hadoop::kHdfsDelegationTokenKind) yarn.hdfs_tokens.push_back(token);
   }
-  const char* binary = std::getenv(rpc::kEnvBinaryPath);
-  yarn.common_files = {{"tony", binary != nullptr ? binary : StrCat(staging, "/tony")},
-                       {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
-  if (const char* hints = std::getenv(std::string(cluster::kNodeHintsEnv).c_str())) {
-    absl::StatusOr<std::vector<cluster::NodeHint>> parsed = cluster::ParseNodeHints(hints);
+  yarn.common_files = {
+      {"tony", !launch.binary_path.empty() ? launch.binary_path : StrCat(staging, "/tony")},
+      {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
+  if (!launch.node_hints.empty()) {
+    absl::StatusOr<std::vector<cluster::NodeHint>> parsed =
+        cluster::ParseNodeHints(launch.node_hints);
     if (parsed.ok()) {
       yarn.node_hints = *std::move(parsed);
     } else {
       spdlog::warn("asking for containers anywhere: {}", ToStd(parsed.status().message()));
     }
   }
-  if (const char* keytab = std::getenv(rpc::kEnvAmKeytab); keytab != nullptr && *keytab) {
+  if (!launch.keytab.empty()) {
     absl::StatusOr<cluster::TokenRefreshOptions> refresh =
-        TokenRefreshFromContainer(keytab, yarn.default_fs, spec.security);
+        TokenRefreshFromContainer(launch.keytab, yarn.default_fs, spec.security);
     if (!refresh.ok()) {
       return absl::InvalidArgumentError(
           StrCat("cannot keep the job's HDFS tokens fresh: ", ToStd(refresh.status().message())));
@@ -153,7 +147,7 @@ absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config:
   }
   backend.options.user = yarn.user;
   backend.options.backend = "yarn";
-  backend.options.submitted_ms = SubmittedMs();
+  backend.options.submitted_ms = launch.submitted_ms;
   SetYarnHistory(app_id, spec, yarn, &backend.options);
   if (!spec.history_url.empty()) {
     yarn.final_tracking_url = StrCat(spec.history_url, "/jobs/", app_id);
@@ -170,14 +164,14 @@ absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config:
   const char* nm_host = std::getenv("NM_HOST");
   backend.options.host = nm_host != nullptr ? nm_host : "localhost";
   backend.options.bind_host = spec.am_bind_host.empty() ? backend.options.host : spec.am_bind_host;
-  if (absl::Status proxy = ResolveWebProxy(app_id, &backend.options); !proxy.ok()) {
+  if (absl::Status proxy = ResolveWebProxy(app_id, launch.web_proxy, &backend.options);
+      !proxy.ok()) {
     spdlog::warn("[{}] no status page: {}", app_id, ToStd(proxy.message()));
     backend.options.status_page = false;
   }
-  backend.options.has_src =
-      std::getenv(rpc::kEnvHasSrc) != nullptr && *std::getenv(rpc::kEnvHasSrc);
+  backend.options.has_src = launch.has_src;
   // Tasks reach HDFS with the client's configuration and, without Kerberos, as the job's user.
-  if (const char* has = std::getenv(rpc::kEnvHasHadoopConf); has != nullptr && *has) {
+  if (launch.has_hadoop_conf) {
     backend.options.task_resources.push_back(
         {StrCat(staging, "/", cluster::kHadoopConfZip), cluster::kHadoopConfDir, true});
   }
@@ -186,14 +180,15 @@ absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config:
   }
   if (cluster::IsRemotePath(spec.python_venv)) {
     backend.options.venv_source = spec.python_venv;
-  } else if (std::getenv(rpc::kEnvHasVenv) != nullptr && *std::getenv(rpc::kEnvHasVenv)) {
+  } else if (launch.has_venv) {
     backend.options.venv_source = StrCat(staging, "/", cluster::kVenvZip);
   }
   return backend;
 }
 
-absl::StatusOr<AmBackend> LocalAmBackend(const std::string& app_id, const std::string& job_dir,
+absl::StatusOr<AmBackend> LocalAmBackend(const rpc::AmLaunch& launch, const std::string& job_dir,
                                          const config::JobSpec& spec, int am_attempt) {
+  const std::string& app_id = launch.app_id;
   AmBackend backend;
   backend.options.app_id = app_id;
   backend.options.wait_client_ms = spec.wait_client_ms;
@@ -210,7 +205,7 @@ absl::StatusOr<AmBackend> LocalAmBackend(const std::string& app_id, const std::s
   backend.allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
   backend.options.user = hadoop::HadoopUser();
   backend.options.backend = "local";
-  backend.options.submitted_ms = SubmittedMs();
+  backend.options.submitted_ms = launch.submitted_ms;
   backend.options.am_attempt = am_attempt;
   absl::StatusOr<history::HistoryStore> store =
       LocalHistoryStore(spec.history_location, spec.history_intermediate, spec.history_finished);

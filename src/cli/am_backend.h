@@ -10,6 +10,7 @@
 #include "am/application_master.h"
 #include "cluster/container_allocator.h"
 #include "config/job_spec.h"
+#include "rpc/launch_contract.h"
 
 namespace tony::cli {
 
@@ -20,10 +21,10 @@ struct AmBackend {
 
 // YARN: from the AM container's credentials (the job secret, TLS key, AMRMToken, HDFS tokens) and
 // environment (the scheduler, staging directory, web proxy, keytab). Errors name what is missing.
-absl::StatusOr<AmBackend> YarnAmBackend(const std::string& app_id, const config::JobSpec& spec);
+absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const config::JobSpec& spec);
 
 // The local backend: from the job directory (its credentials and staged files).
-absl::StatusOr<AmBackend> LocalAmBackend(const std::string& app_id, const std::string& job_dir,
+absl::StatusOr<AmBackend> LocalAmBackend(const rpc::AmLaunch& launch, const std::string& job_dir,
                                          const config::JobSpec& spec, int am_attempt);
 
 }  // namespace tony::cli

@@ -275,14 +275,13 @@ int RunAm() {
   sigaddset(&stop, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  const char* app_id_env = std::getenv(rpc::kEnvAppId);
-  if (app_id_env == nullptr) {
-    std::cerr << "tony am: TONY_APP_ID must be set; the AM is started by `tony submit`\n";
+  absl::StatusOr<rpc::AmLaunch> launch = rpc::ReadAmLaunch();
+  if (!launch.ok()) {
+    std::cerr << "tony am: " << launch.status().message() << "\n";
     return 2;
   }
-  const std::string app_id = app_id_env;
-  const bool on_yarn = std::getenv(rpc::kEnvBackend) != nullptr &&
-                       std::string(std::getenv(rpc::kEnvBackend)) == "yarn";
+  const std::string& app_id = launch->app_id;
+  const bool on_yarn = launch->on_yarn;
   // Local: the job directory. YARN: the container's working directory, where the staged files
   // were localized.
   const char* job_dir_env = std::getenv("TONY_JOB_DIR");
@@ -303,15 +302,15 @@ int RunAm() {
     if (absl::StatusOr<hadoop::ContainerId> id = hadoop::ContainerId::Parse(container); id.ok()) {
       am_attempt = id->attempt.attempt_id;
     }
-  } else if (const char* attempt = std::getenv(rpc::kEnvAmAttempt); attempt != nullptr) {
-    am_attempt = std::max(1, std::atoi(attempt));
+  } else if (launch->am_attempt > 0) {
+    am_attempt = launch->am_attempt;
   }
   if (am_attempt > 1 || spec->am_retry_count > 0) {
     spdlog::info("[{}] AM attempt {} of at most {}", app_id, am_attempt, spec->am_retry_count + 1);
   }
 
   absl::StatusOr<AmBackend> backend =
-      on_yarn ? YarnAmBackend(app_id, *spec) : LocalAmBackend(app_id, job_dir, *spec, am_attempt);
+      on_yarn ? YarnAmBackend(*launch, *spec) : LocalAmBackend(*launch, job_dir, *spec, am_attempt);
   if (!backend.ok()) {
     spdlog::error("[{}] cannot start: {}", app_id, ToStd(backend.status().message()));
     return 2;

@@ -96,7 +96,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   submission.job_dir = job_dir;
   submission.argv = {context.executable, "am"};
   submission.env["TONY_JOB_DIR"] = job_dir;
-  submission.env[rpc::kEnvSubmittedMs] = std::to_string(SystemClock::Get()->WallMs());
+  submission.submitted_ms = SystemClock::Get()->WallMs();
   submission.resources = spec.am;
   submission.secrets[rpc::kJobSecretAlias] = credentials->secret;
   submission.local_only_files = {rpc::kSecretFile};

@@ -23,7 +23,9 @@ struct AmSubmission {
   int max_attempts = 1;    // of the AM
   std::string job_dir;     // local staging directory of the job
   std::vector<std::string> argv;
+  // The AM's environment besides the launch contract (rpc::AmLaunch), which the backend writes.
   std::map<std::string, std::string> env;
+  int64_t submitted_ms = 0;  // the client's wall clock at submission (the history's start)
   ResourceAsk resources;
   // Credentials for the AM alone, by alias. YARN puts them into the AM container's credentials;
   // the local backend's AM reads them from the job directory's private files.

@@ -9,7 +9,16 @@
 // process of a job so that tony can find what a job left behind).
 
 #include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
 #include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
 namespace tony::rpc {
 
@@ -43,11 +52,103 @@ inline constexpr char kEnvHost[] = "TONY_HOST";
 inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
-inline constexpr std::array<std::string_view, 23> kInternalVariables = {
-    kEnvAppId,       kEnvBackend,    kEnvAmAttempt,       kEnvStagingDir,  kEnvYarnScheduler,
-    kEnvSubmittedMs, kEnvBinaryPath, kEnvAmKeytab,        kEnvDefaultFs,   kEnvWebHdfs,
-    kEnvHasSrc,      kEnvHasVenv,    kEnvYarnNodes,       kEnvAmAddress,   kEnvConfFile,
-    kEnvTaskType,    kEnvTaskIndex,  kEnvTaskAttempt,     kEnvContainerId, kEnvLogDir,
-    kEnvHost,        kEnvWorkDir,    kEnvContainerSecrets};
+inline constexpr std::array<std::string_view, 25> kInternalVariables = {
+    kEnvAppId,       kEnvBackend,    kEnvAmAttempt,     kEnvStagingDir, kEnvYarnScheduler,
+    kEnvSubmittedMs, kEnvBinaryPath, kEnvAmKeytab,      kEnvDefaultFs,  kEnvWebHdfs,
+    kEnvHasSrc,      kEnvHasVenv,    kEnvHasHadoopConf, kEnvYarnNodes,  kEnvYarnWebProxy,
+    kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,      kEnvTaskIndex,  kEnvTaskAttempt,
+    kEnvContainerId, kEnvLogDir,     kEnvHost,          kEnvWorkDir,    kEnvContainerSecrets};
+
+// What a backend tells the AM it starts (client -> AM), typed: the backends write it with ToEnv()
+// and `tony am` reads it with ReadAmLaunch(), whose errors name the variable. The backends add
+// their own variables beside these (YARN's NM_HOST and CONTAINER_ID, TONY_JOB_DIR).
+struct AmLaunch {
+  std::string app_id;  // required
+  bool on_yarn = false;
+  int am_attempt = 0;  // the local backend's count, from 1; 0: not given (YARN: the container id)
+  int64_t submitted_ms = 0;  // the client's wall clock at submission; 0: unknown
+  // YARN only.
+  std::string staging_dir;
+  std::string binary_path;
+  std::string yarn_scheduler;  // host:port
+  std::string default_fs;
+  std::string webhdfs;     // host:port
+  std::string web_proxy;   // host:port, or "" without one
+  std::string keytab;      // the localized keytab, or ""
+  std::string node_hints;  // "host@rack,..." (cluster/yarn/yarn_asks.h), or ""
+  bool has_src = false;
+  bool has_venv = false;
+  bool has_hadoop_conf = false;
+
+  std::map<std::string, std::string> ToEnv() const {
+    std::map<std::string, std::string> env = {{kEnvAppId, app_id}};
+    const auto set = [&env](const char* name, const std::string& value) {
+      if (!value.empty()) env[name] = value;
+    };
+    set(kEnvBackend, on_yarn ? "yarn" : "");
+    if (am_attempt > 0) env[kEnvAmAttempt] = std::to_string(am_attempt);
+    if (submitted_ms > 0) env[kEnvSubmittedMs] = std::to_string(submitted_ms);
+    set(kEnvStagingDir, staging_dir);
+    set(kEnvBinaryPath, binary_path);
+    set(kEnvYarnScheduler, yarn_scheduler);
+    set(kEnvDefaultFs, default_fs);
+    set(kEnvWebHdfs, webhdfs);
+    set(kEnvYarnWebProxy, web_proxy);
+    set(kEnvAmKeytab, keytab);
+    set(kEnvYarnNodes, node_hints);
+    set(kEnvHasSrc, has_src ? "1" : "");
+    set(kEnvHasVenv, has_venv ? "1" : "");
+    set(kEnvHasHadoopConf, has_hadoop_conf ? "1" : "");
+    return env;
+  }
+};
+
+// How a reader looks a variable up: nullptr when it is not set.
+using EnvLookup = std::function<const char*(const char*)>;
+
+inline absl::StatusOr<AmLaunch> ReadAmLaunch(const EnvLookup& lookup = [](const char* name) {
+  return static_cast<const char*>(std::getenv(name));
+}) {
+  const auto get = [&lookup](const char* name) {
+    const char* value = lookup(name);
+    return std::string(value != nullptr ? value : "");
+  };
+  AmLaunch launch;
+  launch.app_id = get(kEnvAppId);
+  if (launch.app_id.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kEnvAppId, " must be set; the AM is started by `tony submit`"));
+  }
+  const std::string backend = get(kEnvBackend);
+  if (!backend.empty() && backend != "yarn") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kEnvBackend, "='", backend, "': only 'yarn', or unset for the local backend"));
+  }
+  launch.on_yarn = backend == "yarn";
+  if (const std::string attempt = get(kEnvAmAttempt); !attempt.empty()) {
+    if (!absl::SimpleAtoi(attempt, &launch.am_attempt) || launch.am_attempt < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kEnvAmAttempt, "='", attempt, "': not an attempt number (1, 2, ...)"));
+    }
+  }
+  if (const std::string ms = get(kEnvSubmittedMs); !ms.empty()) {
+    if (!absl::SimpleAtoi(ms, &launch.submitted_ms) || launch.submitted_ms < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kEnvSubmittedMs, "='", ms, "': not milliseconds since the epoch"));
+    }
+  }
+  launch.staging_dir = get(kEnvStagingDir);
+  launch.binary_path = get(kEnvBinaryPath);
+  launch.yarn_scheduler = get(kEnvYarnScheduler);
+  launch.default_fs = get(kEnvDefaultFs);
+  launch.webhdfs = get(kEnvWebHdfs);
+  launch.web_proxy = get(kEnvYarnWebProxy);
+  launch.keytab = get(kEnvAmKeytab);
+  launch.node_hints = get(kEnvYarnNodes);
+  launch.has_src = !get(kEnvHasSrc).empty();
+  launch.has_venv = !get(kEnvHasVenv).empty();
+  launch.has_hadoop_conf = !get(kEnvHasHadoopConf).empty();
+  return launch;
+}
 
 }  // namespace tony::rpc

@@ -22,6 +22,7 @@
 #include "config/job_spec.h"
 #include "config/key_catalog.h"
 #include "nlohmann/json.hpp"
+#include "rpc/launch_contract.h"
 
 namespace tony::cluster {
 namespace {
@@ -75,10 +76,13 @@ absl::Status LocalClusterClient::SpawnAm(const Submitted& submitted) {
   SpawnOptions spawn;
   spawn.argv = submission.argv;
   spawn.set_env = submission.env;
-  spawn.set_env["TONY_APP_ID"] = submission.app_id;
+  rpc::AmLaunch launch;
+  launch.app_id = submission.app_id;
+  launch.am_attempt = submitted.attempt;
+  launch.submitted_ms = submission.submitted_ms;
+  for (auto& [name, value] : launch.ToEnv()) spawn.set_env[name] = std::move(value);
   // Inherited by every executor and user process: how the client finds what is left of the job.
   spawn.set_env["TONY_JOB_DIR"] = submission.job_dir;
-  spawn.set_env["TONY_AM_ATTEMPT"] = std::to_string(submitted.attempt);
   spawn.working_dir = submission.job_dir;
   spawn.stdout_path = StrCat(submission.job_dir, "/am.log");
   spawn.stderr_path = spawn.stdout_path;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/strings.h"
+#include "rpc/launch_contract.h"
 
 namespace tony::cluster {
 
@@ -20,7 +21,8 @@ absl::StatusOr<std::vector<NodeHint>> ParseNodeHints(std::string_view text) {
     const size_t at = entry.find('@');
     if (at == std::string_view::npos || at == 0 || at + 1 == entry.size() ||
         entry.find('@', at + 1) != std::string_view::npos) {
-      return absl::InvalidArgumentError(StrCat(kNodeHintsEnv, ": '", entry, "' is not host@rack"));
+      return absl::InvalidArgumentError(
+          StrCat(rpc::kEnvYarnNodes, ": '", entry, "' is not host@rack"));
     }
     hints.push_back({std::string(entry.substr(0, at)), std::string(entry.substr(at + 1))});
   }

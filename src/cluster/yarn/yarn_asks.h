@@ -7,7 +7,7 @@
 // also name the cluster's hosts (and their racks, which the scheduler decrements alongside) are
 // node-local wherever they land: the scheduler grants as many as fit in one heartbeat. The "*" row
 // keeps relax_locality, so the counts stay exact and any node may still serve the ask. The client
-// reads the RUNNING nodes once at submit and hands them to the AM (kNodeHintsEnv).
+// reads the RUNNING nodes once at submit and hands them to the AM (rpc::AmLaunch::node_hints).
 //
 // Node labels: YARN accepts a label expression only on the "*" row, and a labelled ask may not
 // fit the listed hosts, so a type with a node label gets no hints.
@@ -22,8 +22,7 @@
 
 namespace tony::cluster {
 
-// The AM container's environment variable with the hints: "host@rack,host@rack".
-inline constexpr std::string_view kNodeHintsEnv = "TONY_YARN_NODES";
+// The hints travel to the AM as "host@rack,host@rack" (rpc::AmLaunch::node_hints).
 // Clusters with more NodeManagers than this get no hints: their heartbeats already hand out many
 // off-switch containers a second, and the environment stays small.
 inline constexpr int kMaxNodeHints = 200;

@@ -21,7 +21,7 @@
 namespace tony::cluster {
 namespace {
 
-constexpr int64_t kDayMs = 24 * 3600 * 1000;
+constexpr int64_t kDayMs = int64_t{24} * 3600 * 1000;
 // How long a cached tony binary stays after it was uploaded.
 constexpr int64_t kBinaryCacheRetentionDays = 30;
 
@@ -389,30 +389,31 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   absl::StatusOr<hadoop::HostPort> webhdfs = conf_.NameNodeHttpAddress();
   if (!scheduler.ok()) return scheduler.status();
   if (!webhdfs.ok()) return webhdfs.status();
-  am.environment = submission.env;
-  am.environment[rpc::kEnvAppId] = submission.app_id;
-  am.environment[rpc::kEnvBackend] = "yarn";
-  am.environment[rpc::kEnvStagingDir] = staging;
-  am.environment[rpc::kEnvBinaryPath] = binary->url.file;
-  am.environment[rpc::kEnvYarnScheduler] = scheduler->ToString();
-  am.environment[rpc::kEnvDefaultFs] = conf_.DefaultFs();
-  am.environment[rpc::kEnvWebHdfs] = webhdfs->ToString();
+  rpc::AmLaunch launch;
+  launch.app_id = submission.app_id;
+  launch.on_yarn = true;
+  launch.submitted_ms = submission.submitted_ms;
+  launch.staging_dir = staging;
+  launch.binary_path = binary->url.file;
+  launch.yarn_scheduler = scheduler->ToString();
+  launch.default_fs = conf_.DefaultFs();
+  launch.webhdfs = webhdfs->ToString();
   // The status page serves task output only to the RM's web proxy (AmIpFilter's rule).
   if (absl::StatusOr<hadoop::HostPort> proxy = conf_.WebProxyAddress(); proxy.ok()) {
-    am.environment[rpc::kEnvYarnWebProxy] = proxy->ToString();
+    launch.web_proxy = proxy->ToString();
   }
+  launch.has_src = fs::exists(StrCat(submission.job_dir, "/", kSrcZip));
+  launch.has_hadoop_conf = fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip));
+  launch.has_venv = fs::exists(StrCat(submission.job_dir, "/", kVenvZip));
+  if (!options_.am_keytab.empty()) launch.keytab = kAmKeytabFile;
+  if (std::vector<NodeHint> hints = NodeHints(); !hints.empty()) {
+    launch.node_hints = FormatNodeHints(hints);
+  }
+  am.environment = submission.env;
+  am.environment.erase("TONY_JOB_DIR");
   // HADOOP_USER_NAME names the user only without Kerberos; with it, the tokens do.
   if (options_.kerberos == nullptr) am.environment["HADOOP_USER_NAME"] = options_.user;
-  am.environment[rpc::kEnvHasSrc] = fs::exists(StrCat(submission.job_dir, "/", kSrcZip)) ? "1" : "";
-  am.environment[rpc::kEnvHasHadoopConf] =
-      fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip)) ? "1" : "";
-  am.environment[rpc::kEnvHasVenv] =
-      fs::exists(StrCat(submission.job_dir, "/", kVenvZip)) ? "1" : "";
-  if (!options_.am_keytab.empty()) am.environment[rpc::kEnvAmKeytab] = kAmKeytabFile;
-  am.environment.erase("TONY_JOB_DIR");
-  if (std::vector<NodeHint> hints = NodeHints(); !hints.empty()) {
-    am.environment[std::string(kNodeHintsEnv)] = FormatNodeHints(hints);
-  }
+  for (auto& [name, value] : launch.ToEnv()) am.environment[name] = std::move(value);
   am.commands = {"./tony am 1>><LOG_DIR>/am.log 2>&1"};
   for (const auto& [alias, secret] : submission.secrets) credentials.AddSecret(alias, secret);
   am.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);

@@ -1,0 +1,109 @@
+#include "rpc/launch_contract.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tony::rpc {
+namespace {
+
+// A lookup over a map, as the AM's environment would answer.
+EnvLookup Lookup(const std::map<std::string, std::string>& env) {
+  return [&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it != env.end() ? it->second.c_str() : nullptr;
+  };
+}
+
+AmLaunch FullYarnLaunch() {
+  AmLaunch launch;
+  launch.app_id = "application_1_0007";
+  launch.on_yarn = true;
+  launch.am_attempt = 2;
+  launch.submitted_ms = 1796396226723;
+  launch.staging_dir = "hdfs://nn:8020/user/alice/.tony/application_1_0007";
+  launch.binary_path = "/user/alice/.tony/bin/0123abcd/tony";
+  launch.yarn_scheduler = "rm:8030";
+  launch.default_fs = "hdfs://nn:8020";
+  launch.webhdfs = "nn:9870";
+  launch.web_proxy = "rm:8089";
+  launch.keytab = "user.keytab";
+  launch.node_hints = "n1@/rack1,n2@/rack2";
+  launch.has_src = true;
+  launch.has_venv = true;
+  launch.has_hadoop_conf = true;
+  return launch;
+}
+
+TEST(AmLaunchTest, WhatABackendWritesTheAmReadsBack) {
+  const AmLaunch written = FullYarnLaunch();
+  const std::map<std::string, std::string> env = written.ToEnv();
+  absl::StatusOr<AmLaunch> read = ReadAmLaunch(Lookup(env));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->app_id, written.app_id);
+  EXPECT_TRUE(read->on_yarn);
+  EXPECT_EQ(read->am_attempt, 2);
+  EXPECT_EQ(read->submitted_ms, written.submitted_ms);
+  EXPECT_EQ(read->staging_dir, written.staging_dir);
+  EXPECT_EQ(read->binary_path, written.binary_path);
+  EXPECT_EQ(read->yarn_scheduler, written.yarn_scheduler);
+  EXPECT_EQ(read->default_fs, written.default_fs);
+  EXPECT_EQ(read->webhdfs, written.webhdfs);
+  EXPECT_EQ(read->web_proxy, written.web_proxy);
+  EXPECT_EQ(read->keytab, written.keytab);
+  EXPECT_EQ(read->node_hints, written.node_hints);
+  EXPECT_TRUE(read->has_src);
+  EXPECT_TRUE(read->has_venv);
+  EXPECT_TRUE(read->has_hadoop_conf);
+}
+
+TEST(AmLaunchTest, EveryVariableItWritesIsOneTheExecutorRemoves) {
+  for (const auto& [name, value] : FullYarnLaunch().ToEnv()) {
+    EXPECT_NE(std::find(kInternalVariables.begin(), kInternalVariables.end(), name),
+              kInternalVariables.end())
+        << name << " is written for the AM but is not in kInternalVariables";
+  }
+}
+
+TEST(AmLaunchTest, ALocalLaunchCarriesNothingOfYarns) {
+  AmLaunch local;
+  local.app_id = "application_1_0001";
+  local.am_attempt = 1;
+  const std::map<std::string, std::string> env = local.ToEnv();
+  EXPECT_EQ(env, (std::map<std::string, std::string>{{kEnvAppId, "application_1_0001"},
+                                                     {kEnvAmAttempt, "1"}}));
+  absl::StatusOr<AmLaunch> read = ReadAmLaunch(Lookup(env));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->on_yarn);
+  EXPECT_EQ(read->submitted_ms, 0);
+  EXPECT_FALSE(read->has_src || read->has_venv || read->has_hadoop_conf);
+}
+
+TEST(AmLaunchTest, ErrorsNameTheVariable) {
+  struct Case {
+    std::map<std::string, std::string> env;
+    std::string names;
+  };
+  const std::vector<Case> cases = {
+      {{}, kEnvAppId},
+      {{{kEnvAppId, ""}}, kEnvAppId},
+      {{{kEnvAppId, "application_1_0001"}, {kEnvBackend, "mesos"}}, kEnvBackend},
+      {{{kEnvAppId, "application_1_0001"}, {kEnvAmAttempt, "0"}}, kEnvAmAttempt},
+      {{{kEnvAppId, "application_1_0001"}, {kEnvAmAttempt, "two"}}, kEnvAmAttempt},
+      {{{kEnvAppId, "application_1_0001"}, {kEnvSubmittedMs, "-5"}}, kEnvSubmittedMs},
+      {{{kEnvAppId, "application_1_0001"}, {kEnvSubmittedMs, "12:00"}}, kEnvSubmittedMs},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<AmLaunch> read = ReadAmLaunch(Lookup(c.env));
+    ASSERT_FALSE(read.ok()) << c.names;
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(read.status().message()).find(c.names), std::string::npos)
+        << read.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace tony::rpc
