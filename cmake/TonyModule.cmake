@@ -1,6 +1,6 @@
 # tony_module(NAME DEPS a b c): a static library `tony_NAME` from src/NAME/*.cc (without the
 # *_test.cc and *_fuzz.cc files), and, when tests are on, one GoogleTest binary `NAME_test` from the
-# module's *_test.cc files, registered with CTest under the label `unit`.
+# module's *_test.cc files, registered with CTest under the label `unit` (TONY_BUILD_UNIT_TESTS).
 function(tony_module name)
   cmake_parse_arguments(ARG "" "DIR" "DEPS;SOURCES" ${ARGN})
   if(NOT ARG_DIR)
@@ -19,9 +19,14 @@ function(tony_module name)
   add_library(tony_${target} STATIC ${srcs} ${ARG_SOURCES})
   target_include_directories(tony_${target} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_BINARY_DIR}/src)
   target_link_libraries(tony_${target} PUBLIC ${ARG_DEPS})
-  if(TONY_BUILD_TESTS AND tests)
+  if(TONY_BUILD_TESTS AND TONY_BUILD_UNIT_TESTS AND tests)
     add_executable(${target}_test ${tests})
     target_link_libraries(${target}_test PRIVATE tony_${target} GTest::gtest GTest::gmock GTest::gtest_main)
+    if(TONY_SANITIZE)
+      # What the sanitizers watch is the module; the tests' own code compiles unoptimized, in
+      # two thirds of the time.
+      target_compile_options(${target}_test PRIVATE -O0)
+    endif()
     add_test(NAME ${target}_test COMMAND ${target}_test)
     set_tests_properties(${target}_test PROPERTIES LABELS unit TIMEOUT 120)
   endif()
@@ -30,10 +35,12 @@ endfunction()
 # tony_fuzz_target(NAME SOURCES files... PKG modules... SEEDS dir): a libFuzzer binary built with
 # clang (whatever the main compiler is) from the given sources, linked with the pkg-config
 # modules, and a CTest test `NAME` (label `fuzz`) that runs it for a bounded 20 s from the seeds.
+# Only with TONY_BUILD_TESTS and TONY_BUILD_FUZZERS (the sanitizer builds leave them out: the
+# targets carry their own sanitizers).
 function(tony_fuzz_target name)
   cmake_parse_arguments(ARG "" "SEEDS" "SOURCES;PKG;DEPENDS" ${ARGN})
   find_program(CLANGXX clang++)
-  if(NOT CLANGXX OR NOT TONY_BUILD_TESTS)
+  if(NOT CLANGXX OR NOT TONY_BUILD_TESTS OR NOT TONY_BUILD_FUZZERS)
     return()
   endif()
   pkg_check_modules(${name}_PKG REQUIRED ${ARG_PKG})

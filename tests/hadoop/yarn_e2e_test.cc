@@ -151,7 +151,7 @@ TEST_F(YarnE2eTest, SelfContainedBinaryNeedsOnlyGlibcBesidesItsListAndRunsEveryR
     }
     GTEST_SKIP() << binary << " is not built (scripts/build-static)";
   }
-  // Shared: glibc, and only what build-static/dynamic-libraries.txt lists (libraries Debian
+  // Shared: glibc, and only what static/dynamic-libraries.txt lists (libraries Debian
   // ships no usable archive of).
   std::set<std::string> allowed = {"libc.so.6",       "libm.so.6",  "ld-linux-x86-64.so.2",
                                    "libpthread.so.0", "libdl.so.2", "librt.so.1"};
