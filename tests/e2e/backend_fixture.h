@@ -31,9 +31,17 @@ namespace tony::testing {
 
 namespace fs = std::filesystem;
 
+// The file's contents, or what could be read of it: a process's /proc files fail to read (ESRCH)
+// once it has exited, and libstdc++'s filebuf then throws whatever the stream's exception mask.
 inline std::string ReadAll(const fs::path& path) {
   std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  } catch (const std::ios_base::failure&) {
+    // The process is gone: it has no environment, command line or state left to describe.
+  }
+  return text;
 }
 
 // The processes holding a TCP socket whose local port is `port` (IPv4 or IPv6, any state), from
