@@ -1,7 +1,6 @@
 #include "hadoop/digest_md5_mechanism.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -18,13 +17,6 @@ constexpr char kDefaultServerId[] = "default";
 // The only nonce count tony sends: one authentication per connection, no reauthentication.
 constexpr char kNonceCount[] = "00000001";
 constexpr char kZeroBodyHash[] = ":00000000000000000000000000000000";
-
-std::string Md5(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_md5(), nullptr) != 1) return {};
-  return {reinterpret_cast<char*>(digest), length};
-}
 
 std::string Hex(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";

@@ -25,15 +25,6 @@ constexpr size_t kMacSize = 10;
 constexpr size_t kTrailerSize = 6;  // message type (2) and sequence number (4)
 constexpr size_t kDesBlock = 8;
 
-std::string Md5(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_md5(), nullptr) != 1) {
-    return {};
-  }
-  return std::string(reinterpret_cast<char*>(digest), length);
-}
-
 // HMAC-MD5(key, seq + message)[0..10).
 std::string Mac(const std::string& key, std::string_view sequence, std::string_view message) {
   std::string input = StrCat(sequence, message);
@@ -136,6 +127,15 @@ DigestMd5SecurityLayer::NewCipherState(DigestMd5Cipher cipher, const EVP_CIPHER*
         StrCat("DIGEST-MD5: cannot set up ", DigestMd5CipherName(cipher), ": ", OpenSslError()));
   }
   return state;
+}
+
+std::string Md5(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_md5(), nullptr) != 1) {
+    return {};
+  }
+  return std::string(reinterpret_cast<char*>(digest), length);
 }
 
 std::string_view DigestMd5CipherName(DigestMd5Cipher cipher) {

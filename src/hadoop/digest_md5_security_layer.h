@@ -45,6 +45,9 @@ enum class DigestMd5Cipher { k3Des, kRc4 };
 std::string_view DigestMd5CipherName(DigestMd5Cipher cipher);
 // Whether this process's OpenSSL can run the cipher (rc4 needs the legacy provider).
 bool DigestMd5CipherAvailable(DigestMd5Cipher cipher);
+// MD5 of `data` as 16 raw bytes (H() of RFC 2831, for the mechanism and its keys), or "" if
+// OpenSSL refuses.
+std::string Md5(std::string_view data);
 
 class DigestMd5SecurityLayer {
  public:
