@@ -225,6 +225,11 @@ TreeUsage MeasureTree(pid_t root) {
   return usage;
 }
 
+std::optional<ProcessInfo> ReadProcessInfo(pid_t pid) {
+  std::optional<std::string> stat = ReadProcFile(absl::StrCat("/proc/", pid, "/stat"));
+  return stat.has_value() ? ParseStat(pid, *stat, sysconf(_SC_PAGESIZE)) : std::nullopt;
+}
+
 int64_t TreeRssBytes(pid_t root) { return MeasureTree(root).rss_bytes; }
 
 uint64_t TreeCpuTicks(pid_t root) { return MeasureTree(root).cpu_ticks; }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -49,6 +50,8 @@ TreeUsage MeasureTree(pid_t root);
 // MeasureTree for many roots at once, from one snapshot of all of /proc: what a backend that
 // watches many containers uses, so that a check costs one pass over the process table.
 std::unordered_map<pid_t, TreeUsage> MeasureTrees(const std::vector<pid_t>& roots);
+// One process's own entry, read fresh; nullopt if it cannot be read (it exited).
+std::optional<ProcessInfo> ReadProcessInfo(pid_t pid);
 int64_t TreeRssBytes(pid_t root);
 uint64_t TreeCpuTicks(pid_t root);
 

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/sandbox_child.h"
 #include "common/strings.h"
 
 extern char** environ;
@@ -27,11 +28,13 @@ namespace tony {
 namespace {
 
 // What the child was doing when it failed; sent to the parent with errno over the CLOEXEC pipe.
-enum class ChildStage : int { kSession, kParentDeathSignal, kStdio, kWorkingDir, kExec };
+enum class ChildStage : int { kSandbox, kSession, kParentDeathSignal, kStdio, kWorkingDir, kExec };
 
 struct ChildError {
   ChildStage stage;
   int error;
+  int sandbox_step = 0;  // internal::SandboxStep, with kSandbox
+  int sandbox_detail = 0;
 };
 
 // Everything the child needs, built before the fork so that the child does not allocate.
@@ -53,6 +56,7 @@ struct ChildPlan {
   int parent_death_signal = 0;
   pid_t parent_pid = 0;
   int max_fd = 0;  // For the fallback when close_range is not available.
+  std::optional<internal::SandboxPlan> sandbox;
 };
 
 // RAII for descriptors the parent opens for the child.
@@ -124,8 +128,13 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
   }
 }
 
-[[noreturn]] void FailInChild(const ChildPlan& plan, ChildStage stage, int error) {
+[[noreturn]] void FailInChild(const ChildPlan& plan, ChildStage stage, int error,
+                              const internal::SandboxFailure* sandbox = nullptr) {
   ChildError report{stage, error};
+  if (sandbox != nullptr) {
+    report.sandbox_step = static_cast<int>(sandbox->step);
+    report.sandbox_detail = sandbox->detail;
+  }
   ssize_t unused = write(plan.error_pipe_write, &report, sizeof(report));
   (void)unused;
   _exit(127);
@@ -140,6 +149,16 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
   sigemptyset(&default_action.sa_mask);
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &default_action, nullptr);
+  }
+  // In a sandbox, this is its init until EnterSandbox returns in the command's own process,
+  // whose parent is then that init (pid 1).
+  pid_t expected_parent = plan.parent_pid;
+  if (plan.sandbox) {
+    internal::SandboxFailure failure{};
+    if (!internal::EnterSandbox(*plan.sandbox, plan.error_pipe_write, &failure)) {
+      FailInChild(plan, ChildStage::kSandbox, failure.error, &failure);
+    }
+    expected_parent = 1;
   }
 
   if (plan.new_session) {
@@ -177,7 +196,7 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   // The parent may have died before PR_SET_PDEATHSIG took effect; then no signal will ever come.
-  if (plan.parent_death_signal != 0 && getppid() != plan.parent_pid) {
+  if (plan.parent_death_signal != 0 && getppid() != expected_parent) {
     kill(getpid(), plan.parent_death_signal);
     _exit(128 + plan.parent_death_signal);
   }
@@ -200,9 +219,17 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
   FailInChild(plan, ChildStage::kExec, error);
 }
 
-absl::Status ChildFailure(const SpawnOptions& options, const ChildError& report) {
+absl::Status ChildFailure(const SpawnOptions& options, const ChildPlan& plan,
+                          const ChildError& report) {
   const std::string& program = options.argv[0];
   switch (report.stage) {
+    case ChildStage::kSandbox:
+      return absl::ErrnoToStatus(
+          report.error,
+          absl::StrCat(internal::DescribeSandboxFailure(
+                           *plan.sandbox, static_cast<internal::SandboxStep>(report.sandbox_step),
+                           report.sandbox_detail),
+                       " to start '", program, "'"));
     case ChildStage::kSession:
       return absl::ErrnoToStatus(
           report.error,
@@ -269,6 +296,14 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
   plan.new_process_group = options.new_process_group;
   plan.parent_death_signal = options.parent_death_signal;
   plan.parent_pid = getpid();
+  if (options.sandbox) {
+    if (options.sandbox->working_dir.empty() || options.sandbox->status_fd < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot start '", options.argv[0], "' in a sandbox without its working directory and "
+          "status pipe"));
+    }
+    plan.sandbox = internal::PrepareSandbox(*options.sandbox);
+  }
   struct rlimit limit {};
   plan.max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
                     ? static_cast<int>(limit.rlim_cur)
@@ -314,10 +349,22 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
   sigset_t all, old_mask;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old_mask);
-  pid_t pid = _Fork();
+  // A sandbox's child is the init of its new namespaces: clone, which creates them, as a fork
+  // (no new stack). The child makes async-signal-safe calls only, so glibc's fork bookkeeping,
+  // which a bare clone skips, is not missed.
+  pid_t pid = plan.sandbox ? static_cast<pid_t>(syscall(SYS_clone,
+                                                        internal::SandboxCloneFlags() | SIGCHLD,
+                                                        nullptr, nullptr, nullptr, nullptr))
+                           : _Fork();
   if (pid == 0) RunChild(plan);
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  if (pid < 0 && plan.sandbox) {
+    return absl::ErrnoToStatus(
+        fork_errno, absl::StrCat(internal::DescribeSandboxFailure(
+                                     *plan.sandbox, internal::SandboxStep::kNamespaces, -1),
+                                 " to start '", options.argv[0], "'"));
+  }
   if (pid < 0) {
     return absl::ErrnoToStatus(fork_errno,
                                absl::StrCat("cannot fork to start '", options.argv[0], "'"));
@@ -338,7 +385,19 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
                                             ") failed before exec with ",
                                             DecodeWaitStatus(status).ToString()));
   }
-  return ChildFailure(options, report);
+  return ChildFailure(options, plan, report);
+}
+
+ExitStatus ReadSandboxedStatus(int status_read_fd, const ExitStatus& init_status,
+                               int64_t* peak_rss_bytes) {
+  internal::SandboxedExit report{};
+  ssize_t n;
+  do {
+    n = read(status_read_fd, &report, sizeof(report));
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof(report))) return init_status;
+  if (peak_rss_bytes != nullptr) *peak_rss_bytes = report.peak_rss_bytes;
+  return DecodeWaitStatus(report.wait_status);
 }
 
 int ExitStatus::ShellCode() const { return signal != 0 ? 128 + signal : exit_code; }

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,29 @@
 #include "absl/status/statusor.h"
 
 namespace tony {
+
+// What a sandboxed child (SpawnOptions::sandbox) runs in: new user, mount and PID namespaces,
+// where `covers` hide parts of the file system and only the child's own processes are visible.
+// The child's first process is the namespace's init (pid 1): it forks the command, reaps
+// whatever is reparented to it, and exits when the command does, which kills everything left in
+// the namespace. The command itself runs in one more user and mount namespace, so that the
+// covers are locked: it cannot unmount them to see what lies beneath, even as root.
+struct Sandbox {
+  struct Cover {
+    std::string path;  // absolute; a directory gets an empty read-only tmpfs, a file an empty file
+    // Absolute paths below `path` that stay visible where they are (bound back over the cover).
+    std::vector<std::string> keep;
+  };
+  // Applied in order, so a later cover may hide a file inside an earlier one's `keep`. A path
+  // that does not exist is skipped.
+  std::vector<Cover> covers;
+  // The command's working directory, entered again once the covers are in place (a directory
+  // entered before would lead, through "..", to what they hide). Required.
+  std::string working_dir;
+  // The write end of a pipe: init writes the command's wait status there (an int) before it
+  // exits; read it with ReadSandboxedStatus. Required.
+  int status_fd = -1;
+};
 
 struct SpawnOptions {
   // argv[0] is searched in PATH if it has no '/'. The PATH searched is the child's (after the
@@ -49,6 +73,9 @@ struct SpawnOptions {
   // File descriptors kept open in the child under the same numbers. Every other descriptor above 2
   // is closed at exec. 0, 1 and 2 are always set as described above.
   std::vector<int> inherit_fds;
+  // Set: the command runs in a sandbox (see Sandbox), and the pid returned is the sandbox's init.
+  // Fails with the step and errno where the kernel refuses namespaces (e.g. a seccomp filter).
+  std::optional<Sandbox> sandbox;
 };
 
 // Starts a process and returns its pid once the child has exec'd (so its group, session and
@@ -71,6 +98,13 @@ struct ExitStatus {
 
   friend bool operator==(const ExitStatus&, const ExitStatus&) = default;
 };
+
+// The command's exit status from a sandbox's status pipe once its init (the pid Spawn returned)
+// has exited with `init_status`: the command's own, or init's if it wrote none (killed first).
+// `peak_rss_bytes`, if given, gets the peak RSS of the command's processes (init's own left out)
+// when init reported one, and is left alone otherwise.
+[[nodiscard]] ExitStatus ReadSandboxedStatus(int status_read_fd, const ExitStatus& init_status,
+                                             int64_t* peak_rss_bytes = nullptr);
 
 // Blocks until the child `pid` exits and reaps it. Fails if pid is not an unreaped child of this
 // process.

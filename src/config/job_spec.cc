@@ -248,6 +248,7 @@ absl::Status ReadTimingAndEnvironment(const Reader& reader, JobSpec* spec) {
                         reader.Int("tony.task.executor.execution.error-message-max-depth", 0));
   spec->error_message_max_lines = static_cast<int>(value);
   TONY_ASSIGN_OR_RETURN(spec->gpu_metrics, reader.Bool("tony.task.gpu-metrics.enabled"));
+  TONY_ASSIGN_OR_RETURN(spec->task_sandbox, reader.Bool("tony.task.sandbox"));
   spec->gpu_exec_path = std::string(StripWhitespace(reader.String("tony.gpu-exec-path")));
   if (spec->gpu_exec_path.empty()) spec->gpu_exec_path = "nvidia-smi";
 

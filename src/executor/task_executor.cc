@@ -1,5 +1,6 @@
 #include "executor/task_executor.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -8,7 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -18,10 +21,12 @@
 #include "common/net.h"
 #include "common/proc_table.h"
 #include "common/process.h"
+#include "common/scoped_fd.h"
 #include "common/strings.h"
 #include "executor/hadoop_env.h"
 #include "executor/supervision.h"
 #include "executor/task_context.h"
+#include "executor/task_sandbox.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
 #include "rpc/launch_contract.h"
@@ -98,6 +103,7 @@ TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
 TaskExecutor::~TaskExecutor() {
   signals_.reset();  // no handler runs after this
   if (wake_fd_ >= 0) close(wake_fd_);
+  if (sandbox_status_fd_ >= 0) close(sandbox_status_fd_);
 }
 
 void TaskExecutor::Attach(grpc::ClientContext* context) { rpc::AttachAuth(context, options_.auth); }
@@ -320,14 +326,35 @@ int TaskExecutor::Run() {
     return 1;
   }
 
-  const SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
+  SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
+  // The sandbox's init tells the command's exit status through a pipe: its own says nothing.
+  std::optional<ScopedFd> status_write;
+  if (spec_.task_sandbox) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      const std::string why = StrCat("cannot start the command of ", task,
+                                     ": cannot create a pipe: ", std::strerror(errno));
+      spdlog::error("{}", why);
+      Report(127, why);
+      return 127;
+    }
+    sandbox_status_fd_ = fds[0];
+    status_write.emplace(fds[1]);
+    spawn.sandbox = TaskSandbox(SandboxInputsFromEnvironment());
+    spawn.sandbox->status_fd = fds[1];
+    std::vector<std::string> hidden;
+    for (const Sandbox::Cover& cover : spawn.sandbox->covers) hidden.push_back(cover.path);
+    spdlog::info("{} runs in a sandbox that hides {}", task, Join(hidden, ", "));
+  }
   port->Release();
   if (chief_tensorboard_port) chief_tensorboard_port->Release();
   const int64_t start_ms = SystemClock::Get()->NowMs();
   absl::StatusOr<pid_t> pid = Spawn(spawn);
+  status_write.reset();
   if (!pid.ok()) {
-    const std::string why =
+    std::string why =
         StrCat("cannot start the command of ", task, ": ", ToStd(pid.status().message()));
+    if (spec_.task_sandbox) why += " (tony.task.sandbox=false runs it unsandboxed)";
     spdlog::error("{}", why);
     Report(127, why);
     return 127;
@@ -399,8 +426,10 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       // its group goes with it, and only then is it reaped.
       SignalDescendants(SIGKILL);
       absl::StatusOr<ExitStatus> status = WaitForExit(pid);
-      if (status.ok()) exit = *status;
       if (!status.ok()) break;
+      exit = sandbox_status_fd_ >= 0
+                 ? ReadSandboxedStatus(sandbox_status_fd_, *status, &sandboxed_peak_rss_)
+                 : *status;
     }
   }
   if (pidfd >= 0) close(pidfd);
@@ -413,7 +442,14 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
   rpc::HeartbeatRequest request;
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
-  const TreeUsage usage = MeasureTree(pid);
+  TreeUsage usage = MeasureTree(pid);
+  if (sandbox_status_fd_ >= 0) {
+    // The sandbox's init is tony's, not the task's: only what runs below it counts.
+    if (std::optional<ProcessInfo> init = ReadProcessInfo(pid)) {
+      usage.rss_bytes = std::max<int64_t>(usage.rss_bytes - init->rss_bytes, 0);
+      usage.cpu_ticks -= std::min(usage.cpu_ticks, init->cpu_ticks);
+    }
+  }
   beat->peak_rss = std::max(beat->peak_rss, usage.rss_bytes);
   request.set_rss_bytes(usage.rss_bytes);
   request.set_tokens_version(beat->tokens_version);
@@ -472,7 +508,11 @@ int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::strin
   // The largest process this executor reaped (the user's, or one of its children or orphans),
   // at its peak: the heartbeats' samples miss a task shorter than their interval.
   rusage children{};
-  if (getrusage(RUSAGE_CHILDREN, &children) == 0) {
+  if (sandbox_status_fd_ >= 0) {
+    // Reaped by the sandbox's init, which reported their peak; the executor's own children
+    // include init, a copy of this process.
+    peak_rss = std::max(peak_rss, sandboxed_peak_rss_);
+  } else if (getrusage(RUSAGE_CHILDREN, &children) == 0) {
     peak_rss = std::max<int64_t>(peak_rss, static_cast<int64_t>(children.ru_maxrss) * 1024);
   }
   spdlog::info("{} exited: {} (peak RSS {} MiB)", options_.task.ToString(),

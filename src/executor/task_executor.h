@@ -97,6 +97,8 @@ class TaskExecutor {
   std::optional<HorovodDriverWatch> driver_watch_;  // only in a Horovod debug driver
   bool driver_published_ = false;
   int wake_fd_ = -1;                 // the signal thread wakes Supervise through it
+  int sandbox_status_fd_ = -1;       // the read end of the sandbox's status pipe, if sandboxed
+  int64_t sandboxed_peak_rss_ = 0;   // what the sandbox's init reported of the command's peak
   std::atomic<int> stop_signal_{0};  // the stop signal received, 0 if none
   Mutex mu_;
   grpc::ClientContext* blocking_call_ TONY_GUARDED_BY(mu_) = nullptr;  // cancelled on a stop signal

@@ -367,9 +367,13 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
 }
 
 TEST_P(SecurityE2eTest, TheUsersProcessGetsNoCredential) {
-  TonyResult r = Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
-                            "/usr/bin/python3 probe_credentials.py"));
+  // Locally the probe also tries `tony kill` on its own job (on the plain YARN mini cluster the
+  // ResourceManager, with simple authentication, would kill for anyone who asks).
+  TonyResult r = Run(Submit(
+      {"tony.worker.instances=2", "tony.worker.memory=256m"},
+      "/usr/bin/python3 probe_credentials.py" + (yarn() ? "" : " " + runner_.binary())));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("SUCCEEDED"), std::string::npos) << Describe(r);
   absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(r.job_dir);
   ASSERT_TRUE(credentials.ok()) << credentials.status();
   const std::string out = TaskStdout(r);
@@ -405,11 +409,23 @@ TEST_P(SecurityE2eTest, TheUsersProcessGetsNoCredential) {
     };
     EXPECT_EQ(tokens.find(hex("tony.")), std::string::npos) << "tony's entries in the tokens file";
     EXPECT_EQ(tokens.find(hex(credentials->secret)), std::string::npos);
+    // Every file it could read, its own working directory's up to the job directory and every
+    // job's, the NodeManager's of every container, and the other processes' environments.
+    int readable = 0;
     for (const auto& [path, content] : report["files"].items()) {
       const std::string bytes = content.get<std::string>();
+      if (!bytes.starts_with("unreadable")) ++readable;
       EXPECT_EQ(bytes.find(hex(credentials->secret)), std::string::npos) << path;
       EXPECT_EQ(bytes.find(hex("tony.task.credential")), std::string::npos) << path;
       EXPECT_EQ(bytes.find(hex("PRIVATE KEY")), std::string::npos) << path;
+      EXPECT_EQ(bytes.find(hex("TONY_CONTAINER_SECRETS")), std::string::npos) << path;
+    }
+    EXPECT_GT(readable, 0) << "the probe read nothing: it proves nothing";
+    // Its own processes only: the sandbox's init, python and what it started.
+    EXPECT_LE(report["pids"].size(), 4u) << report["pids"].dump();
+    if (!yarn()) {
+      ASSERT_TRUE(report["kill"].is_object()) << line;
+      EXPECT_NE(report["kill"]["code"].get<int>(), 0) << report["kill"].dump();
     }
   }
   EXPECT_EQ(probes, 2) << out;
@@ -420,6 +436,33 @@ TEST_P(SecurityE2eTest, TheUsersProcessGetsNoCredential) {
       ADD_FAILURE() << "left behind: " << entry.path();
     }
   }
+}
+
+TEST_P(SecurityE2eTest, WithoutTheSandboxTaskCodeFindsTheCredentials) {
+  // The probe of TheUsersProcessGetsNoCredential is able: outside the sandbox it finds the job's
+  // secret (locally in the job directory, on YARN in the AM container's credentials) or another
+  // container's task credential (in the NodeManager's files).
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
+                             "tony.task.sandbox=false"},
+                            "/usr/bin/python3 probe_credentials.py"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(r.job_dir);
+  ASSERT_TRUE(credentials.ok()) << credentials.status();
+  const std::string out = TaskStdout(r);
+  const size_t at = out.find("probe ");
+  ASSERT_NE(at, std::string::npos) << out;
+  nlohmann::json report = nlohmann::json::parse(out.substr(at + 6, out.find('\n', at) - at - 6));
+  std::string secret_hex;
+  for (unsigned char c : credentials->secret) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    secret_hex += kHex[c >> 4];
+    secret_hex += kHex[c & 15];
+  }
+  int found = 0;
+  for (const auto& [path, content] : report["files"].items()) {
+    if (content.get<std::string>().find(secret_hex) != std::string::npos) ++found;
+  }
+  EXPECT_GT(found, 0) << "the probe found no credential where there is one";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SecurityE2eTest, ::testing::Values("local", "yarn"),

@@ -32,6 +32,7 @@ class TonyRunner {
   ~TonyRunner();
 
   const std::string& home() const { return home_; }
+  const std::string& binary() const { return binary_; }
   const std::string& work_dir() const { return work_dir_; }
 
   // Runs `tony args...` to its end, or kills it after `timeout_ms`.

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +13,7 @@
 
 #include "cluster/local/job_dir_cleanup.h"
 #include "common/files.h"
+#include "common/proc_table.h"
 #include "common/strings.h"
 
 namespace tony::cluster {
@@ -58,21 +61,52 @@ std::optional<std::pair<int64_t, int64_t>> ApplicationOrder(const std::string& n
 
 }  // namespace
 
+std::string AmPidRecord(pid_t pid) {
+  std::optional<ProcessInfo> info = ReadProcessInfo(pid);
+  return info.has_value() ? StrCat(pid, " ", info->start_ticks, "\n") : "";
+}
+
+AmProcess FindAm(const std::string& job_dir) {
+  const std::string path = StrCat(job_dir, "/am.pid");
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) return {AmProcess::State::kGone, 0, "no AM on this machine"};
+    return {AmProcess::State::kUnknown, 0, StrCat(path, " cannot be read: ", text.status().message())};
+  }
+  std::vector<std::string_view> fields = Split(StripWhitespace(*text), ' ');
+  const pid_t pid = fields.empty() ? 0 : static_cast<pid_t>(std::atol(std::string(fields[0]).c_str()));
+  if (fields.size() != 2 || pid <= 0) {
+    return {AmProcess::State::kUnknown, 0, StrCat(path, " does not name a process and its start time")};
+  }
+  const uint64_t started = std::strtoull(std::string(fields[1]).c_str(), nullptr, 10);
+  std::optional<ProcessInfo> info = ReadProcessInfo(pid);
+  if (!info.has_value() || info->state == 'Z') {
+    return {AmProcess::State::kGone, pid, StrCat("its AM (pid ", pid, ") has exited")};
+  }
+  if (info->start_ticks != started || IsAmOf(pid, job_dir) != std::optional<bool>(true)) {
+    return {AmProcess::State::kGone, pid,
+            StrCat("its AM (pid ", pid, ") has exited; the pid is another process's now")};
+  }
+  return {AmProcess::State::kRunning, pid, ""};
+}
+
+bool SignalAm(const std::string& job_dir, pid_t pid, int sig) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return false;
+  // Checked after the pidfd was opened: if it is the AM now, the pidfd is the AM's.
+  const AmProcess am = FindAm(job_dir);
+  const bool sent = am.state == AmProcess::State::kRunning && am.pid == pid &&
+                    syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0) == 0;
+  close(pidfd);
+  return sent;
+}
+
 std::optional<std::string> JobEndedBecause(const std::string& job_dir) {
   std::error_code ec;
   if (fs::exists(StrCat(job_dir, "/final-status.json"), ec)) return "final status recorded";
-  absl::StatusOr<std::string> pid_text = ReadFile(StrCat(job_dir, "/am.pid"));
-  if (!pid_text.ok()) {
-    if (absl::IsNotFound(pid_text.status())) return "no AM on this machine";
-    return std::nullopt;  // cannot tell
-  }
-  const pid_t pid = static_cast<pid_t>(std::strtol(pid_text->c_str(), nullptr, 10));
-  if (pid <= 0) return std::nullopt;
-  if (kill(pid, 0) != 0 && errno == ESRCH) return StrCat("its AM (pid ", pid, ") has exited");
-  if (std::optional<bool> is_am = IsAmOf(pid, job_dir); is_am.has_value() && !*is_am) {
-    return StrCat("its AM (pid ", pid, ") has exited; the pid is another process's now");
-  }
-  return std::nullopt;
+  const AmProcess am = FindAm(job_dir);
+  if (am.state == AmProcess::State::kGone) return am.reason;
+  return std::nullopt;  // running, or cannot tell
 }
 
 std::optional<int64_t> NewestChangeMs(const std::string& job_dir) {

@@ -2,8 +2,7 @@
 // tony.history.retention-sec for the job directories under $TONY_HOME/jobs/: a directory whose
 // job has ended and that nothing has changed for longer than the retention is removed, by
 // `tony gc` and by each local `tony submit`. A job has ended when its final-status.json exists,
-// or when its am.pid names no process, or a process that is not that job's AM (its
-// /proc/<pid>/environ lacks TONY_JOB_DIR=<the directory>). A directory with neither file (the
+// or when its am.pid names no process, or a process that is not that job's AM (FindAm). A directory with neither file (the
 // copy a YARN job's client keeps) has ended as far as this machine can tell. A directory whose AM
 // may still run is never touched.
 //
@@ -11,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -25,6 +25,25 @@ struct ExpiredJobDir {
   int64_t age_ms = 0;         // since the newest change of the directory or its top-level entries
   std::string ended_because;  // e.g. "final status recorded", "its AM (pid 4242) has exited"
 };
+
+// The AM of a job directory, as its am.pid ("<pid> <start time in clock ticks>") and the process
+// table tell. A pid counts as the AM only while the process of that pid started at that time and
+// carries the job's marker (TONY_JOB_DIR=<job_dir>): a reused pid or a hand-made am.pid names no
+// AM, so nothing is ever signalled on its word alone.
+struct AmProcess {
+  enum class State { kRunning, kGone, kUnknown };
+  State state = State::kUnknown;
+  pid_t pid = 0;       // kRunning: the AM's pid
+  std::string reason;  // kGone, kUnknown: why, for messages ("am.pid cannot be read: ...")
+};
+[[nodiscard]] AmProcess FindAm(const std::string& job_dir);
+
+// What am.pid holds for the AM `pid`; "" if the process cannot be read (it has exited).
+[[nodiscard]] std::string AmPidRecord(pid_t pid);
+
+// Sends `sig` to `pid` only if it is still the AM FindAm found (checked through a pidfd, so that
+// the pid cannot be reused between the check and the signal). False if it is not, or is gone.
+bool SignalAm(const std::string& job_dir, pid_t pid, int sig);
 
 // How we know that the job of `job_dir` has ended; nullopt while its AM may still run.
 std::optional<std::string> JobEndedBecause(const std::string& job_dir);

@@ -88,10 +88,10 @@ TEST_F(JobDirRetentionTest, OnlyEndedDirectoriesOlderThanTheRetentionExpire) {
   MakeJobDir("application_1_0003", {}, 40 * kDayMs);  // a YARN job's local copy
   const std::string running = home_ + "/jobs/application_1_0004";
   const pid_t am = LiveProcess({{"TONY_JOB_DIR", running}});
-  MakeJobDir("application_1_0004", {{"am.pid", std::to_string(am) + "\n"}}, 40 * kDayMs);
+  MakeJobDir("application_1_0004", {{"am.pid", AmPidRecord(am)}}, 40 * kDayMs);
   // A live process that is not this job's AM (the pid was reused).
   const pid_t other = LiveProcess({{"TONY_JOB_DIR", home_ + "/jobs/elsewhere"}});
-  MakeJobDir("application_1_0005", {{"am.pid", std::to_string(other) + "\n"}}, 40 * kDayMs);
+  MakeJobDir("application_1_0005", {{"am.pid", AmPidRecord(other)}}, 40 * kDayMs);
   MakeJobDir("not_a_job", {}, 40 * kDayMs);
   MakeJobDir("application_2_0001", {{"final-status.json", "{}"}}, 31 * kDayMs);
 
@@ -110,21 +110,53 @@ TEST_F(JobDirRetentionTest, JobEndedFromItsFilesAndTheProcessTable) {
   const std::string dir = MakeJobDir("application_1_0001", {}, 0);
   EXPECT_EQ(JobEndedBecause(dir), "no AM on this machine");
   const pid_t am = LiveProcess({{"TONY_JOB_DIR", dir}});
-  ASSERT_TRUE(WriteFile(dir + "/am.pid", std::to_string(am) + "\n").ok());
+  const std::string record = AmPidRecord(am);
+  ASSERT_TRUE(WriteFile(dir + "/am.pid", record).ok());
   EXPECT_EQ(JobEndedBecause(dir), std::nullopt);
+  // The right pid with another start time: the pid was reused.
+  ASSERT_TRUE(WriteFile(dir + "/am.pid", std::to_string(am) + " 1\n").ok());
+  ASSERT_TRUE(JobEndedBecause(dir).has_value());
+  EXPECT_NE(JobEndedBecause(dir)->find("another process's now"), std::string::npos);
+  // An am.pid that names nothing (emptied, or of another format) cannot tell.
+  for (const char* text : {"", "garbage\n", "42\n"}) {
+    ASSERT_TRUE(WriteFile(dir + "/am.pid", text).ok());
+    EXPECT_EQ(JobEndedBecause(dir), std::nullopt) << text;
+    EXPECT_EQ(FindAm(dir).state, AmProcess::State::kUnknown) << text;
+  }
   // The AM's TONY_JOB_DIR spelled another way is still this directory.
   const pid_t spelled = LiveProcess({{"TONY_JOB_DIR", home_ + "/jobs/../jobs/application_1_0001"}});
-  ASSERT_TRUE(WriteFile(dir + "/am.pid", std::to_string(spelled) + "\n").ok());
+  ASSERT_TRUE(WriteFile(dir + "/am.pid", AmPidRecord(spelled)).ok());
   EXPECT_EQ(JobEndedBecause(dir), std::nullopt);
 
   kill(am, SIGKILL);
   ASSERT_TRUE(WaitForExit(am).ok());
   children_.erase(children_.begin());
-  ASSERT_TRUE(WriteFile(dir + "/am.pid", std::to_string(am) + "\n").ok());
+  ASSERT_TRUE(WriteFile(dir + "/am.pid", record).ok());
   ASSERT_TRUE(JobEndedBecause(dir).has_value());
   EXPECT_NE(JobEndedBecause(dir)->find("has exited"), std::string::npos);
   ASSERT_TRUE(WriteFile(dir + "/final-status.json", "{}").ok());
   EXPECT_EQ(JobEndedBecause(dir), "final status recorded");
+}
+
+TEST_F(JobDirRetentionTest, OnlyTheJobsOwnAmIsEverSignalled) {
+  const std::string dir = MakeJobDir("application_1_0001", {}, 0);
+  // A process of this user that is not the job's AM, named by a well-formed am.pid (a reused pid,
+  // or a hand-made file).
+  const pid_t stranger = LiveProcess({});
+  ASSERT_TRUE(WriteFile(dir + "/am.pid", AmPidRecord(stranger)).ok());
+  EXPECT_EQ(FindAm(dir).state, AmProcess::State::kGone);
+  EXPECT_FALSE(SignalAm(dir, stranger, SIGTERM));
+  EXPECT_FALSE(PollExit(stranger).value_or(std::nullopt).has_value()) << "the stranger was signalled";
+
+  const pid_t am = LiveProcess({{"TONY_JOB_DIR", dir}});
+  ASSERT_TRUE(WriteFile(dir + "/am.pid", AmPidRecord(am)).ok());
+  EXPECT_EQ(FindAm(dir).state, AmProcess::State::kRunning);
+  EXPECT_FALSE(SignalAm(dir, stranger, SIGTERM)) << "only the pid am.pid names";
+  ASSERT_TRUE(SignalAm(dir, am, SIGTERM));
+  absl::StatusOr<ExitStatus> status = WaitForExit(am);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->signal, SIGTERM);
+  std::erase(children_, am);
 }
 
 TEST_F(JobDirRetentionTest, AgeIsTheNewestChangeOfTheDirectoryAndItsEntries) {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cluster/local/job_dir_retention.h"
 #include "cluster/staging.h"
 #include "common/files.h"
 #include "common/proc_table.h"
@@ -93,8 +94,10 @@ absl::Status LocalClusterClient::SpawnAm(const Submitted& submitted) {
   if (!pid.ok()) return pid.status();
   // Without am.pid nothing outside this client could find the AM (tony kill, tony gc): an AM
   // that cannot be recorded (a full disk) is stopped at once.
+  const std::string record = AmPidRecord(*pid);
   if (absl::Status recorded =
-          WriteFile(StrCat(submission.job_dir, "/am.pid"), StrCat(*pid, "\n"), 0600);
+          record.empty() ? absl::InternalError(StrCat("the AM (pid ", *pid, ") exited at once"))
+                         : WriteFile(StrCat(submission.job_dir, "/am.pid"), record, 0600);
       !recorded.ok()) {
     SignalTree(*pid, SIGKILL);
     (void)WaitForExit(*pid);
@@ -106,8 +109,8 @@ absl::Status LocalClusterClient::SpawnAm(const Submitted& submitted) {
 
 pid_t LocalClusterClient::AmPid(const std::string& app_id) const {
   if (auto it = children_.find(app_id); it != children_.end()) return it->second;
-  absl::StatusOr<std::string> text = ReadFile(StrCat(JobDir(app_id), "/am.pid"));
-  return text.ok() ? static_cast<pid_t>(std::strtol(text->c_str(), nullptr, 10)) : 0;
+  const AmProcess am = FindAm(JobDir(app_id));
+  return am.state == AmProcess::State::kRunning ? am.pid : 0;
 }
 
 absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_id) {
@@ -146,11 +149,15 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
         exits_[app_id] = am_exit;
       }
     }
-  } else if (pid_t pid = AmPid(app_id); pid > 0) {
-    am_gone = kill(pid, 0) != 0 && errno == ESRCH;
-    am_exit = "exited";
   } else {
-    am_gone = true;
+    const AmProcess am = FindAm(dir);
+    if (am.state == AmProcess::State::kUnknown && report.final_state.empty()) {
+      // Not this user's job directory, or not one tony wrote: say so rather than guess.
+      return absl::PermissionDeniedError(
+          StrCat("cannot tell whether the AM of ", app_id, " runs: ", am.reason));
+    }
+    am_gone = am.state != AmProcess::State::kRunning;
+    am_exit = "exited";
   }
   if (am_gone) {
     report.tracking_url.clear();  // the status page went with the AM
@@ -223,7 +230,8 @@ absl::Status LocalClusterClient::Kill(const std::string& app_id, bool force) {
     }
     return absl::OkStatus();
   }
-  if (pid <= 0 || kill(pid, SIGTERM) != 0) {
+  const bool ours = children_.count(app_id) != 0;
+  if (pid <= 0 || !(ours ? kill(pid, SIGTERM) == 0 : SignalAm(JobDir(app_id), pid, SIGTERM))) {
     return absl::NotFoundError(StrCat("the AM of ", app_id, " is not running"));
   }
   return absl::OkStatus();

@@ -1,0 +1,236 @@
+#include "common/sandbox_child.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace tony::internal {
+namespace {
+
+constexpr unsigned long kCoverFlags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+// An empty directory needs no room; the kept paths' mount points take a few inodes.
+constexpr char kCoverOptions[] = "size=16k,nr_inodes=256,mode=0755";
+constexpr int kMaxKeep = 16;
+
+bool WriteFileInChild(const char* path, const std::string& text) {
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t written = write(fd, text.data(), text.size());
+  const int error = errno;
+  close(fd);
+  errno = error;
+  return written == static_cast<ssize_t>(text.size());
+}
+
+// Maps the user's own ids into the namespace just entered (the only mapping an unprivileged user
+// may write, and one that keeps file ownership as it is outside).
+bool MapIds(const SandboxPlan& plan) {
+  if (!WriteFileInChild("/proc/self/setgroups", "deny") && errno != ENOENT) return false;
+  return WriteFileInChild("/proc/self/uid_map", plan.uid_map) &&
+         WriteFileInChild("/proc/self/gid_map", plan.gid_map);
+}
+
+// "/proc/self/fd/<fd>" into `buffer`, without allocating.
+void FdPath(int fd, char (&buffer)[32]) {
+  char digits[12];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + fd % 10);
+    fd /= 10;
+  } while (fd > 0 && n < 11);
+  constexpr char kPrefix[] = "/proc/self/fd/";
+  size_t at = sizeof(kPrefix) - 1;
+  std::memcpy(buffer, kPrefix, at);
+  while (n > 0) buffer[at++] = digits[--n];
+  buffer[at] = '\0';
+}
+
+bool Fail(SandboxFailure* failure, SandboxStep step, int detail) {
+  *failure = SandboxFailure{step, detail, errno};
+  return false;
+}
+
+// Covers one directory with an empty read-only tmpfs and binds its kept paths back in place.
+bool CoverDirectory(const SandboxPlan::Cover& cover, int index, SandboxFailure* failure) {
+  int kept[kMaxKeep];
+  const size_t keeps = cover.keep.size() < kMaxKeep ? cover.keep.size() : kMaxKeep;
+  for (size_t k = 0; k < keeps; ++k) {
+    kept[k] = open(cover.keep[k].path.c_str(), O_PATH | O_CLOEXEC);
+    if (kept[k] < 0 && errno != ENOENT && errno != ENOTDIR) return Fail(failure, SandboxStep::kKeep, index);
+  }
+  if (mount("tony-sandbox", cover.path.c_str(), "tmpfs", kCoverFlags, kCoverOptions) != 0) {
+    return Fail(failure, SandboxStep::kCover, index);
+  }
+  for (size_t k = 0; k < keeps; ++k) {
+    if (kept[k] < 0) continue;
+    const SandboxPlan::Keep& keep = cover.keep[k];
+    for (const std::string& parent : keep.parents) {
+      if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
+        return Fail(failure, SandboxStep::kKeep, index);
+      }
+    }
+    struct stat info {};
+    if (fstat(kept[k], &info) != 0) return Fail(failure, SandboxStep::kKeep, index);
+    if (S_ISDIR(info.st_mode)) {
+      if (mkdir(keep.path.c_str(), 0755) != 0 && errno != EEXIST) {
+        return Fail(failure, SandboxStep::kKeep, index);
+      }
+    } else {
+      const int point = open(keep.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      if (point < 0) return Fail(failure, SandboxStep::kKeep, index);
+      close(point);
+    }
+    char source[32];
+    FdPath(kept[k], source);
+    if (mount(source, keep.path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+      return Fail(failure, SandboxStep::kKeep, index);
+    }
+    close(kept[k]);
+  }
+  if (mount(nullptr, cover.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | kCoverFlags,
+            nullptr) != 0) {
+    return Fail(failure, SandboxStep::kCover, index);
+  }
+  return true;
+}
+
+bool ApplyCovers(const SandboxPlan& plan, SandboxFailure* failure) {
+  for (size_t i = 0; i < plan.covers.size(); ++i) {
+    const SandboxPlan::Cover& cover = plan.covers[i];
+    const int index = static_cast<int>(i);
+    struct stat info {};
+    if (lstat(cover.path.c_str(), &info) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;
+      return Fail(failure, SandboxStep::kCover, index);
+    }
+    if (S_ISDIR(info.st_mode)) {
+      if (!CoverDirectory(cover, index, failure)) return false;
+    } else if (mount("/dev/null", cover.path.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+      // A file: reading it gives nothing, writing to it keeps nothing.
+      return Fail(failure, SandboxStep::kCover, index);
+    }
+  }
+  return true;
+}
+
+[[noreturn]] void RunInit(pid_t command, int status_fd) {
+  // Every signal stays blocked: the namespace's init ignores its own namespace's signals anyway,
+  // and only SIGKILL (which cannot be blocked) from outside should end it before the command.
+  while (true) {
+    int status = 0;
+    const pid_t reaped = waitpid(-1, &status, __WALL);
+    if (reaped == command) {
+      // The command's peak: the largest of the processes reaped here, init itself left out.
+      rusage children{};
+      getrusage(RUSAGE_CHILDREN, &children);
+      const SandboxedExit report{status, static_cast<int64_t>(children.ru_maxrss) * 1024};
+      ssize_t unused = write(status_fd, &report, sizeof(report));
+      (void)unused;
+      _exit(0);  // the kernel kills whatever the command left in the namespace
+    }
+    if (reaped < 0 && errno == ECHILD) _exit(0);
+  }
+}
+
+}  // namespace
+
+int SandboxCloneFlags() { return CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID; }
+
+SandboxPlan PrepareSandbox(const Sandbox& sandbox) {
+  SandboxPlan plan;
+  for (const Sandbox::Cover& cover : sandbox.covers) {
+    SandboxPlan::Cover prepared{cover.path, {}};
+    for (const std::string& keep : cover.keep) {
+      if (!keep.starts_with(cover.path + "/")) continue;  // only below the cover
+      SandboxPlan::Keep entry{keep, {}};
+      for (size_t slash = keep.find('/', cover.path.size() + 1); slash != std::string::npos;
+           slash = keep.find('/', slash + 1)) {
+        entry.parents.push_back(keep.substr(0, slash));
+      }
+      prepared.keep.push_back(std::move(entry));
+    }
+    plan.covers.push_back(std::move(prepared));
+  }
+  plan.working_dir = sandbox.working_dir;
+  plan.status_fd = sandbox.status_fd;
+  plan.uid_map = absl::StrCat(geteuid(), " ", geteuid(), " 1\n");
+  plan.gid_map = absl::StrCat(getegid(), " ", getegid(), " 1\n");
+  return plan;
+}
+
+std::string DescribeSandboxFailure(const SandboxPlan& plan, SandboxStep step, int detail) {
+  const std::string cover = detail >= 0 && static_cast<size_t>(detail) < plan.covers.size()
+                                ? plan.covers[static_cast<size_t>(detail)].path
+                                : "?";
+  switch (step) {
+    case SandboxStep::kNamespaces:
+      return "cannot create user, mount and PID namespaces for the task's sandbox";
+    case SandboxStep::kIdMaps:
+      return "cannot map the user's ids into the task's sandbox";
+    case SandboxStep::kPrivateMounts:
+      return "cannot make the task's sandbox's mounts private";
+    case SandboxStep::kCover:
+      return absl::StrCat("cannot hide ", cover, " in the task's sandbox");
+    case SandboxStep::kKeep:
+      return absl::StrCat("cannot keep the task's own files under ", cover,
+                          " visible in its sandbox");
+    case SandboxStep::kProc:
+      return "cannot mount the task's sandbox's own /proc";
+    case SandboxStep::kInnerNamespaces:
+      return "cannot lock the task's sandbox (inner user and mount namespaces)";
+    case SandboxStep::kWorkingDir:
+      return absl::StrCat("cannot enter '", plan.working_dir, "' in the task's sandbox");
+    case SandboxStep::kFork:
+      return "cannot start the task's command in its sandbox";
+  }
+  return "cannot set up the task's sandbox";
+}
+
+bool EnterSandbox(const SandboxPlan& plan, int close_after_fork, SandboxFailure* failure) {
+  // Nothing inside may ptrace this process or read its memory and root through /proc: it holds
+  // the uncovered file system until the command's process leaves for the inner namespaces.
+  prctl(PR_SET_DUMPABLE, 0);
+  // Init dies with the thread that started it, and everything in the namespace with init. Should
+  // that thread be gone already, the error pipe's reader is too.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  pollfd pipe_state{close_after_fork, 0, 0};
+  if (poll(&pipe_state, 1, 0) > 0 && (pipe_state.revents & POLLERR) != 0) _exit(128 + SIGKILL);
+  if (!MapIds(plan)) return Fail(failure, SandboxStep::kIdMaps, -1);
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return Fail(failure, SandboxStep::kPrivateMounts, -1);
+  }
+  if (!ApplyCovers(plan, failure)) return false;
+  // The namespace's own /proc: only its processes, so no /proc/<pid>/root of a process outside
+  // leads around the covers.
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    return Fail(failure, SandboxStep::kProc, -1);
+  }
+  const pid_t command = _Fork();
+  if (command < 0) return Fail(failure, SandboxStep::kFork, -1);
+  if (command > 0) {
+    close(close_after_fork);
+    RunInit(command, plan.status_fd);
+  }
+  // The command's process. In namespaces of its own, every mount above is locked: no unmount
+  // reveals what a cover hides, whatever the command's capabilities there.
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+    return Fail(failure, SandboxStep::kInnerNamespaces, -1);
+  }
+  if (!MapIds(plan)) return Fail(failure, SandboxStep::kInnerNamespaces, -1);
+  if (chdir(plan.working_dir.c_str()) != 0) return Fail(failure, SandboxStep::kWorkingDir, -1);
+  return true;
+}
+
+}  // namespace tony::internal

@@ -1,0 +1,188 @@
+// The sandbox of common/process.h with real processes and the real kernel: what a command inside
+// can see, what it cannot undo, and the exit status it leaves.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "common/files.h"
+#include "common/process.h"
+#include "common/scoped_fd.h"
+#include "gtest/gtest.h"
+
+namespace tony {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SandboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = "/tmp/tony_sandbox_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    // root/jobs/{mine,other}, each with a secret; the command works in mine/work.
+    for (const char* dir : {"/jobs/mine/work", "/jobs/mine/secrets", "/jobs/other"}) {
+      fs::create_directories(root_ + dir);
+    }
+    ASSERT_TRUE(WriteFile(root_ + "/jobs/mine/secret", "MINE-SECRET", 0600).ok());
+    ASSERT_TRUE(WriteFile(root_ + "/jobs/mine/secrets/c1.json", "TASK-SECRET", 0600).ok());
+    ASSERT_TRUE(WriteFile(root_ + "/jobs/mine/public", "PUBLIC", 0600).ok());
+    ASSERT_TRUE(WriteFile(root_ + "/jobs/other/secret", "OTHER-SECRET", 0600).ok());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  std::string Work() const { return root_ + "/jobs/mine/work"; }
+
+  // The command under /bin/sh in the sandbox of a job like the local backend's; returns its pid
+  // (the sandbox's init) and the read end of the status pipe in *status_read.
+  absl::StatusOr<pid_t> Start(const std::string& script, int* status_read) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe");
+    *status_read = fds[0];
+    ScopedFd write_end(fds[1]);
+    SpawnOptions options;
+    options.argv = {"/bin/sh", "-c", script};
+    options.stdout_path = Work() + "/stdout";
+    options.stderr_path = Work() + "/stderr";
+    options.parent_death_signal = SIGKILL;
+    Sandbox sandbox;
+    sandbox.covers = {{root_ + "/jobs", {root_ + "/jobs/mine"}},
+                      {root_ + "/jobs/mine/secret", {}},
+                      {root_ + "/jobs/mine/secrets", {}},
+                      {root_ + "/jobs/mine/no-such-file", {}}};
+    sandbox.working_dir = Work();
+    sandbox.status_fd = fds[1];
+    options.sandbox = sandbox;
+    return Spawn(options);
+  }
+
+  ExitStatus Run(const std::string& script) {
+    int status_read = -1;
+    absl::StatusOr<pid_t> pid = Start(script, &status_read);
+    EXPECT_TRUE(pid.ok()) << pid.status();
+    ScopedFd owner(status_read);
+    if (!pid.ok()) return ExitStatus{-1, 0};
+    absl::StatusOr<ExitStatus> init = WaitForExit(*pid);
+    EXPECT_TRUE(init.ok()) << init.status();
+    return ReadSandboxedStatus(status_read, init.value_or(ExitStatus{-1, 0}));
+  }
+
+  std::string Output() const { return ReadFile(Work() + "/stdout").value_or("<none>"); }
+
+  std::string root_;
+};
+
+TEST_F(SandboxTest, TheCommandSeesItsOwnFilesAndNothingCovered) {
+  const ExitStatus status = Run(
+      "pwd; cat ../public; echo; cat ../secret; echo \"[$(ls ../secrets)]\";"
+      " cat ../../other/secret 2>/dev/null || echo no-other; ls ../..; echo written > mine.txt;"
+      " touch ../../new 2>/dev/null || echo read-only");
+  EXPECT_EQ(status, (ExitStatus{0, 0})) << ReadFile(Work() + "/stderr").value_or("");
+  EXPECT_EQ(Output(), Work() + "\nPUBLIC\n[]\nno-other\nmine\nread-only\n");
+  EXPECT_EQ(ReadFile(Work() + "/mine.txt").value_or(""), "written\n");
+  // Outside, nothing changed.
+  EXPECT_EQ(ReadFile(root_ + "/jobs/mine/secret").value_or(""), "MINE-SECRET");
+  EXPECT_TRUE(fs::exists(root_ + "/jobs/other/secret"));
+}
+
+TEST_F(SandboxTest, TheCoversCannotBeUndoneFromInside) {
+  // Unmounting, a new mount namespace, "..", and /proc/1/root (init, which sees under nothing
+  // more than the command but is the one process with the covers unlocked).
+  const ExitStatus status = Run(
+      "umount ../secret 2>/dev/null; umount -l ../.. 2>/dev/null; cat ../secret; "
+      "cat ../../other/secret 2>/dev/null; "
+      "unshare -m sh -c 'umount ../secret; cat ../secret' 2>/dev/null; "
+      "unshare -Urm sh -c 'umount ../secret; cat ../secret' 2>/dev/null; "
+      "cat /proc/1/root" + root_ + "/jobs/other/secret 2>/dev/null; cd ../../..; "
+      "cat jobs/other/secret 2>/dev/null; echo done");
+  EXPECT_EQ(status, (ExitStatus{0, 0}));
+  const std::string out = Output();
+  EXPECT_EQ(out.find("SECRET"), std::string::npos) << out;
+  EXPECT_NE(out.find("done"), std::string::npos) << out;
+}
+
+TEST_F(SandboxTest, TheCommandSeesOnlyItsOwnProcesses) {
+  const ExitStatus status = Run("ls /proc | grep -c '^[0-9]'; cat /proc/1/cmdline | tr '\\0' ' ';"
+                                " echo; kill -0 " + std::to_string(getpid()) +
+                                " 2>/dev/null && echo sees-parent; echo $$");
+  EXPECT_EQ(status, (ExitStatus{0, 0}));
+  // init, the shell, ls and grep (or fewer, if the shell forked less).
+  const std::string out = Output();
+  const int count = std::atoi(out.c_str());
+  EXPECT_GE(count, 2) << out;
+  EXPECT_LE(count, 5) << out;
+  EXPECT_EQ(out.find("sees-parent"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n2\n"), std::string::npos) << "the command is pid 2: " << out;
+}
+
+TEST_F(SandboxTest, TheCommandsExitStatusComesThrough) {
+  EXPECT_EQ(Run("exit 3"), (ExitStatus{3, 0}));
+  EXPECT_EQ(Run("kill -TERM $$"), (ExitStatus{0, SIGTERM}));
+}
+
+TEST_F(SandboxTest, ASignalFromOutsideReachesTheCommandAndLeftoversDieWithIt) {
+  int status_read = -1;
+  // A background child that would outlive the shell, then the shell waits.
+  absl::StatusOr<pid_t> init =
+      Start("sleep 333.17 & echo started > started; exec sleep 300", &status_read);
+  ASSERT_TRUE(init.ok()) << init.status();
+  ScopedFd owner(status_read);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!fs::exists(Work() + "/started") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(fs::exists(Work() + "/started"));
+  // init ignores what the namespace's outside sends it without SIGKILL; its children do not.
+  ASSERT_EQ(kill(*init, SIGTERM), 0);
+  std::vector<pid_t> children;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    absl::StatusOr<std::string> stat = ReadFile(entry.path().string() + "/stat");
+    if (!stat.ok()) continue;
+    const size_t close = stat->rfind(')');
+    if (close == std::string::npos) continue;
+    const int parent = std::atoi(stat->c_str() + close + 4);
+    if (parent == *init) children.push_back(std::stoi(name));
+  }
+  ASSERT_FALSE(children.empty());
+  for (pid_t child : children) kill(child, SIGTERM);
+  absl::StatusOr<ExitStatus> status = WaitForExit(*init);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(ReadSandboxedStatus(status_read, *status), (ExitStatus{0, SIGTERM}));
+  // The background sleep went with the namespace.
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string cmdline = ReadFile(entry.path().string() + "/cmdline").value_or("");
+    EXPECT_NE(cmdline, std::string("sleep\0" "333.17\0", 13)) << entry.path();
+  }
+}
+
+TEST_F(SandboxTest, AMissingWorkingDirectoryIsAClearError) {
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  ScopedFd read_end(fds[0]), write_end(fds[1]);
+  SpawnOptions options;
+  options.argv = {"/bin/true"};
+  Sandbox sandbox;
+  sandbox.working_dir = root_ + "/missing";
+  sandbox.status_fd = fds[1];
+  options.sandbox = sandbox;
+  absl::StatusOr<pid_t> pid = Spawn(options);
+  ASSERT_FALSE(pid.ok());
+  EXPECT_NE(pid.status().message().find("cannot enter '" + root_ + "/missing' in the task's sandbox"),
+            std::string::npos)
+      << pid.status();
+}
+
+}  // namespace
+}  // namespace tony
