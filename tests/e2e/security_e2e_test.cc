@@ -8,6 +8,9 @@
 #include <chrono>
 #include <thread>
 
+#include "common/files.h"
+#include "common/proc_table.h"
+#include "common/process.h"
 #include "common/strings.h"
 #include "e2e/backend_fixture.h"
 #include "grpcpp/grpcpp.h"
@@ -463,6 +466,46 @@ TEST_P(SecurityE2eTest, WithoutTheSandboxTaskCodeFindsTheCredentials) {
     if (content.get<std::string>().find(secret_hex) != std::string::npos) ++found;
   }
   EXPECT_GT(found, 0) << "the probe found no credential where there is one";
+}
+
+TEST_P(SecurityE2eTest, AReusedAmPidIsNeverSignalled) {
+  if (yarn()) GTEST_SKIP() << "am.pid is the local backend's";
+  // A job whose AM is gone without a final status (killed outright with --force), and whose pid
+  // now belongs to an unrelated process of the same user that started later.
+  pid_t tony = Start(Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
+                            "/usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(tony, 0);
+  ASSERT_TRUE(runner_.WaitForOutput("1 running", 120000)) << runner_.CurrentOutput();
+  const std::string app_id = runner_.SubmittedAppId();
+  TonyRunner other;
+  const std::map<std::string, std::string> env = {{"TONY_HOME", runner_.home()}};
+  const std::string job_dir = runner_.home() + "/jobs/" + app_id;
+  const pid_t am = static_cast<pid_t>(std::atol(ReadFile(job_dir + "/am.pid").value_or("").c_str()));
+  ASSERT_GT(am, 0);
+  ASSERT_EQ(kill(am, SIGKILL), 0);
+  TonyResult ended = Wait(tony);
+  EXPECT_NE(ended.exit_code, 0) << Describe(ended);
+  ASSERT_FALSE(fs::exists(job_dir + "/final-status.json"));
+
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sleep", "120"};
+  absl::StatusOr<pid_t> stranger = Spawn(spawn);
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  std::optional<ProcessInfo> info = ReadProcessInfo(*stranger);
+  ASSERT_TRUE(info.has_value());
+  // The stranger's own pid and start time (what a reused pid looks like), then the pid alone.
+  for (const std::string& record : {std::to_string(*stranger) + " " +
+                                        std::to_string(info->start_ticks) + "\n",
+                                    std::to_string(*stranger) + "\n"}) {
+    ASSERT_TRUE(WriteFile(job_dir + "/am.pid", record, 0600).ok());
+    TonyResult killed = other.Run({"kill", app_id}, 60000, env);
+    TonyResult status = other.Run({"status", app_id}, 60000, env);
+    EXPECT_EQ(status.out.find("RUNNING"), std::string::npos) << record << Describe(status);
+    EXPECT_FALSE(PollExit(*stranger).value_or(std::nullopt).has_value())
+        << "tony kill signalled the process am.pid named: " << record << Describe(killed);
+  }
+  kill(*stranger, SIGKILL);
+  (void)WaitForExit(*stranger);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SecurityE2eTest, ::testing::Values("local", "yarn"),
