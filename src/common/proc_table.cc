@@ -122,7 +122,8 @@ class ProcessIndex {
     if (auto it = members_.find(root); it != members_.end()) {
       for (pid_t pid : it->second) add(pid);
     }
-    for (size_t next = 0; next < tree.size(); ++next) {
+    // `tree` grows while it is walked: an index, not iterators.
+    for (size_t next = 0; next < tree.size(); ++next) {  // NOLINT(modernize-loop-convert)
       auto it = children_.find(tree[next]);
       if (it == children_.end()) continue;
       for (pid_t child : it->second) {

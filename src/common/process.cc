@@ -298,9 +298,10 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
   plan.parent_pid = getpid();
   if (options.sandbox) {
     if (options.sandbox->working_dir.empty() || options.sandbox->status_fd < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot start '", options.argv[0], "' in a sandbox without its working directory and "
-          "status pipe"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot start '", options.argv[0],
+                       "' in a sandbox without its working directory and "
+                       "status pipe"));
     }
     plan.sandbox = internal::PrepareSandbox(*options.sandbox);
   }
@@ -352,10 +353,10 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
   // A sandbox's child is the init of its new namespaces: clone, which creates them, as a fork
   // (no new stack). The child makes async-signal-safe calls only, so glibc's fork bookkeeping,
   // which a bare clone skips, is not missed.
-  pid_t pid = plan.sandbox ? static_cast<pid_t>(syscall(SYS_clone,
-                                                        internal::SandboxCloneFlags() | SIGCHLD,
-                                                        nullptr, nullptr, nullptr, nullptr))
-                           : _Fork();
+  pid_t pid = plan.sandbox
+                  ? static_cast<pid_t>(syscall(SYS_clone, internal::SandboxCloneFlags() | SIGCHLD,
+                                               nullptr, nullptr, nullptr, nullptr))
+                  : _Fork();
   if (pid == 0) RunChild(plan);
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);

@@ -68,7 +68,8 @@ bool CoverDirectory(const SandboxPlan::Cover& cover, int index, SandboxFailure* 
   const size_t keeps = cover.keep.size() < kMaxKeep ? cover.keep.size() : kMaxKeep;
   for (size_t k = 0; k < keeps; ++k) {
     kept[k] = open(cover.keep[k].path.c_str(), O_PATH | O_CLOEXEC);
-    if (kept[k] < 0 && errno != ENOENT && errno != ENOTDIR) return Fail(failure, SandboxStep::kKeep, index);
+    if (kept[k] < 0 && errno != ENOENT && errno != ENOTDIR)
+      return Fail(failure, SandboxStep::kKeep, index);
   }
   if (mount("tony-sandbox", cover.path.c_str(), "tmpfs", kCoverFlags, kCoverOptions) != 0) {
     return Fail(failure, SandboxStep::kCover, index);
@@ -99,8 +100,8 @@ bool CoverDirectory(const SandboxPlan::Cover& cover, int index, SandboxFailure* 
     }
     close(kept[k]);
   }
-  if (mount(nullptr, cover.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | kCoverFlags,
-            nullptr) != 0) {
+  if (mount(nullptr, cover.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | kCoverFlags, nullptr) !=
+      0) {
     return Fail(failure, SandboxStep::kCover, index);
   }
   return true;

@@ -40,15 +40,15 @@ struct SandboxedExit {
 
 // What failed, for the parent's message: the step, and which cover (steps kCover and kKeep).
 enum class SandboxStep : int {
-  kNamespaces,      // clone with CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID
-  kIdMaps,          // /proc/self/{setgroups,uid_map,gid_map}
-  kPrivateMounts,   // making every mount private to the namespace
-  kCover,           // mounting the cover over SandboxPlan::covers[detail]
-  kKeep,            // binding back a kept path of covers[detail]
-  kProc,            // mounting the namespace's own /proc
-  kInnerNamespaces, // the command's own user and mount namespaces, which lock the covers
-  kWorkingDir,      // entering the working directory again
-  kFork,            // init forking the command
+  kNamespaces,       // clone with CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID
+  kIdMaps,           // /proc/self/{setgroups,uid_map,gid_map}
+  kPrivateMounts,    // making every mount private to the namespace
+  kCover,            // mounting the cover over SandboxPlan::covers[detail]
+  kKeep,             // binding back a kept path of covers[detail]
+  kProc,             // mounting the namespace's own /proc
+  kInnerNamespaces,  // the command's own user and mount namespaces, which lock the covers
+  kWorkingDir,       // entering the working directory again
+  kFork,             // init forking the command
 };
 
 struct SandboxFailure {

@@ -83,10 +83,10 @@ class SandboxTest : public ::testing::Test {
 };
 
 TEST_F(SandboxTest, TheCommandSeesItsOwnFilesAndNothingCovered) {
-  const ExitStatus status = Run(
-      "pwd; cat ../public; echo; cat ../secret; echo \"[$(ls ../secrets)]\";"
-      " cat ../../other/secret 2>/dev/null || echo no-other; ls ../..; echo written > mine.txt;"
-      " touch ../../new 2>/dev/null || echo read-only");
+  const ExitStatus status =
+      Run("pwd; cat ../public; echo; cat ../secret; echo \"[$(ls ../secrets)]\";"
+          " cat ../../other/secret 2>/dev/null || echo no-other; ls ../..; echo written > mine.txt;"
+          " touch ../../new 2>/dev/null || echo read-only");
   EXPECT_EQ(status, (ExitStatus{0, 0})) << ReadFile(Work() + "/stderr").value_or("");
   EXPECT_EQ(Output(), Work() + "\nPUBLIC\n[]\nno-other\nmine\nread-only\n");
   EXPECT_EQ(ReadFile(Work() + "/mine.txt").value_or(""), "written\n");
@@ -98,13 +98,15 @@ TEST_F(SandboxTest, TheCommandSeesItsOwnFilesAndNothingCovered) {
 TEST_F(SandboxTest, TheCoversCannotBeUndoneFromInside) {
   // Unmounting, a new mount namespace, "..", and /proc/1/root (init, which sees under nothing
   // more than the command but is the one process with the covers unlocked).
-  const ExitStatus status = Run(
-      "umount ../secret 2>/dev/null; umount -l ../.. 2>/dev/null; cat ../secret; "
-      "cat ../../other/secret 2>/dev/null; "
-      "unshare -m sh -c 'umount ../secret; cat ../secret' 2>/dev/null; "
-      "unshare -Urm sh -c 'umount ../secret; cat ../secret' 2>/dev/null; "
-      "cat /proc/1/root" + root_ + "/jobs/other/secret 2>/dev/null; cd ../../..; "
-      "cat jobs/other/secret 2>/dev/null; echo done");
+  const ExitStatus status =
+      Run("umount ../secret 2>/dev/null; umount -l ../.. 2>/dev/null; cat ../secret; "
+          "cat ../../other/secret 2>/dev/null; "
+          "unshare -m sh -c 'umount ../secret; cat ../secret' 2>/dev/null; "
+          "unshare -Urm sh -c 'umount ../secret; cat ../secret' 2>/dev/null; "
+          "cat /proc/1/root" +
+          root_ +
+          "/jobs/other/secret 2>/dev/null; cd ../../..; "
+          "cat jobs/other/secret 2>/dev/null; echo done");
   EXPECT_EQ(status, (ExitStatus{0, 0}));
   const std::string out = Output();
   EXPECT_EQ(out.find("SECRET"), std::string::npos) << out;
@@ -112,9 +114,10 @@ TEST_F(SandboxTest, TheCoversCannotBeUndoneFromInside) {
 }
 
 TEST_F(SandboxTest, TheCommandSeesOnlyItsOwnProcesses) {
-  const ExitStatus status = Run("ls /proc | grep -c '^[0-9]'; cat /proc/1/cmdline | tr '\\0' ' ';"
-                                " echo; kill -0 " + std::to_string(getpid()) +
-                                " 2>/dev/null && echo sees-parent; echo $$");
+  const ExitStatus status =
+      Run("ls /proc | grep -c '^[0-9]'; cat /proc/1/cmdline | tr '\\0' ' ';"
+          " echo; kill -0 " +
+          std::to_string(getpid()) + " 2>/dev/null && echo sees-parent; echo $$");
   EXPECT_EQ(status, (ExitStatus{0, 0}));
   // init, the shell, ls and grep (or fewer, if the shell forked less).
   const std::string out = Output();
@@ -163,7 +166,10 @@ TEST_F(SandboxTest, ASignalFromOutsideReachesTheCommandAndLeftoversDieWithIt) {
   // The background sleep went with the namespace.
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string cmdline = ReadFile(entry.path().string() + "/cmdline").value_or("");
-    EXPECT_NE(cmdline, std::string("sleep\0" "333.17\0", 13)) << entry.path();
+    EXPECT_NE(cmdline, std::string("sleep\0"
+                                   "333.17\0",
+                                   13))
+        << entry.path();
   }
 }
 
@@ -179,8 +185,9 @@ TEST_F(SandboxTest, AMissingWorkingDirectoryIsAClearError) {
   options.sandbox = sandbox;
   absl::StatusOr<pid_t> pid = Spawn(options);
   ASSERT_FALSE(pid.ok());
-  EXPECT_NE(pid.status().message().find("cannot enter '" + root_ + "/missing' in the task's sandbox"),
-            std::string::npos)
+  EXPECT_NE(
+      pid.status().message().find("cannot enter '" + root_ + "/missing' in the task's sandbox"),
+      std::string::npos)
       << pid.status();
 }
 

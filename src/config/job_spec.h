@@ -192,7 +192,7 @@ struct JobSpec {
   // tony.history.url, else TonY's tony.portal.url: the history server; "" for none.
   std::string history_url;
   int64_t metrics_interval_ms = 5000;
-  bool gpu_metrics = true;  // tony.task.gpu-metrics.enabled
+  bool gpu_metrics = true;   // tony.task.gpu-metrics.enabled
   bool task_sandbox = true;  // tony.task.sandbox: the user's command in namespaces of its own
   std::string gpu_exec_path =
       "nvidia-smi";  // tony.gpu-exec-path  // tony.task.metrics-interval-ms: history samples per

@@ -19,13 +19,12 @@ TEST(TaskSandboxTest, LocalCoversEveryJobButItsOwnAndItsCredentials) {
   inputs.tony_home = "/h/.tony";
   const Sandbox sandbox = TaskSandbox(inputs);
   EXPECT_EQ(sandbox.working_dir, inputs.working_dir);
-  EXPECT_EQ(Paths(sandbox), (std::vector<std::string>{"/h/.tony/jobs",
-                                                      "/h/.tony/jobs/application_1_0001/secret",
-                                                      "/h/.tony/jobs/application_1_0001/am-tls.key",
-                                                      "/h/.tony/jobs/application_1_0001/am.pid",
-                                                      "/h/.tony/jobs/application_1_0001/secrets"}));
-  EXPECT_EQ(sandbox.covers[0].keep,
-            (std::vector<std::string>{"/h/.tony/jobs/application_1_0001"}));
+  EXPECT_EQ(Paths(sandbox),
+            (std::vector<std::string>{"/h/.tony/jobs", "/h/.tony/jobs/application_1_0001/secret",
+                                      "/h/.tony/jobs/application_1_0001/am-tls.key",
+                                      "/h/.tony/jobs/application_1_0001/am.pid",
+                                      "/h/.tony/jobs/application_1_0001/secrets"}));
+  EXPECT_EQ(sandbox.covers[0].keep, (std::vector<std::string>{"/h/.tony/jobs/application_1_0001"}));
   for (size_t i = 1; i < sandbox.covers.size(); ++i) EXPECT_TRUE(sandbox.covers[i].keep.empty());
 }
 

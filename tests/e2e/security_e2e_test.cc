@@ -372,9 +372,9 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
 TEST_P(SecurityE2eTest, TheUsersProcessGetsNoCredential) {
   // Locally the probe also tries `tony kill` on its own job (on the plain YARN mini cluster the
   // ResourceManager, with simple authentication, would kill for anyone who asks).
-  TonyResult r = Run(Submit(
-      {"tony.worker.instances=2", "tony.worker.memory=256m"},
-      "/usr/bin/python3 probe_credentials.py" + (yarn() ? "" : " " + runner_.binary())));
+  TonyResult r =
+      Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
+                 "/usr/bin/python3 probe_credentials.py" + (yarn() ? "" : " " + runner_.binary())));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("SUCCEEDED"), std::string::npos) << Describe(r);
   absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(r.job_dir);
@@ -445,9 +445,9 @@ TEST_P(SecurityE2eTest, WithoutTheSandboxTaskCodeFindsTheCredentials) {
   // The probe of TheUsersProcessGetsNoCredential is able: outside the sandbox it finds the job's
   // secret (locally in the job directory, on YARN in the AM container's credentials) or another
   // container's task credential (in the NodeManager's files).
-  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
-                             "tony.task.sandbox=false"},
-                            "/usr/bin/python3 probe_credentials.py"));
+  TonyResult r =
+      Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.task.sandbox=false"},
+                 "/usr/bin/python3 probe_credentials.py"));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(r.job_dir);
   ASSERT_TRUE(credentials.ok()) << credentials.status();
@@ -480,7 +480,8 @@ TEST_P(SecurityE2eTest, AReusedAmPidIsNeverSignalled) {
   TonyRunner other;
   const std::map<std::string, std::string> env = {{"TONY_HOME", runner_.home()}};
   const std::string job_dir = runner_.home() + "/jobs/" + app_id;
-  const pid_t am = static_cast<pid_t>(std::atol(ReadFile(job_dir + "/am.pid").value_or("").c_str()));
+  const pid_t am =
+      static_cast<pid_t>(std::atol(ReadFile(job_dir + "/am.pid").value_or("").c_str()));
   ASSERT_GT(am, 0);
   ASSERT_EQ(kill(am, SIGKILL), 0);
   TonyResult ended = Wait(tony);
@@ -494,9 +495,9 @@ TEST_P(SecurityE2eTest, AReusedAmPidIsNeverSignalled) {
   std::optional<ProcessInfo> info = ReadProcessInfo(*stranger);
   ASSERT_TRUE(info.has_value());
   // The stranger's own pid and start time (what a reused pid looks like), then the pid alone.
-  for (const std::string& record : {std::to_string(*stranger) + " " +
-                                        std::to_string(info->start_ticks) + "\n",
-                                    std::to_string(*stranger) + "\n"}) {
+  for (const std::string& record :
+       {std::to_string(*stranger) + " " + std::to_string(info->start_ticks) + "\n",
+        std::to_string(*stranger) + "\n"}) {
     ASSERT_TRUE(WriteFile(job_dir + "/am.pid", record, 0600).ok());
     TonyResult killed = other.Run({"kill", app_id}, 60000, env);
     TonyResult status = other.Run({"status", app_id}, 60000, env);

@@ -70,13 +70,17 @@ AmProcess FindAm(const std::string& job_dir) {
   const std::string path = StrCat(job_dir, "/am.pid");
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) {
-    if (absl::IsNotFound(text.status())) return {AmProcess::State::kGone, 0, "no AM on this machine"};
-    return {AmProcess::State::kUnknown, 0, StrCat(path, " cannot be read: ", text.status().message())};
+    if (absl::IsNotFound(text.status()))
+      return {AmProcess::State::kGone, 0, "no AM on this machine"};
+    return {AmProcess::State::kUnknown, 0,
+            StrCat(path, " cannot be read: ", text.status().message())};
   }
   std::vector<std::string_view> fields = Split(StripWhitespace(*text), ' ');
-  const pid_t pid = fields.empty() ? 0 : static_cast<pid_t>(std::atol(std::string(fields[0]).c_str()));
+  const pid_t pid =
+      fields.empty() ? 0 : static_cast<pid_t>(std::atol(std::string(fields[0]).c_str()));
   if (fields.size() != 2 || pid <= 0) {
-    return {AmProcess::State::kUnknown, 0, StrCat(path, " does not name a process and its start time")};
+    return {AmProcess::State::kUnknown, 0,
+            StrCat(path, " does not name a process and its start time")};
   }
   const uint64_t started = std::strtoull(std::string(fields[1]).c_str(), nullptr, 10);
   std::optional<ProcessInfo> info = ReadProcessInfo(pid);
@@ -122,7 +126,8 @@ std::optional<int64_t> NewestChangeMs(const std::string& job_dir) {
   return newest;
 }
 
-JobDirRetention::JobDirRetention(std::string tony_home, int64_t retention_sec, const Clock* clock)
+JobDirRetention::JobDirRetention(const std::string& tony_home, int64_t retention_sec,
+                                 const Clock* clock)
     : jobs_dir_(StrCat(tony_home, "/jobs")), retention_sec_(retention_sec), clock_(clock) {}
 
 std::vector<ExpiredJobDir> JobDirRetention::FindExpired() const {
@@ -151,6 +156,7 @@ std::vector<ExpiredJobDir> JobDirRetention::FindExpired() const {
   std::sort(found.begin(), found.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<ExpiredJobDir> expired;
+  expired.reserve(found.size());
   for (auto& [order, dir] : found) expired.push_back(std::move(dir));
   return expired;
 }

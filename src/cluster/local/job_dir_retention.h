@@ -2,15 +2,16 @@
 // tony.history.retention-sec for the job directories under $TONY_HOME/jobs/: a directory whose
 // job has ended and that nothing has changed for longer than the retention is removed, by
 // `tony gc` and by each local `tony submit`. A job has ended when its final-status.json exists,
-// or when its am.pid names no process, or a process that is not that job's AM (FindAm). A directory with neither file (the
-// copy a YARN job's client keeps) has ended as far as this machine can tell. A directory whose AM
-// may still run is never touched.
+// or when its am.pid names no process, or a process that is not that job's AM (FindAm). A directory
+// with neither file (the copy a YARN job's client keeps) has ended as far as this machine can tell.
+// A directory whose AM may still run is never touched.
 //
 // Threads: any thread; no state beyond the options.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
-#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,7 @@ std::optional<int64_t> NewestChangeMs(const std::string& job_dir);
 class JobDirRetention {
  public:
   // `retention_sec` <= 0 keeps every directory forever.
-  JobDirRetention(std::string tony_home, int64_t retention_sec, const Clock* clock);
+  JobDirRetention(const std::string& tony_home, int64_t retention_sec, const Clock* clock);
 
   bool KeepsForever() const { return retention_sec_ <= 0; }
   const std::string& jobs_dir() const { return jobs_dir_; }

@@ -15,6 +15,7 @@
 #include "cluster/local/local_container_allocator.h"
 #include "common/files.h"
 #include "common/process.h"
+#include "common/strings.h"
 
 namespace tony::cluster {
 namespace {
@@ -44,9 +45,10 @@ class JobDirRetentionTest : public ::testing::Test {
   // A job directory with `files` (name -> content), everything in it last changed `age_ms` ago.
   std::string MakeJobDir(const std::string& app_id, const std::map<std::string, std::string>& files,
                          int64_t age_ms) {
-    const std::string dir = home_ + "/jobs/" + app_id;
+    std::string dir = home_;
+    dir.append("/jobs/").append(app_id);
     fs::create_directories(dir + "/logs");
-    for (const auto& [name, content] : files) std::ofstream(dir + "/" + name) << content;
+    for (const auto& [name, content] : files) std::ofstream(StrCat(dir, "/", name)) << content;
     SetAge(dir, age_ms);
     return dir;
   }
@@ -95,11 +97,11 @@ TEST_F(JobDirRetentionTest, OnlyEndedDirectoriesOlderThanTheRetentionExpire) {
   MakeJobDir("not_a_job", {}, 40 * kDayMs);
   MakeJobDir("application_2_0001", {{"final-status.json", "{}"}}, 31 * kDayMs);
 
-  EXPECT_EQ(ExpiredIds(30 * 86400),
+  EXPECT_EQ(ExpiredIds(int64_t{30} * 86400),
             (std::vector<std::string>{"application_1_0001", "application_1_0003",
                                       "application_1_0005", "application_2_0001"}));
   EXPECT_EQ(
-      ExpiredIds(1 * 86400),
+      ExpiredIds(int64_t{1} * 86400),
       (std::vector<std::string>{"application_1_0001", "application_1_0002", "application_1_0003",
                                 "application_1_0005", "application_2_0001"}));
   EXPECT_TRUE(ExpiredIds(0).empty());
@@ -146,7 +148,8 @@ TEST_F(JobDirRetentionTest, OnlyTheJobsOwnAmIsEverSignalled) {
   ASSERT_TRUE(WriteFile(dir + "/am.pid", AmPidRecord(stranger)).ok());
   EXPECT_EQ(FindAm(dir).state, AmProcess::State::kGone);
   EXPECT_FALSE(SignalAm(dir, stranger, SIGTERM));
-  EXPECT_FALSE(PollExit(stranger).value_or(std::nullopt).has_value()) << "the stranger was signalled";
+  EXPECT_FALSE(PollExit(stranger).value_or(std::nullopt).has_value())
+      << "the stranger was signalled";
 
   const pid_t am = LiveProcess({{"TONY_JOB_DIR", dir}});
   ASSERT_TRUE(WriteFile(dir + "/am.pid", AmPidRecord(am)).ok());
@@ -167,7 +170,7 @@ TEST_F(JobDirRetentionTest, AgeIsTheNewestChangeOfTheDirectoryAndItsEntries) {
   const timespec times[2] = {{at / 1000, 0}, {at / 1000, 0}};
   ASSERT_EQ(utimensat(AT_FDCWD, (dir + "/am.log").c_str(), times, 0), 0);
   EXPECT_EQ(NewestChangeMs(dir), at / 1000 * 1000);
-  EXPECT_TRUE(ExpiredIds(30 * 86400).empty());
+  EXPECT_TRUE(ExpiredIds(int64_t{30} * 86400).empty());
 }
 
 TEST_F(JobDirRetentionTest, RemoveDeletesTheWholeDirectory) {
@@ -185,7 +188,7 @@ TEST_F(JobDirRetentionTest, RemoveDeletesTheWholeDirectory) {
 class LocalAllocatorCleanupTest : public JobDirRetentionTest {
  protected:
   std::string StagedJobDir() {
-    const std::string dir = MakeJobDir(
+    std::string dir = MakeJobDir(
         "application_1_0001",
         {{"src.zip", "zip"}, {"venv.zip", "zip"}, {"tony-final.xml", ""}, {"am.log", "log"}}, 0);
     for (const char* sub : {"containers/container_1_0001_01_000002/venv", "secrets", "resources",
