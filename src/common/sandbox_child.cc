@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 
@@ -167,6 +168,21 @@ SandboxPlan PrepareSandbox(const Sandbox& sandbox) {
   plan.working_dir = sandbox.working_dir;
   plan.status_fd = sandbox.status_fd;
   plan.uid_map = absl::StrCat(geteuid(), " ", geteuid(), " 1\n");
+  // Init is a copy of the parent: without a title of its own, ps and anything that looks for
+  // the parent by its command line would take it for a second parent.
+  if (program_invocation_name != nullptr) {
+    const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    char buffer[4096];
+    size_t size = 0;
+    for (ssize_t n; fd >= 0 && (n = read(fd, buffer, sizeof(buffer))) > 0;) size += static_cast<size_t>(n);
+    if (fd >= 0) close(fd);
+    const std::string_view program = program_invocation_name;
+    const size_t slash = program.rfind('/');
+    plan.init_title = std::string(program.substr(slash == std::string_view::npos ? 0 : slash + 1));
+    plan.init_title.append(std::string_view("\0sandbox-init", 13));
+    plan.arg_area = program_invocation_name;
+    plan.arg_size = size;
+  }
   plan.gid_map = absl::StrCat(getegid(), " ", getegid(), " 1\n");
   return plan;
 }
@@ -222,6 +238,13 @@ bool EnterSandbox(const SandboxPlan& plan, int close_after_fork, SandboxFailure*
   if (command < 0) return Fail(failure, SandboxStep::kFork, -1);
   if (command > 0) {
     close(close_after_fork);
+    if (plan.arg_area != nullptr && plan.arg_size > 0) {
+      const size_t title = plan.init_title.size() < plan.arg_size - 1 ? plan.init_title.size()
+                                                                     : plan.arg_size - 1;
+      std::memset(plan.arg_area, 0, plan.arg_size);
+      std::memcpy(plan.arg_area, plan.init_title.data(), title);
+      prctl(PR_SET_NAME, "tony-sandbox");
+    }
     RunInit(command, plan.status_fd);
   }
   // The command's process. In namespaces of its own, every mount above is locked: no unmount

@@ -29,6 +29,11 @@ struct SandboxPlan {
   std::string working_dir;
   int status_fd = -1;
   std::string uid_map;  // "<uid> <uid> 1\n": the user keeps its own id in each namespace
+  // Init's command line as /proc and ps show it ("tony\0sandbox-init" for a tony process),
+  // written over the parent's arguments (arg_area, arg_size bytes); nothing if arg_area is null.
+  std::string init_title;
+  char* arg_area = nullptr;
+  size_t arg_size = 0;
   std::string gid_map;
 };
 
