@@ -276,7 +276,14 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
 }
 
 void ApplicationMaster::OnTick() {
+  const int64_t stalls_before = job_.last_stall_ms();
   Execute(job_.OnTick());
+  if (job_.last_stall_ms() != stalls_before && job_.last_stall_ms() > 0) {
+    spdlog::warn(
+        "the AM did not run for {} ms (stopped, starved or its clock jumped); the tasks' "
+        "heartbeat deadlines start again",
+        job_.last_stall_ms());
+  }
   const int64_t now = clock_->NowMs();
   if (job_.decided() && !finishing_) {
     const int64_t give_up = job_.spec().stop_grace_ms + 5000;

@@ -2,11 +2,13 @@
 
 #include <string>
 
-#include "am/http_test_client.h"
+#include "common/http_test_client.h"
 #include "gtest/gtest.h"
 
 namespace tony::am {
 namespace {
+
+using namespace ::tony::http_test;  // NOLINT(google-build-using-namespace)
 
 class GlooRendezvousTest : public ::testing::Test {
  protected:

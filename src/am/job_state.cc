@@ -389,6 +389,19 @@ Actions JobStateMachine::OnTick() {
   Actions actions;
   if (decided()) return actions;
   const int64_t now = clock_->NowMs();
+  // Ticks come every fraction of a heartbeat interval. A gap of several intervals means the AM
+  // itself did not run (stopped, starved, or its clock jumped): the heartbeats that arrived
+  // meanwhile still wait in its queue, so no task is blamed for the AM's stall; their deadlines
+  // start again now.
+  const int64_t stall_ms = last_tick_ms_ > 0 ? now - last_tick_ms_ : 0;
+  last_tick_ms_ = now;
+  if (stall_ms > std::max<int64_t>(kMinStallMs, 2 * spec_.heartbeat_interval_ms)) {
+    last_stall_ms_ = stall_ms;
+    for (TaskRecord& task : tasks_) {
+      if (task.state == TaskState::kRunning)
+        task.last_heartbeat_ms = std::max(task.last_heartbeat_ms, now);
+    }
+  }
   const int64_t elapsed = now - start_ms_;
   if (spec_.application_timeout_ms > 0 && elapsed >= spec_.application_timeout_ms) {
     Decide(JobState::kFailed,

@@ -161,8 +161,13 @@ class JobStateMachine {
   // The backend's (authoritative) report of a container's end.
   Actions OnContainerCompleted(const std::string& container_id, int exit_code,
                                const std::string& diagnostics, bool launch_failed);
-  // Timeouts and heartbeats; call it periodically.
+  // Timeouts and heartbeats; call it periodically (every fraction of a heartbeat interval). A gap
+  // between two calls longer than kMinStallMs and two heartbeat intervals is the AM's own stall:
+  // the running tasks' heartbeat deadlines start again (see last_stall_ms).
   Actions OnTick();
+  // How long the AM did not run at the last stall OnTick found (0: none), for its log.
+  int64_t last_stall_ms() const { return last_stall_ms_; }
+  static constexpr int64_t kMinStallMs = 3000;
   // Ends the job as KILLED, stopping every task.
   Actions Kill(const std::string& reason);
   // Ends the job as FAILED (a problem found by the AM itself), stopping every task.
@@ -222,6 +227,8 @@ class JobStateMachine {
   JobState state_ = JobState::kRunning;
   std::string diagnostics_;
   int64_t start_ms_ = 0;
+  int64_t last_tick_ms_ = 0;   // when OnTick last ran; 0 before the first
+  int64_t last_stall_ms_ = 0;  // how long the AM did not run, at the last stall OnTick found
   int64_t start_wall_ms_ = 0;
   int64_t end_wall_ms_ = 0;
   int64_t version_ = 1;

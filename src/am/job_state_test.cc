@@ -182,6 +182,30 @@ TEST_F(JobStateTest, LostHeartbeatsFailTheTask) {
   EXPECT_EQ(job_->state(), JobState::kFailed) << "worker:0 is the chief and was lost too";
 }
 
+TEST_F(JobStateTest, TheAmsOwnStallIsNotBlamedOnItsTasks) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.task.heartbeat-interval-ms", "1000"},
+        {"tony.task.max-missed-heartbeats", "5"}});
+  StartAll();
+  job_->OnTick();
+  // The AM is stopped for 45 s: no tick runs, the heartbeats wait in its queue.
+  clock_.Advance(45000);
+  job_->OnTick();
+  EXPECT_EQ(job_->last_stall_ms(), 45000);
+  EXPECT_EQ(State({"worker", 0}), TaskState::kRunning);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kRunning);
+  // Running again: worker:0 heartbeats, worker:1 never does, and is lost 5 intervals later.
+  for (int second = 1; second <= 6; ++second) {
+    clock_.Advance(1000);
+    EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 1 << 20));
+    job_->OnTick();
+  }
+  EXPECT_EQ(State({"worker", 0}), TaskState::kRunning);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kFailed);
+  EXPECT_EQ(job_->Find({"worker", 1})->diagnostics,
+            "no heartbeat for 6000 ms (5 x 1000 ms allowed)");
+}
+
 TEST_F(JobStateTest, ApplicationTimeout) {
   Init({{"tony.worker.instances", "1"}, {"tony.application.timeout", "2000"}});
   StartAll();

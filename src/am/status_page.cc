@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/http_unescape.h"
 #include "common/net.h"
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
@@ -252,14 +253,14 @@ absl::StatusOr<int> StatusPage::Start(const StatusPageOptions& options) {
     *request = self;
     return static_cast<StatusPage*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
   };
-  daemon_ =
-      MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0),
-                       static_cast<uint16_t>(options.port), may_connect, this, answer, this,
-                       MHD_OPTION_SOCK_ADDR, found->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
-                       options.max_connections > 0 ? options.max_connections : ConnectionLimit(),
-                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes,
-                       MHD_OPTION_CONNECTION_TIMEOUT, kPageConnectionTimeoutSeconds,
-                       MHD_OPTION_NOTIFY_CONNECTION, on_connection, this, MHD_OPTION_END);
+  daemon_ = MHD_start_daemon(
+      MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0), static_cast<uint16_t>(options.port),
+      may_connect, this, answer, this, MHD_OPTION_SOCK_ADDR, found->ai_addr,
+      MHD_OPTION_CONNECTION_LIMIT,
+      options.max_connections > 0 ? options.max_connections : ConnectionLimit(),
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes, MHD_OPTION_CONNECTION_TIMEOUT,
+      kPageConnectionTimeoutSeconds, MHD_OPTION_NOTIFY_CONNECTION, on_connection, this,
+      MHD_OPTION_UNESCAPE_CALLBACK, &UnescapeRefusingNul, nullptr, MHD_OPTION_END);
   if (daemon_ == nullptr) return absl::InternalError("cannot start the status page's HTTP server");
   const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
   if (info == nullptr || info->port == 0) {

@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "am/http_test_client.h"
+#include "common/http_test_client.h"
 #include "common/strings.h"
 #include "gtest/gtest.h"
 
 namespace tony::am {
 namespace {
+
+using namespace ::tony::http_test;  // NOLINT(google-build-using-namespace)
 
 rpc::JobStatus SampleStatus() {
   rpc::JobStatus status;
@@ -151,6 +153,12 @@ TEST(StatusPageTest, ServesTheLatestSnapshotAsHtmlAndJson) {
 
   EXPECT_NE(Request(*port, "GET", "/secret").find(" 404 "), std::string::npos);
   EXPECT_NE(Request(*port, "POST", "/").find(" 405 "), std::string::npos);
+  // A NUL does not cut a path short into one that names a page.
+  for (const char* path : {"/status.json%00", "/status.json%00.png", "/%00"}) {
+    const std::string answer = Request(*port, "GET", path);
+    EXPECT_EQ(answer.find("JOB_FAILED"), std::string::npos) << path << answer;
+    EXPECT_NE(answer.find(" 404 "), std::string::npos) << path << answer;
+  }
   page.Stop();
   EXPECT_EQ(Request(*port, "GET", "/"), "");  // nothing listens any more
 }

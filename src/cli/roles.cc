@@ -106,9 +106,11 @@ absl::StatusOr<history::HistoryStore> LocalHistoryStore(const std::string& locat
         StrCat("tony.history.location '", location,
                "' is not a local directory (the local backend keeps history on this disk)"));
   }
-  return history::HistoryStore{history::LocalHistoryFs(),
-                               history::DirsAt(root.empty() ? StrCat(TonyHome(), "/history") : root,
-                                               intermediate, finished)};
+  history::HistoryDirs dirs =
+      history::DirsAt(root.empty() ? StrCat(TonyHome(), "/history") : root, intermediate, finished);
+  // Every read stays beneath the store's directories, through no link (history_fs.h).
+  return history::HistoryStore{history::LocalHistoryFs({dirs.intermediate, dirs.finished}),
+                               std::move(dirs)};
 }
 
 // The configuration a job was staged with, as the AM and executors read it.

@@ -33,10 +33,14 @@ absl::Status StageJob(const config::Configuration& conf, const config::JobSpec& 
                       const std::string& working_dir, const std::string& job_dir,
                       const rpc::JobCredentials& credentials) {
   std::error_code ec;
-  for (const fs::path& dir : {fs::path(job_dir), fs::path(job_dir) / "logs"}) {
-    fs::create_directories(dir, ec);
-    if (!ec) fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
-    if (ec) return absl::InternalError(StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  // $TONY_HOME/jobs/<app>: every level private (a TONY_HOME that is a link is followed).
+  const fs::path jobs = fs::path(job_dir).parent_path();
+  if (absl::Status home = EnsurePrivateDir(jobs.parent_path().string(), /*follow_link=*/true);
+      !home.ok()) {
+    return home;
+  }
+  for (const fs::path& dir : {jobs, fs::path(job_dir), fs::path(job_dir) / "logs"}) {
+    if (absl::Status made = EnsurePrivateDir(dir.string()); !made.ok()) return made;
   }
   if (absl::Status s = rpc::WriteJobCredentials(job_dir, credentials); !s.ok()) return s;
   if (absl::Status s = WriteFile(StrCat(job_dir, "/", cluster::kFinalConfFile), conf.ToXml(), 0600);

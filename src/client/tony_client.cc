@@ -15,6 +15,7 @@
 #include "client/preflight.h"
 #include "common/clock.h"
 #include "common/strings.h"
+#include "rpc/job_credentials.h"
 #include "rpc/launch_contract.h"
 
 namespace tony::client {
@@ -67,13 +68,17 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
       credentials.ok() ? cluster_->NewApplicationId() : credentials.status();
   if (!app_id.ok()) {
     err_ << "tony: error: " << app_id.status().message() << "\n";
-    return kExitJobFailed;
+    // A TONY_HOME others may write, or a planted link: the user's to fix, and nothing started.
+    return app_id.status().code() == absl::StatusCode::kFailedPrecondition ? kExitBadInput
+                                                                           : kExitJobFailed;
   }
   const std::string job_dir = cluster_->JobDir(*app_id);
   if (absl::Status staged =
           StageJob(resolved.conf, spec, context.working_dir, job_dir, *credentials);
       !staged.ok()) {
     err_ << "tony: error: staging " << *app_id << ": " << staged.message() << "\n";
+    // A directory that is not the user's alone is left as it is, for the user to look at.
+    if (staged.code() == absl::StatusCode::kFailedPrecondition) return kExitBadInput;
     // Nothing runs from it; a half-staged directory would only hold space (a full disk is the
     // usual cause).
     std::error_code ec;
@@ -151,6 +156,12 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
     (void)cluster_->Kill(*app_id, /*force=*/true);
   }
   (void)cluster_->Kill(*app_id, /*force=*/true);  // leftovers only: the AM is gone by now
+  // The job is over and its AM gone: its key material serves no one any more, and the job
+  // directory, which stays for its logs and final status, keeps no credential.
+  for (const char* name : {rpc::kSecretFile, rpc::kAmKeyFile}) {
+    std::error_code ec;
+    std::filesystem::remove(StrCat(job_dir, "/", name), ec);
+  }
 
   out_ << "\n" << Summary(final_status) << std::flush;
   if (!spec.history_url.empty()) {

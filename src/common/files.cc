@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/scoped_fd.h"
@@ -77,6 +78,47 @@ absl::Status WriteFile(const std::string& path, std::string_view content, mode_t
   }
   if (fd.Close() < 0) return fail("close");
   if (rename(temp_path.c_str(), path.c_str()) < 0) return fail("rename");
+  return absl::OkStatus();
+}
+
+absl::Status EnsurePrivateDir(const std::string& path, bool follow_link) {
+  if (path.empty()) return absl::InvalidArgumentError("an empty directory name");
+  struct stat info {};
+  if ((follow_link ? stat(path.c_str(), &info) : lstat(path.c_str(), &info)) != 0) {
+    if (errno != ENOENT) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("cannot use '", path, "'"));
+    }
+    const size_t slash = path.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) {
+      const std::string parent = path.substr(0, slash);
+      struct stat parent_info {};
+      if (stat(parent.c_str(), &parent_info) != 0) {
+        if (absl::Status made = EnsurePrivateDir(parent, true); !made.ok()) return made;
+      }
+    }
+    if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("cannot create '", path, "'"));
+    }
+    if (lstat(path.c_str(), &info) != 0) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("cannot create '", path, "'"));
+    }
+  }
+  if (S_ISLNK(info.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", path, "' is a symbolic link, not a directory of tony's"));
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a directory"));
+  }
+  if (info.st_uid != geteuid()) {
+    return absl::FailedPreconditionError(absl::StrCat("'", path, "' belongs to uid ", info.st_uid,
+                                                      ", not to this user (uid ", geteuid(), ")"));
+  }
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is writable by others (mode ",
+                                                      absl::StrFormat("%04o", info.st_mode & 07777),
+                                                      "): chmod go-w '", path, "'"));
+  }
   return absl::OkStatus();
 }
 

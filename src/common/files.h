@@ -27,6 +27,14 @@ namespace tony {
 [[nodiscard]] absl::Status WriteFile(const std::string& path, std::string_view content,
                                      mode_t mode = 0644);
 
+// A directory of the user's own, created 0700 whatever the umask (with its missing parents, which
+// get 0700 too). One that exists must be a directory (a symbolic link to one is followed only if
+// `follow_link`), owned by this user, and writable by nobody else: otherwise another user could
+// replace what tony keeps there. Errors name the path and what is wrong, with code
+// FailedPrecondition for a directory the user must fix ("... is writable by others (mode 0777):
+// chmod go-w ...").
+[[nodiscard]] absl::Status EnsurePrivateDir(const std::string& path, bool follow_link = false);
+
 // The last max_lines lines of a file, without their '\n', for diagnostics ("the last lines of the
 // task's stderr"). Reads at most the last 64 KiB, so a first line cut by that limit is dropped,
 // unless it is the only one (then its end is returned). A last line without '\n' counts.

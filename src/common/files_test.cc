@@ -138,3 +138,58 @@ TEST_F(FilesTest, ReadTailLinesOfALargeFileReadsOnlyItsEnd) {
 
 }  // namespace
 }  // namespace tony
+
+namespace tony {
+namespace {
+
+class PrivateDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = "/tmp/tony_private_dir_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    const std::string command = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(system(command.c_str()), 0);
+  }
+  mode_t Mode(const std::string& path) const {
+    struct stat info {};
+    EXPECT_EQ(lstat(path.c_str(), &info), 0) << path;
+    return info.st_mode & 07777;
+  }
+  std::string dir_;
+};
+
+TEST_F(PrivateDirTest, CreatesEveryLevelPrivateWhateverTheUmask) {
+  const mode_t old = umask(0);
+  const absl::Status made = EnsurePrivateDir(dir_ + "/home/jobs");
+  umask(old);
+  ASSERT_TRUE(made.ok()) << made;
+  EXPECT_EQ(Mode(dir_ + "/home"), 0700u);
+  EXPECT_EQ(Mode(dir_ + "/home/jobs"), 0700u);
+  EXPECT_TRUE(EnsurePrivateDir(dir_ + "/home/jobs").ok()) << "an existing private one is fine";
+}
+
+TEST_F(PrivateDirTest, RefusesWhatOthersMayWriteALinkOrAFile) {
+  ASSERT_EQ(mkdir((dir_ + "/open").c_str(), 0700), 0);
+  ASSERT_EQ(chmod((dir_ + "/open").c_str(), 0777), 0);
+  absl::Status open = EnsurePrivateDir(dir_ + "/open");
+  EXPECT_EQ(open.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(open.message(), "'" + dir_ + "/open' is writable by others (mode 0777): chmod go-w '" +
+                                dir_ + "/open'");
+  ASSERT_EQ(chmod((dir_ + "/open").c_str(), 0755), 0);
+  EXPECT_TRUE(EnsurePrivateDir(dir_ + "/open").ok()) << "readable by others is the user's choice";
+
+  ASSERT_EQ(symlink((dir_ + "/open").c_str(), (dir_ + "/link").c_str()), 0);
+  absl::Status link = EnsurePrivateDir(dir_ + "/link");
+  EXPECT_EQ(link.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(link.message().find("symbolic link"), std::string::npos) << link;
+  EXPECT_TRUE(EnsurePrivateDir(dir_ + "/link", /*follow_link=*/true).ok());
+
+  ASSERT_TRUE(WriteFile(dir_ + "/file", "x").ok());
+  EXPECT_EQ(EnsurePrivateDir(dir_ + "/file").code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace tony

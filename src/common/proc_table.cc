@@ -16,9 +16,11 @@
 #include <unordered_set>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace tony {
 namespace {
@@ -224,6 +226,29 @@ TreeUsage MeasureTree(pid_t root) {
     usage.cpu_ticks += info.cpu_ticks;
   }
   return usage;
+}
+
+int64_t TreeProportionalBytes(pid_t root) {
+  const std::vector<ProcessInfo> table = ListProcesses();
+  std::unordered_map<pid_t, int64_t> rss;
+  for (const ProcessInfo& info : table) rss[info.pid] = info.rss_bytes;
+  int64_t total = 0;
+  for (pid_t pid : ProcessTree(root, table)) {
+    std::optional<std::string> rollup = ReadProcFile(absl::StrCat("/proc/", pid, "/smaps_rollup"));
+    int64_t pss_kb = -1;
+    if (rollup.has_value()) {
+      for (absl::string_view line : absl::StrSplit(*rollup, '\n')) {
+        if (!absl::ConsumePrefix(&line, "Pss:")) continue;
+        line = absl::StripAsciiWhitespace(line);
+        absl::ConsumeSuffix(&line, "kB");
+        int64_t value = 0;
+        if (absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &value)) pss_kb = value;
+        break;
+      }
+    }
+    total += pss_kb >= 0 ? pss_kb * 1024 : rss[pid];
+  }
+  return total;
 }
 
 std::optional<ProcessInfo> ReadProcessInfo(pid_t pid) {

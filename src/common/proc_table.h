@@ -50,6 +50,13 @@ TreeUsage MeasureTree(pid_t root);
 // MeasureTree for many roots at once, from one snapshot of all of /proc: what a backend that
 // watches many containers uses, so that a check costs one pass over the process table.
 std::unordered_map<pid_t, TreeUsage> MeasureTrees(const std::vector<pid_t>& roots);
+// The proportional set size of ProcessTree(root), from each process's /proc/<pid>/smaps_rollup:
+// a page shared by n of them counts 1/n in each, so pages a fork shares with its parent (the
+// sandbox's init and the executor it was copied from) count once, as they cost. Slower than
+// MeasureTree (the kernel walks each process's page tables); processes it cannot read count
+// their RSS.
+int64_t TreeProportionalBytes(pid_t root);
+
 // One process's own entry, read fresh; nullopt if it cannot be read (it exited).
 std::optional<ProcessInfo> ReadProcessInfo(pid_t pid);
 int64_t TreeRssBytes(pid_t root);

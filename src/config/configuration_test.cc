@@ -178,6 +178,19 @@ TEST(KeyCatalogTest, BuiltInDefaultsCoverTonyKeys) {
   EXPECT_EQ(catalog.Defaults().Get("tony.application.distributed-mode"), "GANG");
 }
 
+TEST(KeyCatalogTest, ManyUnknownKeysAreSummarised) {
+  const KeyCatalog& catalog = KeyCatalog::BuiltIn();
+  Configuration conf = catalog.Defaults();
+  for (int i = 0; i < 5000; ++i) {
+    conf.Set("tony.unknown" + std::to_string(i) + ".thing", "x", ValueSource::ConfFlag());
+  }
+  const std::vector<std::string> warnings = catalog.Lint(conf);
+  ASSERT_EQ(warnings.size(), 21u);
+  EXPECT_EQ(warnings.back(),
+            "4980 more unknown tony.* keys are ignored (tony config --explain lists every key and "
+            "its source)");
+}
+
 TEST(KeyCatalogTest, LintWarnsAboutMisspellingsUnsupportedAndUnknownKeys) {
   const KeyCatalog& catalog = KeyCatalog::BuiltIn();
   Configuration conf = catalog.Defaults();

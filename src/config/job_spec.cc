@@ -35,7 +35,23 @@ absl::StatusOr<std::vector<std::string>> DiscoverJobTypes(const Reader& reader,
   std::vector<std::string> types;
   for (const auto& [key, entry] : conf.entries()) {
     std::optional<std::string_view> type = JobTypeOfInstancesKey(key);
-    if (!type || ReservedNames().count(*type)) continue;
+    if (!type) {
+      // tony.<name>.instances with a name no job type may have ("a/b", "x y", "-x", "a;b", a
+      // line break): a job type the user meant, which would otherwise silently not run.
+      constexpr std::string_view kPrefix = "tony.", kSuffix = ".instances";
+      if (key.size() > kPrefix.size() + kSuffix.size() && key.starts_with(kPrefix) &&
+          key.ends_with(kSuffix)) {
+        const std::string_view name(key.data() + kPrefix.size(),
+                                    key.size() - kPrefix.size() - kSuffix.size());
+        if (name.find('.') == std::string_view::npos) {
+          return reader.Error(key,
+                              "the job type in this key is not a valid name (lowercase "
+                              "letters, digits, '_' and '-', starting with a letter)");
+        }
+      }
+      continue;
+    }
+    if (ReservedNames().count(*type)) continue;
     if (type->size() > kMaxJobTypeNameLength) {
       return reader.Error(
           key, StrCat("the job type name is ", type->size(), " characters long; at most ",

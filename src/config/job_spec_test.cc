@@ -368,6 +368,25 @@ TEST_F(JobSpecTest, JobTypeNamesUpToTheLimitAreAccepted) {
   EXPECT_NE(Error().find("the job type name is 129 characters long"), std::string::npos);
 }
 
+TEST_F(JobSpecTest, JobTypeNamesNoJobTypeMayHaveAreRefusedNotIgnored) {
+  auto reset = [this] {
+    conf_ = KeyCatalog::BuiltIn().Defaults();
+    Set("tony.containers.command", "python3 train.py");
+  };
+  for (const char* name : {"a/b", "my worker", "a;b", "-worker", "work\ner", "Worker", "9lives"}) {
+    reset();
+    Set("tony.worker.instances", "1");
+    Set(std::string("tony.") + name + ".instances", "2");
+    EXPECT_NE(Error().find("the job type in this key is not a valid name"), std::string::npos)
+        << name;
+  }
+  // Keys with more dots are other keys (unknown ones warn), not job types.
+  reset();
+  Set("tony.worker.instances", "1");
+  Set("tony.docker.worker.instances", "2");
+  EXPECT_TRUE(Build().ok());
+}
+
 TEST_F(JobSpecTest, LongGroupAndDependencyNamesDoNotCrash) {
   const std::string name(60000, 'g');
   Set("tony.worker.instances", "1");

@@ -145,7 +145,9 @@ std::optional<std::string> KeyCatalog::Suggest(std::string_view key) const {
 
 // Keys are quoted through ForMessage: a warning is one line of reasonable length.
 std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
+  constexpr size_t kMaxUnknownKeyWarnings = 20;
   std::vector<std::string> warnings;
+  size_t unknown = 0;
   for (const auto& [key, entry] : conf.entries()) {
     if (!IsUserSet(entry)) continue;
     const std::string where = entry.source.ToString();
@@ -167,12 +169,19 @@ std::vector<std::string> KeyCatalog::Lint(const Configuration& conf) const {
       continue;
     }
     if (!key.starts_with("tony.")) continue;  // Hadoop and user keys pass through
+    // A file of many unknown keys gets a few lines, not one per key (nor a suggestion for each).
+    if (++unknown > kMaxUnknownKeyWarnings) continue;
     if (std::optional<std::string> suggestion = Suggest(key)) {
       warnings.push_back(StrCat("unknown key ", ForMessage(key), " (", where, "); did you mean ",
                                 ForMessage(*suggestion), "?"));
     } else {
       warnings.push_back(StrCat("unknown key ", ForMessage(key), " (", where, ") is ignored"));
     }
+  }
+  if (unknown > kMaxUnknownKeyWarnings) {
+    warnings.push_back(StrCat(unknown - kMaxUnknownKeyWarnings,
+                              " more unknown tony.* keys are "
+                              "ignored (tony config --explain lists every key and its source)"));
   }
   return warnings;
 }

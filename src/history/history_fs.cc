@@ -1,7 +1,10 @@
 #include "history/history_fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +32,12 @@ int64_t ModifiedMs(const struct stat& info) {
 
 class LocalFs final : public HistoryFs {
  public:
+  explicit LocalFs(std::vector<std::string> roots) : roots_(std::move(roots)) {
+    for (std::string& root : roots_) {
+      while (root.size() > 1 && root.back() == '/') root.pop_back();
+    }
+  }
+
   absl::Status MakeDirs(const std::string& path) override {
     std::error_code ec;
     fs::path built;
@@ -71,16 +80,24 @@ class LocalFs final : public HistoryFs {
   }
 
   absl::StatusOr<std::vector<HistoryEntry>> List(const std::string& dir) override {
-    std::error_code ec;
-    fs::directory_iterator it(dir, ec);
-    if (ec) return ErrnoStatus(ec.value(), "cannot list", dir);
-    std::vector<HistoryEntry> entries;
-    for (const fs::directory_entry& entry : it) {
-      struct stat info {};
-      if (lstat(entry.path().c_str(), &info) != 0) continue;  // gone meanwhile
-      entries.push_back({entry.path().filename().string(), S_ISDIR(info.st_mode),
-                         static_cast<int64_t>(info.st_size), ModifiedMs(info)});
+    absl::StatusOr<int> fd = Open(dir, O_RDONLY | O_DIRECTORY);
+    if (!fd.ok()) return fd.status();
+    DIR* stream = fdopendir(*fd);
+    if (stream == nullptr) {
+      const int error = errno;
+      close(*fd);
+      return ErrnoStatus(error, "cannot list", dir);
     }
+    std::vector<HistoryEntry> entries;
+    while (const dirent* entry = readdir(stream)) {
+      const std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat info {};
+      if (fstatat(dirfd(stream), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      entries.push_back(
+          {name, S_ISDIR(info.st_mode), static_cast<int64_t>(info.st_size), ModifiedMs(info)});
+    }
+    closedir(stream);
     std::sort(entries.begin(), entries.end(),
               [](const HistoryEntry& a, const HistoryEntry& b) { return a.name < b.name; });
     return entries;
@@ -88,8 +105,10 @@ class LocalFs final : public HistoryFs {
 
   absl::StatusOr<std::string> Read(const std::string& path, int64_t offset,
                                    int64_t length) override {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus(errno, "cannot read", path);
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    absl::StatusOr<int> opened = Open(path, O_RDONLY | O_NONBLOCK);
+    if (!opened.ok()) return opened.status();
+    const int fd = *opened;
     struct stat info {};
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
       close(fd);
@@ -117,8 +136,13 @@ class LocalFs final : public HistoryFs {
   }
 
   absl::StatusOr<HistoryEntry> Stat(const std::string& path) override {
+    absl::StatusOr<int> fd = Open(path, O_PATH);
+    if (!fd.ok()) return fd.status();
     struct stat info {};
-    if (stat(path.c_str(), &info) != 0) return ErrnoStatus(errno, "cannot read", path);
+    const int result = fstat(*fd, &info);
+    const int error = errno;
+    close(*fd);
+    if (result != 0) return ErrnoStatus(error, "cannot read", path);
     return HistoryEntry{fs::path(path).filename().string(), S_ISDIR(info.st_mode),
                         static_cast<int64_t>(info.st_size), ModifiedMs(info)};
   }
@@ -129,10 +153,55 @@ class LocalFs final : public HistoryFs {
     if (ec) return ErrnoStatus(ec.value(), "cannot remove", path);
     return absl::OkStatus();
   }
+
+ private:
+  // `path` opened with `flags` (O_CLOEXEC added). Under roots: beneath the root it names, with no
+  // symbolic link followed below that root; else with none followed in its last component.
+  absl::StatusOr<int> Open(const std::string& path, int flags) const {
+    if (roots_.empty()) {
+      const int fd = open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0) return ErrnoStatus(errno == ELOOP ? EACCES : errno, "cannot read", path);
+      return fd;
+    }
+    for (const std::string& root : roots_) {
+      std::string relative;
+      if (path == root) {
+        relative = ".";
+      } else if (path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/') {
+        relative = path.substr(root.size() + 1);
+      } else {
+        continue;
+      }
+      const int root_fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (root_fd < 0) return ErrnoStatus(errno, "cannot read", path);
+      open_how how{};
+      how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+      how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+      const int fd =
+          static_cast<int>(syscall(SYS_openat2, root_fd, relative.c_str(), &how, sizeof(how)));
+      const int error = errno;
+      close(root_fd);
+      if (fd >= 0) return fd;
+      if (error == ELOOP || error == EXDEV) {
+        return absl::PermissionDeniedError(
+            StrCat("'", path, "' leads through a symbolic link or out of the history store"));
+      }
+      if (error != ENOSYS) return ErrnoStatus(error, "cannot read", path);
+      // A kernel before openat2 (5.6): the last component at least is no link.
+      const int fallback = open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+      if (fallback < 0) return ErrnoStatus(errno, "cannot read", path);
+      return fallback;
+    }
+    return absl::PermissionDeniedError(StrCat("'", path, "' is outside the history store"));
+  }
+
+  std::vector<std::string> roots_;
 };
 
 }  // namespace
 
-std::shared_ptr<HistoryFs> LocalHistoryFs() { return std::make_shared<LocalFs>(); }
+std::shared_ptr<HistoryFs> LocalHistoryFs(std::vector<std::string> roots) {
+  return std::make_shared<LocalFs>(std::move(roots));
+}
 
 }  // namespace tony::history

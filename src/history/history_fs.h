@@ -52,7 +52,11 @@ class HistoryFs {
   virtual std::string Describe(const std::string& path) const { return path; }
 };
 
-// The local disk.
-std::shared_ptr<HistoryFs> LocalHistoryFs();
+// The local disk. With `roots` (the store's directories), every path is resolved beneath one of
+// them, and no symbolic link below a root is followed (a root itself may be one): a history
+// whose owner replaced a log or a job's directory with a link to a file elsewhere serves none
+// of it, whoever reads it. Reads take regular files only, opened without blocking, so a FIFO in
+// the store is an error at once. A path outside every root is refused.
+std::shared_ptr<HistoryFs> LocalHistoryFs(std::vector<std::string> roots = {});
 
 }  // namespace tony::history

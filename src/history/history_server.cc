@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "common/clock.h"
+#include "common/http_unescape.h"
 #include "common/strings.h"
 #include "history/history_pages.h"
 #include "history/history_reader.h"
@@ -19,6 +20,11 @@ namespace {
 constexpr char kHtml[] = "text/html; charset=utf-8";
 // A log page shows at most this much: its end.
 constexpr int64_t kLogPageBytes = int64_t{4} << 20;
+// Capacity against slow and idle clients (see Start).
+constexpr unsigned kServerThreads = 4;
+constexpr unsigned kMaxConnections = 900;
+constexpr unsigned kMaxConnectionsPerAddress = 600;
+constexpr unsigned kIdleSeconds = 10;
 
 bool IsAppId(const std::string& text) {
   static const std::regex pattern("application_[0-9]{1,20}_[0-9]{1,10}");
@@ -67,12 +73,18 @@ absl::StatusOr<int> HistoryServer::Start(HistoryServerOptions options) {
     *request = self;
     return static_cast<HistoryServer*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
   };
-  daemon_ = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                                 (found->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-                             static_cast<uint16_t>(options_.port), nullptr, nullptr, answer, this,
-                             MHD_OPTION_SOCK_ADDR, found->ai_addr, MHD_OPTION_CONNECTION_LIMIT, 64u,
-                             MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                             static_cast<size_t>(32 * 1024), MHD_OPTION_END);
+  // A few polling threads, each with many connections: a client that holds a connection
+  // (sending its request a byte at a time, or never) costs a slot and 32 KiB, never a thread, so
+  // hundreds of them leave the server answering everyone else. One address may hold a fraction of
+  // the slots; idle connections go after kIdleSeconds.
+  daemon_ = MHD_start_daemon(
+      MHD_USE_AUTO_INTERNAL_THREAD | (found->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+      static_cast<uint16_t>(options_.port), nullptr, nullptr, answer, this, MHD_OPTION_SOCK_ADDR,
+      found->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, kServerThreads, MHD_OPTION_CONNECTION_LIMIT,
+      kMaxConnections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, kMaxConnectionsPerAddress,
+      MHD_OPTION_CONNECTION_TIMEOUT, kIdleSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      static_cast<size_t>(32 * 1024), MHD_OPTION_UNESCAPE_CALLBACK, &UnescapeRefusingNul, nullptr,
+      MHD_OPTION_END);
   if (daemon_ == nullptr) {
     return absl::InvalidArgumentError(StrCat("cannot listen on ", options_.host, ":", options_.port,
                                              " (in use, or not this host's)"));

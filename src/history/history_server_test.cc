@@ -1,13 +1,16 @@
 #include "history/history_server.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/clock.h"
+#include "common/http_test_client.h"
 
 namespace tony::history {
 namespace {
@@ -19,7 +22,8 @@ class HistoryServerTest : public ::testing::Test {
   void SetUp() override {
     char pattern[] = "/tmp/tony_hserver_XXXXXX";
     root_ = mkdtemp(pattern);
-    store_ = {LocalHistoryFs(), DirsAt(root_, "", "")};
+    const HistoryDirs dirs = DirsAt(root_, "", "");
+    store_ = {LocalHistoryFs({dirs.intermediate, dirs.finished}), dirs};
   }
   void TearDown() override { fs::remove_all(root_); }
   // A job's history with the given files, in the finished (or intermediate) directory.
@@ -38,11 +42,14 @@ class HistoryServerTest : public ::testing::Test {
     options.store = store_;
     options.retention_sec = retention_sec;
     options.purge_interval_ms = 3600 * 1000;
-    EXPECT_TRUE(server_.Start(options).ok());
+    absl::StatusOr<int> port = server_.Start(options);
+    EXPECT_TRUE(port.ok()) << port.status();
+    port_ = port.value_or(0);
     return server_;
   }
 
   std::string root_;
+  int port_ = 0;
   HistoryStore store_;
   HistoryServer server_;
 };
@@ -76,6 +83,60 @@ TEST_F(HistoryServerTest, ServesTheListAJobItsLogsAndNothingElse) {
                           "/jobs/application_1_0001/logs/worker-0-9.stdout", "/etc/passwd"}) {
     EXPECT_EQ(server.Page(bad, "", "").first, 404) << bad;
   }
+}
+
+TEST_F(HistoryServerTest, ServesNoLinkAndNoFifoInTheStore) {
+  // What the store's owner could plant for whoever serves it: a log that is a link to a file of
+  // the server's user, a job directory that is a link to elsewhere, and a log that is a FIFO.
+  const std::string outside = root_ + "/outside";
+  fs::create_directories(outside + "/logs");
+  {
+    std::ofstream(outside + "/secret") << "OUTSIDE-SECRET";
+    std::ofstream(outside + "/job.json") << kJob;
+    std::ofstream(outside + "/logs/worker-0-0.stdout") << "OUTSIDE-SECRET";
+  }
+  const std::string linked_log =
+      AddJob("application_1_0001", {{"job.json", kJob}, {"logs/worker-0-0.stdout", "ok\n"}});
+  fs::remove(linked_log + "/logs/worker-0-0.stdout");
+  fs::create_symlink(outside + "/secret", linked_log + "/logs/worker-0-0.stdout");
+  fs::create_directories(store_.dirs.finished);
+  fs::create_symlink(outside, store_.dirs.finished + "/application_1_0002");
+  const std::string fifo_job =
+      AddJob("application_1_0003", {{"job.json", kJob}, {"logs/worker-0-0.stdout", "ok\n"}});
+  fs::remove(fifo_job + "/logs/worker-0-0.stdout");
+  ASSERT_EQ(mkfifo((fifo_job + "/logs/worker-0-0.stdout").c_str(), 0600), 0);
+
+  HistoryServer& server = Server();
+  for (const char* page :
+       {"/jobs/application_1_0001/logs/worker-0-0.stdout", "/jobs/application_1_0002",
+        "/jobs/application_1_0002/logs/worker-0-0.stdout", "/"}) {
+    EXPECT_EQ(server.Page(page, "", "").second.find("OUTSIDE-SECRET"), std::string::npos) << page;
+  }
+  // Each request for the FIFO ends at once, so more of them than the server has threads do not
+  // stop it.
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_NE(server.Page("/jobs/application_1_0003/logs/worker-0-0.stdout", "", "").first, 200);
+  }
+  EXPECT_EQ(server.Page("/jobs/application_1_0003", "", "").first, 200);
+}
+
+TEST_F(HistoryServerTest, TwoHundredSlowClientsDoNotStopIt) {
+  AddJob("application_1_0001", {{"job.json", kJob}});
+  Server();
+  // Each sends half a request and holds on, as slowloris does.
+  std::vector<int> held;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = http_test::Connect(port_);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    const std::string half = "GET / HTTP/1.1\r\nHost: x\r\n";
+    ASSERT_EQ(write(fd, half.data(), half.size()), static_cast<ssize_t>(half.size()));
+    held.push_back(fd);
+  }
+  const std::string answer = http_test::Request(port_, "GET", "/jobs/application_1_0001");
+  EXPECT_TRUE(http_test::IsStatus(answer, 200)) << answer.substr(0, 200);
+  EXPECT_TRUE(http_test::IsStatus(
+      http_test::Request(port_, "GET", "/jobs/application_1_0001%00/logs/x"), 404));
+  for (int fd : held) close(fd);
 }
 
 TEST_F(HistoryServerTest, PartialAndDamagedHistoriesShowAsSuchAndNeverFail) {

@@ -288,5 +288,45 @@ TEST_F(CliTest, HugeConfFlag) {
   EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 300);
 }
 
+TEST_F(CliTest, TonyHomeIsPrivateWhateverTheUmaskAndNeverWrittenThroughALink) {
+  auto mode = [](const std::string& path) {
+    struct stat info {};
+    return lstat(path.c_str(), &info) == 0 ? info.st_mode & 07777 : 0u;
+  };
+  const std::vector<std::string> submit = {"submit", "--executes", "true"};
+  const mode_t old = umask(0);
+  TonyResult r = runner_.Run(submit, 60000);
+  umask(old);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(mode(runner_.home() + "/jobs"), 0700u);
+  EXPECT_EQ(mode(runner_.home() + "/jobs/" + r.app_id), 0700u);
+
+  // A jobs/ that others may write is refused: they could plant links in it.
+  const std::string jobs = runner_.home() + "/jobs";
+  ASSERT_EQ(chmod(jobs.c_str(), 0777), 0);
+  TonyResult open = runner_.Run(submit, 60000);
+  EXPECT_EQ(open.exit_code, 2) << open.out << open.err;
+  EXPECT_NE(open.err.find("tony: error: '" + jobs + "' is writable by others (mode 0777)"),
+            std::string::npos)
+      << open.err;
+  EXPECT_TRUE(open.app_id.empty()) << open.out;
+  ASSERT_EQ(chmod(jobs.c_str(), 0700), 0);
+
+  // The application sequence replaced by a link to a file of the user's: refused, and the file
+  // keeps its content.
+  const std::string victim = runner_.home() + "/victim";
+  { std::ofstream(victim) << "VICTIM"; }
+  const std::string sequence = runner_.home() + "/application-sequence";
+  ASSERT_EQ(unlink(sequence.c_str()), 0);
+  ASSERT_EQ(symlink(victim.c_str(), sequence.c_str()), 0);
+  TonyResult linked = runner_.Run(submit, 60000);
+  EXPECT_EQ(linked.exit_code, 2) << linked.out << linked.err;
+  EXPECT_NE(linked.err.find("tony: error: '" + sequence + "' is a symbolic link"),
+            std::string::npos)
+      << linked.err;
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "VICTIM");
+}
+
 }  // namespace
 }  // namespace tony::testing

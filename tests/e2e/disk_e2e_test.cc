@@ -71,7 +71,9 @@ class DiskE2eTest : public ::testing::Test {
   // Mounts a tmpfs of `size` over the runner's TONY_HOME; false (and the test skips) if this
   // process may not mount.
   bool MountSmallHome(const std::string& size) {
-    if (mount("tmpfs", runner_.home().c_str(), "tmpfs", 0, ("size=" + size).c_str()) != 0) {
+    // Private, as tony requires of TONY_HOME (a tmpfs is 1777 unless told).
+    if (mount("tmpfs", runner_.home().c_str(), "tmpfs", 0,
+              ("size=" + size + ",mode=0700").c_str()) != 0) {
       skip_reason_ =
           std::string("cannot mount a tmpfs as TONY_HOME (needs root): ") + std::strerror(errno);
       return false;

@@ -132,6 +132,27 @@ class SecurityE2eTest : public BackendE2eTest {
  protected:
   std::string JobDir() const { return runner_.home() + "/jobs/" + app_id_; }
 
+  // Runs `command` as every task's, holding the job open until the test has read the job's
+  // credentials (which the client removes when the job ends): each task then waits for a file.
+  TonyResult RunHoldingCredentials(const std::vector<std::string>& conf, const std::string& command,
+                                   absl::StatusOr<rpc::JobCredentials>* credentials) {
+    const std::string go = runner_.work_dir() + "/credentials-read";
+    const pid_t tony =
+        Start(Submit(conf, command + "; while [ ! -e " + go + " ]; do sleep 0.05; done"));
+    *credentials = absl::UnavailableError("the job did not start");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const std::string app_id = runner_.SubmittedAppId();
+      if (!app_id.empty()) {  // printed once staged and submitted
+        *credentials = rpc::ReadJobCredentials(runner_.home() + "/jobs/" + app_id);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::ofstream(go) << "go";
+    return Wait(tony);
+  }
+
   // The AM's control-plane address: the local job directory's record, or the RM's report.
   std::string AmAddress() const {
     if (!yarn()) return std::string(StripWhitespace(ReadAll(JobDir() + "/am.address")));
@@ -372,13 +393,18 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
 TEST_P(SecurityE2eTest, TheUsersProcessGetsNoCredential) {
   // Locally the probe also tries `tony kill` on its own job (on the plain YARN mini cluster the
   // ResourceManager, with simple authentication, would kill for anyone who asks).
-  TonyResult r =
-      Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
-                 "/usr/bin/python3 probe_credentials.py" + (yarn() ? "" : " " + runner_.binary())));
+  absl::StatusOr<rpc::JobCredentials> credentials;
+  TonyResult r = RunHoldingCredentials(
+      {"tony.worker.instances=2", "tony.worker.memory=256m"},
+      "/usr/bin/python3 probe_credentials.py" + (yarn() ? "" : " " + runner_.binary()),
+      &credentials);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("SUCCEEDED"), std::string::npos) << Describe(r);
-  absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(r.job_dir);
   ASSERT_TRUE(credentials.ok()) << credentials.status();
+  // The ended job's directory keeps its logs and final status, and no key material.
+  for (const char* name : {rpc::kSecretFile, rpc::kAmKeyFile, "am.pid"}) {
+    EXPECT_FALSE(fs::exists(r.job_dir + "/" + name)) << name << " outlived the job";
+  }
   const std::string out = TaskStdout(r);
   int probes = 0;
   std::istringstream lines(out);
@@ -445,11 +471,11 @@ TEST_P(SecurityE2eTest, WithoutTheSandboxTaskCodeFindsTheCredentials) {
   // The probe of TheUsersProcessGetsNoCredential is able: outside the sandbox it finds the job's
   // secret (locally in the job directory, on YARN in the AM container's credentials) or another
   // container's task credential (in the NodeManager's files).
-  TonyResult r =
-      Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.task.sandbox=false"},
-                 "/usr/bin/python3 probe_credentials.py"));
+  absl::StatusOr<rpc::JobCredentials> credentials;
+  TonyResult r = RunHoldingCredentials(
+      {"tony.worker.instances=1", "tony.worker.memory=256m", "tony.task.sandbox=false"},
+      "/usr/bin/python3 probe_credentials.py", &credentials);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  absl::StatusOr<rpc::JobCredentials> credentials = rpc::ReadJobCredentials(r.job_dir);
   ASSERT_TRUE(credentials.ok()) << credentials.status();
   const std::string out = TaskStdout(r);
   const size_t at = out.find("probe ");

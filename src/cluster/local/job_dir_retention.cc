@@ -78,16 +78,24 @@ AmProcess FindAm(const std::string& job_dir) {
   std::vector<std::string_view> fields = Split(StripWhitespace(*text), ' ');
   const pid_t pid =
       fields.empty() ? 0 : static_cast<pid_t>(std::atol(std::string(fields[0]).c_str()));
-  if (fields.size() != 2 || pid <= 0) {
-    return {AmProcess::State::kUnknown, 0,
-            StrCat(path, " does not name a process and its start time")};
+  if (fields.empty() || fields.size() > 2 || pid <= 0) {
+    return {AmProcess::State::kUnknown, 0, StrCat(path, " does not name a process")};
   }
-  const uint64_t started = std::strtoull(std::string(fields[1]).c_str(), nullptr, 10);
   std::optional<ProcessInfo> info = ReadProcessInfo(pid);
   if (!info.has_value() || info->state == 'Z') {
     return {AmProcess::State::kGone, pid, StrCat("its AM (pid ", pid, ") has exited")};
   }
-  if (info->start_ticks != started || IsAmOf(pid, job_dir) != std::optional<bool>(true)) {
+  // The start time, where recorded (an am.pid of an older tony has the pid alone: the job's
+  // marker decides then).
+  const bool started_then =
+      fields.size() < 2 ||
+      info->start_ticks == std::strtoull(std::string(fields[1]).c_str(), nullptr, 10);
+  const std::optional<bool> marked = IsAmOf(pid, job_dir);
+  if (fields.size() < 2 && !marked.has_value()) {
+    return {AmProcess::State::kUnknown, pid,
+            StrCat("whether pid ", pid, " in ", path, " is the job's AM cannot be read")};
+  }
+  if (!started_then || marked != std::optional<bool>(true)) {
     return {AmProcess::State::kGone, pid,
             StrCat("its AM (pid ", pid, ") has exited; the pid is another process's now")};
   }

@@ -119,8 +119,11 @@ TEST_F(JobDirRetentionTest, JobEndedFromItsFilesAndTheProcessTable) {
   ASSERT_TRUE(WriteFile(dir + "/am.pid", std::to_string(am) + " 1\n").ok());
   ASSERT_TRUE(JobEndedBecause(dir).has_value());
   EXPECT_NE(JobEndedBecause(dir)->find("another process's now"), std::string::npos);
+  // An am.pid of an older tony (the pid alone): the job's marker decides.
+  ASSERT_TRUE(WriteFile(dir + "/am.pid", std::to_string(am) + "\n").ok());
+  EXPECT_EQ(FindAm(dir).state, AmProcess::State::kRunning);
   // An am.pid that names nothing (emptied, or of another format) cannot tell.
-  for (const char* text : {"", "garbage\n", "42\n"}) {
+  for (const char* text : {"", "garbage\n", "1 2 3\n"}) {
     ASSERT_TRUE(WriteFile(dir + "/am.pid", text).ok());
     EXPECT_EQ(JobEndedBecause(dir), std::nullopt) << text;
     EXPECT_EQ(FindAm(dir).state, AmProcess::State::kUnknown) << text;

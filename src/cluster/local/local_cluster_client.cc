@@ -43,13 +43,28 @@ std::string LocalClusterClient::JobDir(const std::string& app_id) const {
 }
 
 absl::StatusOr<std::string> LocalClusterClient::NewApplicationId() {
-  std::error_code ec;
-  fs::create_directories(tony_home_, ec);
-  if (ec) return absl::InternalError(StrCat("cannot create ", tony_home_, ": ", ec.message()));
-  // A counter shared by concurrent clients on this machine, under an exclusive lock.
+  // $TONY_HOME (which may be a link to a directory elsewhere) and jobs/ are the user's alone: in
+  // a directory others may write, they could replace the files tony writes with links.
+  if (absl::Status home = EnsurePrivateDir(tony_home_, /*follow_link=*/true); !home.ok()) {
+    return home;
+  }
+  if (absl::Status jobs = EnsurePrivateDir(StrCat(tony_home_, "/jobs")); !jobs.ok()) return jobs;
+  // A counter shared by concurrent clients on this machine, under an exclusive lock. Never
+  // written through a link, and only if it is this user's own regular file.
   const std::string path = StrCat(tony_home_, "/application-sequence");
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == ELOOP) {
+    return absl::FailedPreconditionError(
+        StrCat("'", path, "' is a symbolic link; tony writes only its own file there"));
+  }
   if (fd < 0) return absl::InternalError(StrCat(path, ": ", std::strerror(errno)));
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != geteuid() ||
+      (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    close(fd);
+    return absl::FailedPreconditionError(
+        StrCat("'", path, "' is not a regular file of this user's that only it may write"));
+  }
   flock(fd, LOCK_EX);
   char buffer[32] = {};
   const ssize_t n = pread(fd, buffer, sizeof(buffer) - 1, 0);
@@ -239,15 +254,20 @@ absl::Status LocalClusterClient::Kill(const std::string& app_id, bool force) {
 
 absl::Status LocalClusterClient::AwaitAmExit(const std::string& app_id, int64_t timeout_ms) {
   auto it = children_.find(app_id);
-  if (it == children_.end() || exits_.count(app_id)) return absl::OkStatus();
-  absl::StatusOr<std::optional<ExitStatus>> status =
-      WaitForExitFor(it->second, static_cast<int>(timeout_ms));
-  if (!status.ok()) return status.status();
-  if (!status->has_value()) {
-    return absl::DeadlineExceededError(
-        StrCat("the AM of ", app_id, " still runs ", timeout_ms, " ms after the job ended"));
+  if (it == children_.end()) return absl::OkStatus();
+  if (!exits_.count(app_id)) {
+    absl::StatusOr<std::optional<ExitStatus>> status =
+        WaitForExitFor(it->second, static_cast<int>(timeout_ms));
+    if (!status.ok()) return status.status();
+    if (!status->has_value()) {
+      return absl::DeadlineExceededError(
+          StrCat("the AM of ", app_id, " still runs ", timeout_ms, " ms after the job ended"));
+    }
+    exits_[app_id] = (*status)->ToString();
   }
-  exits_[app_id] = (*status)->ToString();
+  // The AM is reaped: its pid may be anyone's from now on.
+  std::error_code ec;
+  fs::remove(StrCat(JobDir(app_id), "/am.pid"), ec);
   return absl::OkStatus();
 }
 

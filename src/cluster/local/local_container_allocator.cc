@@ -378,11 +378,21 @@ void LocalContainerAllocator::CheckMemory() {
   for (const auto& [id, pid] : running) roots.push_back(pid);
   const std::unordered_map<pid_t, TreeUsage> usage = MeasureTrees(roots);
   for (const auto& [id, pid] : running) {
-    const int64_t rss = usage.at(pid).rss_bytes;
+    int64_t rss = usage.at(pid).rss_bytes;
+    int64_t limit = 0;
+    {
+      MutexLock lock(mu_);
+      auto it = containers_.find(id);
+      if (it == containers_.end()) continue;
+      limit = it->second.container.resources.memory_mb << 20;
+    }
+    // The resident sum counts a page that several of the container's processes share in each
+    // of them (a forked worker's, the sandbox init's copy of its executor). Over the limit, the
+    // proportional measure decides, which counts such a page once.
+    if (rss > limit) rss = TreeProportionalBytes(pid);
     MutexLock lock(mu_);
     auto it = containers_.find(id);
     if (it == containers_.end()) continue;
-    const int64_t limit = it->second.container.resources.memory_mb << 20;
     if (rss > limit) {
       it->second.cause = ContainerExit::Cause::kOverMemory;
       it->second.kill_reason =

@@ -1,6 +1,7 @@
 #pragma once
-// A minimal HTTP/1.0 client for the unit tests of the AM's HTTP servers: raw sockets, so that a
-// test can speak from another loopback address (another "host") and see exactly what came back.
+// A minimal HTTP/1.0 client for the unit tests of tony's HTTP servers (the AM's and the history
+// server): raw sockets, so that a test can speak from another loopback address (another "host")
+// and see exactly what came back.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,7 +12,7 @@
 #include <chrono>
 #include <string>
 
-namespace tony::am {
+namespace tony::http_test {
 
 // A socket connected to 127.0.0.1:port from `source`, another loopback address standing for
 // another host; -1 on failure.
@@ -72,4 +73,4 @@ inline std::string BodyOf(const std::string& answer) {
   return end == std::string::npos ? "" : answer.substr(end + 4);
 }
 
-}  // namespace tony::am
+}  // namespace tony::http_test
