@@ -213,13 +213,22 @@ int RunGcCommand(GcOptions& options) {
     return 0;
   }
   std::vector<cluster::ExpiredJobDir> expired = retention.FindExpired();
-  // The local history's ended jobs too (tony history purges a cluster's while it runs).
+  // The local history's ended jobs too (tony history purges a cluster's while it runs), and the
+  // history a local job's AM left in the intermediate directory when it died: ended once its job
+  // directory here says so.
   std::vector<history::ExpiredHistory> old_history;
   absl::StatusOr<history::HistoryStore> store = LocalHistoryStore(
       control->history_location, control->history_intermediate, control->history_finished);
   if (store.ok()) {
+    auto ended = [](const std::string& app_id) {
+      const std::string job_dir = StrCat(TonyHome(), "/jobs/", app_id);
+      std::error_code ec;
+      return std::filesystem::is_directory(job_dir, ec) &&
+             std::filesystem::exists(StrCat(job_dir, "/", cluster::kFinalConfFile), ec) &&
+             cluster::JobEndedBecause(job_dir).has_value();
+    };
     absl::StatusOr<std::vector<history::ExpiredHistory>> found = history::FindExpiredHistory(
-        *store->fs, store->dirs, retention_sec, SystemClock::Get()->WallMs());
+        *store->fs, store->dirs, retention_sec, SystemClock::Get()->WallMs(), ended);
     if (found.ok()) old_history = *std::move(found);
   }
   if (expired.empty() && old_history.empty()) {

@@ -75,6 +75,14 @@ absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working
   if (!src_dir.empty() && !fs::exists(ResolveInputPath(working_dir, src_dir), ec)) {
     return absl::NotFoundError(StrCat("--src_dir ", src_dir, ": no such file or directory"));
   }
+  if (!src_dir.empty() && !fs::is_directory(ResolveInputPath(working_dir, src_dir), ec)) {
+    if (absl::Status readable =
+            CheckArchiveReadable(ResolveInputPath(working_dir, src_dir).string());
+        !readable.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("--src_dir ", src_dir, ": ", ToStd(readable.message())));
+    }
+  }
   const std::string& venv = spec.python_venv;
   if (!venv.empty()) {
     if (cluster::IsRemotePath(venv)) {
@@ -142,9 +150,18 @@ absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working
         }
         continue;
       }
-      if (!fs::exists(ResolveInputPath(working_dir, resource->path), ec)) {
+      const fs::path local = ResolveInputPath(working_dir, resource->path);
+      if (!fs::exists(local, ec)) {
         return absl::NotFoundError(
             StrCat("tony.", name, ".resources: ", resource->path, ": no such file or directory"));
+      }
+      // An archive whose entries would land outside the task's directory is refused now, not
+      // when a task unpacks it.
+      if (resource->is_archive && !fs::is_directory(local, ec)) {
+        if (absl::Status readable = CheckArchiveReadable(local.string()); !readable.ok()) {
+          return absl::InvalidArgumentError(
+              StrCat("tony.", name, ".resources: ", ToStd(readable.message())));
+        }
       }
     }
   }

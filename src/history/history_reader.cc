@@ -225,21 +225,29 @@ absl::StatusOr<std::vector<JobInfo>> ListJobs(HistoryFs& fs, const HistoryDirs& 
   return jobs;
 }
 
-absl::StatusOr<std::vector<ExpiredHistory>> FindExpiredHistory(HistoryFs& fs,
-                                                               const HistoryDirs& dirs,
-                                                               int64_t retention_sec,
-                                                               int64_t now_ms) {
+absl::StatusOr<std::vector<ExpiredHistory>> FindExpiredHistory(
+    HistoryFs& fs, const HistoryDirs& dirs, int64_t retention_sec, int64_t now_ms,
+    const std::function<bool(const std::string& app_id)>& ended) {
   std::vector<ExpiredHistory> expired;
   if (retention_sec <= 0) return expired;
-  absl::StatusOr<std::vector<HistoryEntry>> entries = fs.List(dirs.finished);
-  if (absl::IsNotFound(entries.status())) return expired;
-  if (!entries.ok()) return entries.status();
-  for (const HistoryEntry& entry : *entries) {
-    if (!entry.is_directory || !entry.name.starts_with("application_")) continue;
-    const std::string dir = StrCat(dirs.finished, "/", entry.name);
-    absl::StatusOr<HistoryEntry> job = fs.Stat(StrCat(dir, "/", kJobFile));
-    const int64_t age = now_ms - (job.ok() ? job->modified_ms : entry.modified_ms);
-    if (age > retention_sec * 1000) expired.push_back({entry.name, dir, age});
+  auto collect = [&](const std::string& root, bool intermediate) -> absl::Status {
+    absl::StatusOr<std::vector<HistoryEntry>> entries = fs.List(root);
+    if (absl::IsNotFound(entries.status())) return absl::OkStatus();
+    if (!entries.ok()) return entries.status();
+    for (const HistoryEntry& entry : *entries) {
+      if (!entry.is_directory || !entry.name.starts_with("application_")) continue;
+      const std::string dir = StrCat(root, "/", entry.name);
+      absl::StatusOr<HistoryEntry> job = fs.Stat(StrCat(dir, "/", kJobFile));
+      const int64_t age = now_ms - (job.ok() ? job->modified_ms : entry.modified_ms);
+      if (age <= retention_sec * 1000) continue;
+      if (intermediate && !ended(entry.name)) continue;
+      expired.push_back({entry.name, dir, age});
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status finished = collect(dirs.finished, false); !finished.ok()) return finished;
+  if (ended) {
+    if (absl::Status running = collect(dirs.intermediate, true); !running.ok()) return running;
   }
   return expired;
 }

@@ -4,6 +4,7 @@
 // and say so, and never fail on it.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -111,11 +112,12 @@ struct ExpiredHistory {
 };
 
 // The jobs in the finished directory whose history is older than `retention_sec` (none when it is
-// <= 0). Running jobs (the intermediate directory) are never expired. A missing directory has none.
-absl::StatusOr<std::vector<ExpiredHistory>> FindExpiredHistory(HistoryFs& fs,
-                                                               const HistoryDirs& dirs,
-                                                               int64_t retention_sec,
-                                                               int64_t now_ms);
+// <= 0). A job in the intermediate directory is running, or its AM died before it could move
+// it: it expires only when `ended` (if given) says, for its application id, that the job has
+// ended, e.g. that the local job's AM is gone. A missing directory has none.
+absl::StatusOr<std::vector<ExpiredHistory>> FindExpiredHistory(
+    HistoryFs& fs, const HistoryDirs& dirs, int64_t retention_sec, int64_t now_ms,
+    const std::function<bool(const std::string& app_id)>& ended = nullptr);
 
 // One task attempt's log file.
 struct LogFile {

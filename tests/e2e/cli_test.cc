@@ -288,6 +288,23 @@ TEST_F(CliTest, HugeConfFlag) {
   EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 300);
 }
 
+TEST_F(CliTest, ArchivesThatWouldWriteOutsideTheTaskAreRefusedAtSubmit) {
+  const std::string zip = runner_.work_dir() + "/escape.zip";
+  const std::string make = "python3 -c \"import zipfile; z = zipfile.ZipFile('" + zip +
+                           "', 'w'); z.writestr('../../escaped.txt', 'x'); z.close()\"";
+  ASSERT_EQ(std::system(make.c_str()), 0);
+  const std::string script = runner_.work_dir() + "/train.py";
+  std::ofstream(script) << "print('x')\n";
+  const std::string resource =
+      ExpectBadInput({"submit", "--executes", "train.py", "--python_binary_path",
+                      "/usr/bin/python3", "--conf", "tony.worker.resources=" + zip + "#archive"});
+  EXPECT_NE(resource.find("tony.worker.resources: "), std::string::npos) << resource;
+  EXPECT_NE(resource.find("../../escaped.txt"), std::string::npos) << resource;
+  const std::string src = ExpectBadInput({"submit", "--src_dir", zip, "--executes", "train.py",
+                                          "--python_binary_path", "/usr/bin/python3"});
+  EXPECT_NE(src.find("--src_dir " + zip + ": "), std::string::npos) << src;
+}
+
 TEST_F(CliTest, TonyHomeIsPrivateWhateverTheUmaskAndNeverWrittenThroughALink) {
   auto mode = [](const std::string& path) {
     struct stat info {};

@@ -215,6 +215,9 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   record("finished/application_1_0005", forty_days);
   record("finished/application_1_0006", std::chrono::hours(1));
   record("intermediate/application_1_0007", forty_days);
+  // A local job whose AM died before it could finish its history: its job directory has no AM.
+  make("application_1_0008", "tony-final.xml", "<configuration/>", forty_days);
+  record("intermediate/application_1_0008", forty_days);
 
   TonyResult dry = runner_.Run({"gc", "--dry-run"}, 30000);
   EXPECT_EQ(dry.exit_code, 0) << Describe(dry);
@@ -247,6 +250,7 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   EXPECT_FALSE(fs::exists(history + "finished/application_1_0005"));
   EXPECT_TRUE(fs::exists(history + "finished/application_1_0006"));
   EXPECT_TRUE(fs::exists(history + "intermediate/application_1_0007")) << "not ended: kept";
+  EXPECT_FALSE(fs::exists(history + "intermediate/application_1_0008")) << "its AM is gone";
 
   kill(*am, SIGKILL);
   ASSERT_TRUE(WaitForExit(*am).ok());
