@@ -25,6 +25,8 @@ constexpr int64_t kWatchDeadlineMs = 10000;
 constexpr int64_t kFirstAddressPollMs = 20;
 constexpr int64_t kMaxAddressPollMs = 500;
 constexpr int64_t kRetryAfterErrorMs = 100;
+// How long an AM that the backend says runs may leave the client unanswered before it says so.
+constexpr int64_t kSilentAmNoticeMs = 10000;
 
 std::chrono::system_clock::time_point DeadlineIn(int64_t ms) {
   return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
@@ -127,6 +129,8 @@ void JobFollower::Interrupt(int sig) {
 }
 
 void JobFollower::SetSession(std::unique_ptr<AmSession> session) {
+  last_answer_ms_ = env_.clock->NowMs();
+  said_silent_ = false;
   std::shared_ptr<AmSession> shared = std::move(session);
   MutexLock lock(mu_);
   session_ = std::move(shared);
@@ -209,6 +213,11 @@ JobFollower::Step JobFollower::FindAm(const std::string& app_id, const config::J
 JobFollower::Step JobFollower::Watch(const std::string& app_id) {
   absl::StatusOr<rpc::JobStatus> status = session_->Watch(last_.version(), kWatchMaxWaitMs);
   if (status.ok()) {
+    if (said_silent_) {
+      out_ << "tony: the AM at " << am_address_ << " answers again\n" << std::flush;
+      said_silent_ = false;
+    }
+    last_answer_ms_ = env_.clock->NowMs();
     last_ = *std::move(status);
     ShowProgress(last_);
     if (last_.complete()) {
@@ -248,7 +257,16 @@ JobFollower::Step JobFollower::Watch(const std::string& app_id) {
     last_.set_diagnostics(StrCat("the AM refused the client: ", status.status().message()));
     return Step::kDone;
   }
-  // A transient failure; the report above says the AM is still there.
+  // A transient failure; the report above says the AM is still there. One that lasts is said
+  // once: the AM may be stopped or starved, and the job waits for it (its tasks too, up to
+  // their heartbeat limit, and the cluster's retries of the AM after that).
+  if (const int64_t silent_ms = env_.clock->NowMs() - last_answer_ms_;
+      !said_silent_ && silent_ms >= kSilentAmNoticeMs) {
+    out_ << "tony: the AM at " << am_address_ << " has not answered for " << silent_ms / 1000
+         << " s (" << status.status().message() << "); it still runs, so the client waits\n"
+         << std::flush;
+    said_silent_ = true;
+  }
   env_.sleep(kRetryAfterErrorMs);
   return Step::kContinue;
 }

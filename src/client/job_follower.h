@@ -98,6 +98,9 @@ class JobFollower {
   std::string tensorboard_url_;    // the last one printed
   int64_t address_poll_ms_ = 20;
   bool asked_ended_am_ = false;
+  // When the AM last answered (or was found), and whether the client has said it went silent.
+  int64_t last_answer_ms_ = 0;
+  bool said_silent_ = false;
 };
 
 }  // namespace tony::client

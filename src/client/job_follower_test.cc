@@ -261,6 +261,31 @@ TEST_F(JobFollowerTest, TransientErrorsAreRetriedWhileTheBackendSaysTheAmRuns) {
   EXPECT_EQ(am_.connected.size(), 1u) << "the same AM is asked again";
 }
 
+TEST_F(JobFollowerTest, AnAmThatStopsAnsweringIsSaidOnceAndWhenItAnswersAgain) {
+  for (int i = 0; i < 20; ++i) {
+    cluster_.reports.push_back(Report(cluster::AppState::kRunning, "am-host:7000"));
+  }
+  int watches = 0;
+  JobFollower& follower = Follower([&](int64_t) -> absl::StatusOr<rpc::JobStatus> {
+    ++watches;
+    if (watches == 1) return Status(rpc::JOB_RUNNING, 1);
+    if (watches <= 9) {  // stopped: each call waits out its deadline
+      clock_.Advance(2000);
+      return absl::DeadlineExceededError("Deadline Exceeded");
+    }
+    if (watches == 10) return Status(rpc::JOB_RUNNING, 2);
+    return Status(rpc::JOB_SUCCEEDED, 3, /*complete=*/true);
+  });
+  const rpc::JobStatus final_status = follower.Follow(kApp, Spec());
+  EXPECT_EQ(final_status.state(), rpc::JOB_SUCCEEDED);
+  const std::string out = out_.str();
+  const size_t said = out.find("tony: the AM at am-host:7000 has not answered for 10 s");
+  EXPECT_NE(said, std::string::npos) << out;
+  EXPECT_EQ(out.find("has not answered", out.find('\n', said)), std::string::npos)
+      << "said once: " << out;
+  EXPECT_NE(out.find("tony: the AM at am-host:7000 answers again"), std::string::npos) << out;
+}
+
 TEST_F(JobFollowerTest, AnAmThatDoesNotStartInTimeFailsTheJobAndIsKilled) {
   cluster_.reports.push_back(Report(cluster::AppState::kSubmitted));
   JobFollower& follower = Follower(
