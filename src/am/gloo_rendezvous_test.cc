@@ -30,7 +30,7 @@ class GlooRendezvousTest : public ::testing::Test {
 TEST_F(GlooRendezvousTest, StoresAndServesValuesByScopeAndKey) {
   rendezvous_.AllowHost("127.0.0.1");
   EXPECT_TRUE(IsStatus(Call("GET", "/global/rank_1"), 404));
-  const std::string value("addr\0with\xffzero", 15);
+  const std::string value("addr\0with\xffzero", 14);
   EXPECT_TRUE(IsStatus(Call("PUT", "/global/rank_1", value), 200));
   const std::string answer = Call("GET", "/global/rank_1");
   EXPECT_TRUE(IsStatus(answer, 200)) << answer;

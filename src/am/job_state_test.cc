@@ -313,6 +313,7 @@ TEST_F(JobStateTest, TransitionsRecordEveryAttemptInOrder) {
 
   std::vector<TaskTransition> seen = job_->TakeTransitions();
   std::vector<std::string> lines;
+  lines.reserve(seen.size());
   for (const TaskTransition& t : seen) {
     lines.push_back(StrCat(t.task.ToString(), "#", t.attempt, " ", ToString(t.from), ">",
                            ToString(t.to), " ", t.container_id,

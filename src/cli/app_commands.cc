@@ -30,9 +30,9 @@ namespace fs = std::filesystem;
 // "3 d", "5 h", "12 min", "40 s": how long a directory has been unchanged.
 std::string Age(int64_t ms) {
   const int64_t s = ms / 1000;
-  if (s >= 2 * 86400) return StrCat(s / 86400, " d");
-  if (s >= 2 * 3600) return StrCat(s / 3600, " h");
-  if (s >= 2 * 60) return StrCat(s / 60, " min");
+  if (s >= int64_t{2} * 86400) return StrCat(s / 86400, " d");
+  if (s >= int64_t{2} * 3600) return StrCat(s / 3600, " h");
+  if (s >= int64_t{2} * 60) return StrCat(s / 60, " min");
   return StrCat(s, " s");
 }
 

@@ -17,7 +17,7 @@
 namespace tony {
 namespace {
 
-constexpr off_t kTailBytes = 64 * 1024;
+constexpr off_t kTailBytes = off_t{64} * 1024;
 
 absl::Status ReadError(const std::string& path, int error) {
   return absl::ErrnoToStatus(error, absl::StrCat("cannot read '", path, "'"));

@@ -129,7 +129,7 @@ TEST_F(FilesTest, ReadTailLinesOfALargeFileReadsOnlyItsEnd) {
   EXPECT_EQ(lines->size(), 20000 - std::stoul(lines->front().substr(12)));
 
   // One line longer than the window: its end comes back.
-  ASSERT_TRUE(WriteFile(path, std::string(100 * 1024, 'x') + "\n").ok());
+  ASSERT_TRUE(WriteFile(path, std::string(size_t{100} * 1024, 'x') + "\n").ok());
   auto long_line = ReadTailLines(path, 5);
   ASSERT_TRUE(long_line.ok());
   ASSERT_EQ(long_line->size(), 1u);

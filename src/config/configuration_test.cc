@@ -310,7 +310,7 @@ TEST_F(HostileConfigurationTest, DeepNestingLoads) {
   EXPECT_EQ(Message(Load("<configuration>" + deep + "</configuration>")),
             "h.xml:1: unexpected element <a> (expected <property>)");
   // Unclosed: malformed, at the end.
-  EXPECT_TRUE(Message(Load("<configuration>" + deep.substr(0, 3 * kDepth)))
+  EXPECT_TRUE(Message(Load("<configuration>" + deep.substr(0, 3 * static_cast<size_t>(kDepth))))
                   .starts_with("h.xml:1: malformed XML"));
 }
 

@@ -28,7 +28,7 @@ int64_t Int(const Json& object, const char* key) {
   if (it->is_number_integer()) return it->get<int64_t>();
   if (it->is_number()) return static_cast<int64_t>(it->get<double>());
   if (it->is_string()) {
-    const std::string& text = it->get_ref<const std::string&>();
+    const auto& text = it->get_ref<const std::string&>();
     int64_t value = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error == std::errc() && end == text.data() + text.size()) return value;
@@ -60,8 +60,8 @@ JobInfo ParseJob(std::string_view text) {
   JobInfo job;
   const Json root = ParseObject(text);
   if (!root.is_object()) {
-    job.problems.push_back(text.empty() ? "job.json is empty"
-                                        : "job.json is not a JSON object (cut short?)");
+    job.problems.emplace_back(text.empty() ? "job.json is empty"
+                                           : "job.json is not a JSON object (cut short?)");
     return job;
   }
   job.app_id = Str(root, "app_id");
@@ -76,7 +76,7 @@ JobInfo ParseJob(std::string_view text) {
   }
   auto status = root.find("status");
   if (status == root.end() || !status->is_object()) {
-    job.problems.push_back("job.json has no status");
+    job.problems.emplace_back("job.json has no status");
     return job;
   }
   job.state = StateName(Str(*status, "state"));

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/http_test_client.h"
+#include "common/strings.h"
 
 namespace tony::history {
 namespace {
@@ -29,11 +30,11 @@ class HistoryServerTest : public ::testing::Test {
   // A job's history with the given files, in the finished (or intermediate) directory.
   std::string AddJob(const std::string& app, const std::map<std::string, std::string>& files,
                      bool finished = true) {
-    const std::string dir =
-        (finished ? store_.dirs.finished : store_.dirs.intermediate) + "/" + app;
+    std::string dir = finished ? store_.dirs.finished : store_.dirs.intermediate;
+    dir.append("/").append(app);
     EXPECT_TRUE(store_.fs->MakeDirs(dir + "/logs").ok());
     for (const auto& [name, text] : files)
-      EXPECT_TRUE(store_.fs->Write(dir + "/" + name, text).ok());
+      EXPECT_TRUE(store_.fs->Write(StrCat(dir, "/", name), text).ok());
     return dir;
   }
   HistoryServer& Server(int64_t retention_sec = 0) {
@@ -41,7 +42,7 @@ class HistoryServerTest : public ::testing::Test {
     HistoryServerOptions options;
     options.store = store_;
     options.retention_sec = retention_sec;
-    options.purge_interval_ms = 3600 * 1000;
+    options.purge_interval_ms = int64_t{3600} * 1000;
     absl::StatusOr<int> port = server_.Start(options);
     EXPECT_TRUE(port.ok()) << port.status();
     port_ = port.value_or(0);
@@ -167,7 +168,8 @@ TEST_F(HistoryServerTest, RetentionRemovesOldJobsWhileTheServerServes) {
   AddJob("application_1_0002", {{"job.json", kJob}});
   AddJob("application_1_0003", {{"job.json", kJob}}, /*finished=*/false);
   // application_1_0001 was last written two days ago.
-  const timeval two_days_ago[2] = {{time(nullptr) - 2 * 86400, 0}, {time(nullptr) - 2 * 86400, 0}};
+  const timeval two_days_ago[2] = {{time(nullptr) - time_t{2} * 86400, 0},
+                                   {time(nullptr) - time_t{2} * 86400, 0}};
   ASSERT_EQ(utimes((old_dir + "/job.json").c_str(), two_days_ago), 0);
   HistoryServer& server = Server(/*retention_sec=*/86400);
   std::atomic<bool> done{false};
