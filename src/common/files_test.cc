@@ -178,6 +178,7 @@ TEST_F(PrivateDirTest, RefusesWhatOthersMayWriteALinkOrAFile) {
   EXPECT_EQ(open.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(open.message(), "'" + dir_ + "/open' is writable by others (mode 0777): chmod go-w '" +
                                 dir_ + "/open'");
+  // Readable by others on purpose: only what others may write is refused.
   ASSERT_EQ(chmod((dir_ + "/open").c_str(), 0755), 0);
   EXPECT_TRUE(EnsurePrivateDir(dir_ + "/open").ok()) << "readable by others is the user's choice";
 

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
 #include <filesystem>
@@ -224,6 +225,15 @@ TreeUsage MeasureTree(pid_t root) {
   for (const ProcessInfo& info : *tree) {
     usage.rss_bytes += info.rss_bytes;
     usage.cpu_ticks += info.cpu_ticks;
+  }
+  return usage;
+}
+
+TreeUsage MeasureDescendants(pid_t root) {
+  TreeUsage usage = MeasureTree(root);
+  if (std::optional<ProcessInfo> own = ReadProcessInfo(root)) {
+    usage.rss_bytes = std::max<int64_t>(usage.rss_bytes - own->rss_bytes, 0);
+    usage.cpu_ticks -= std::min(usage.cpu_ticks, own->cpu_ticks);
   }
   return usage;
 }

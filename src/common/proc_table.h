@@ -57,6 +57,9 @@ std::unordered_map<pid_t, TreeUsage> MeasureTrees(const std::vector<pid_t>& root
 // their RSS.
 int64_t TreeProportionalBytes(pid_t root);
 
+// MeasureTree(root) without root's own use: what runs below it (below a sandbox's init).
+TreeUsage MeasureDescendants(pid_t root);
+
 // One process's own entry, read fresh; nullopt if it cannot be read (it exited).
 std::optional<ProcessInfo> ReadProcessInfo(pid_t pid);
 int64_t TreeRssBytes(pid_t root);

@@ -21,7 +21,10 @@ namespace tony::internal {
 namespace {
 
 constexpr unsigned long kCoverFlags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-// An empty directory needs no room; the kept paths' mount points take a few inodes.
+// An empty directory needs no room; the kept paths' mount points take a few inodes. 0755 (and
+// 0755 for the mount points below): the tmpfs exists only in this sandbox's mount namespace,
+// holds nothing, and is read-only once set up; what is bound over its mount points keeps its own
+// modes.
 constexpr char kCoverOptions[] = "size=16k,nr_inodes=256,mode=0755";
 constexpr int kMaxKeep = 16;
 
@@ -174,7 +177,8 @@ SandboxPlan PrepareSandbox(const Sandbox& sandbox) {
     const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     char buffer[4096];
     size_t size = 0;
-    for (ssize_t n; fd >= 0 && (n = read(fd, buffer, sizeof(buffer))) > 0;) size += static_cast<size_t>(n);
+    for (ssize_t n; fd >= 0 && (n = read(fd, buffer, sizeof(buffer))) > 0;)
+      size += static_cast<size_t>(n);
     if (fd >= 0) close(fd);
     const std::string_view program = program_invocation_name;
     const size_t slash = program.rfind('/');
@@ -239,8 +243,8 @@ bool EnterSandbox(const SandboxPlan& plan, int close_after_fork, SandboxFailure*
   if (command > 0) {
     close(close_after_fork);
     if (plan.arg_area != nullptr && plan.arg_size > 0) {
-      const size_t title = plan.init_title.size() < plan.arg_size - 1 ? plan.init_title.size()
-                                                                     : plan.arg_size - 1;
+      const size_t title =
+          plan.init_title.size() < plan.arg_size - 1 ? plan.init_title.size() : plan.arg_size - 1;
       std::memset(plan.arg_area, 0, plan.arg_size);
       std::memcpy(plan.arg_area, plan.init_title.data(), title);
       prctl(PR_SET_NAME, "tony-sandbox");

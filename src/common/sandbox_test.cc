@@ -2,14 +2,14 @@
 // can see, what it cannot undo, and the exit status it leaves.
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <string>
-#include <thread>
 
 #include "common/files.h"
 #include "common/process.h"
@@ -135,16 +135,17 @@ TEST_F(SandboxTest, TheCommandsExitStatusComesThrough) {
 
 TEST_F(SandboxTest, ASignalFromOutsideReachesTheCommandAndLeftoversDieWithIt) {
   int status_read = -1;
-  // A background child that would outlive the shell, then the shell waits.
+  // The shell says through a FIFO when its background child (which would outlive it) runs.
+  const std::string fifo = Work() + "/started";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ScopedFd started(open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  ASSERT_GE(started.get(), 0);
   absl::StatusOr<pid_t> init =
       Start("sleep 333.17 & echo started > started; exec sleep 300", &status_read);
   ASSERT_TRUE(init.ok()) << init.status();
   ScopedFd owner(status_read);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!fs::exists(Work() + "/started") && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(fs::exists(Work() + "/started"));
+  pollfd ready{started.get(), POLLIN, 0};
+  ASSERT_EQ(poll(&ready, 1, 20000), 1) << "the command did not start";
   // init ignores what the namespace's outside sends it without SIGKILL; its children do not.
   ASSERT_EQ(kill(*init, SIGTERM), 0);
   std::vector<pid_t> children;

@@ -1,6 +1,5 @@
 #include "executor/task_executor.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -9,10 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -21,12 +18,10 @@
 #include "common/net.h"
 #include "common/proc_table.h"
 #include "common/process.h"
-#include "common/scoped_fd.h"
 #include "common/strings.h"
 #include "executor/hadoop_env.h"
 #include "executor/supervision.h"
 #include "executor/task_context.h"
-#include "executor/task_sandbox.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
 #include "rpc/launch_contract.h"
@@ -103,7 +98,6 @@ TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
 TaskExecutor::~TaskExecutor() {
   signals_.reset();  // no handler runs after this
   if (wake_fd_ >= 0) close(wake_fd_);
-  if (sandbox_status_fd_ >= 0) close(sandbox_status_fd_);
 }
 
 void TaskExecutor::Attach(grpc::ClientContext* context) { rpc::AttachAuth(context, options_.auth); }
@@ -327,30 +321,23 @@ int TaskExecutor::Run() {
   }
 
   SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
-  // The sandbox's init tells the command's exit status through a pipe: its own says nothing.
-  std::optional<ScopedFd> status_write;
   if (spec_.task_sandbox) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-      const std::string why = StrCat("cannot start the command of ", task,
-                                     ": cannot create a pipe: ", std::strerror(errno));
+    absl::StatusOr<SandboxedCommand> sandbox = SandboxedCommand::Prepare(&spawn);
+    if (!sandbox.ok()) {
+      const std::string why =
+          StrCat("cannot start the command of ", task, ": ", ToStd(sandbox.status().message()));
       spdlog::error("{}", why);
       Report(127, why);
       return 127;
     }
-    sandbox_status_fd_ = fds[0];
-    status_write.emplace(fds[1]);
-    spawn.sandbox = TaskSandbox(SandboxInputsFromEnvironment());
-    spawn.sandbox->status_fd = fds[1];
-    std::vector<std::string> hidden;
-    for (const Sandbox::Cover& cover : spawn.sandbox->covers) hidden.push_back(cover.path);
-    spdlog::info("{} runs in a sandbox that hides {}", task, Join(hidden, ", "));
+    sandbox_.emplace(*std::move(sandbox));
+    spdlog::info("{} runs in a sandbox that hides {}", task, sandbox_->hidden());
   }
   port->Release();
   if (chief_tensorboard_port) chief_tensorboard_port->Release();
   const int64_t start_ms = SystemClock::Get()->NowMs();
   absl::StatusOr<pid_t> pid = Spawn(spawn);
-  status_write.reset();
+  if (sandbox_) sandbox_->Spawned();
   if (!pid.ok()) {
     std::string why =
         StrCat("cannot start the command of ", task, ": ", ToStd(pid.status().message()));
@@ -427,9 +414,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
       SignalDescendants(SIGKILL);
       absl::StatusOr<ExitStatus> status = WaitForExit(pid);
       if (!status.ok()) break;
-      exit = sandbox_status_fd_ >= 0
-                 ? ReadSandboxedStatus(sandbox_status_fd_, *status, &sandboxed_peak_rss_)
-                 : *status;
+      exit = sandbox_ ? sandbox_->ExitOf(*status) : *status;
     }
   }
   if (pidfd >= 0) close(pidfd);
@@ -442,14 +427,8 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
   rpc::HeartbeatRequest request;
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
-  TreeUsage usage = MeasureTree(pid);
-  if (sandbox_status_fd_ >= 0) {
-    // The sandbox's init is tony's, not the task's: only what runs below it counts.
-    if (std::optional<ProcessInfo> init = ReadProcessInfo(pid)) {
-      usage.rss_bytes = std::max<int64_t>(usage.rss_bytes - init->rss_bytes, 0);
-      usage.cpu_ticks -= std::min(usage.cpu_ticks, init->cpu_ticks);
-    }
-  }
+  // The sandbox's init is tony's, not the task's: only what runs below it counts.
+  const TreeUsage usage = sandbox_ ? MeasureDescendants(pid) : MeasureTree(pid);
   beat->peak_rss = std::max(beat->peak_rss, usage.rss_bytes);
   request.set_rss_bytes(usage.rss_bytes);
   request.set_tokens_version(beat->tokens_version);
@@ -505,16 +484,8 @@ int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::strin
       diagnostics += StrCat("last lines of stderr:\n", Join(*tail, "\n"));
     }
   }
-  // The largest process this executor reaped (the user's, or one of its children or orphans),
-  // at its peak: the heartbeats' samples miss a task shorter than their interval.
-  rusage children{};
-  if (sandbox_status_fd_ >= 0) {
-    // Reaped by the sandbox's init, which reported their peak; the executor's own children
-    // include init, a copy of this process.
-    peak_rss = std::max(peak_rss, sandboxed_peak_rss_);
-  } else if (getrusage(RUSAGE_CHILDREN, &children) == 0) {
-    peak_rss = std::max<int64_t>(peak_rss, static_cast<int64_t>(children.ru_maxrss) * 1024);
-  }
+  // The heartbeats' samples miss a task shorter than their interval.
+  peak_rss = std::max(peak_rss, ReapedPeakRss(sandbox_ ? &*sandbox_ : nullptr));
   spdlog::info("{} exited: {} (peak RSS {} MiB)", options_.task.ToString(),
                exit ? exit->ToString() : "unknown", peak_rss >> 20);
   // A signal that neither the AM nor this executor sent: whoever owns the container (YARN's

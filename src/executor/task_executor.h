@@ -24,6 +24,7 @@
 #include "executor/gpu_sampler.h"
 #include "executor/horovod_driver.h"
 #include "executor/output_shipper.h"
+#include "executor/task_sandbox.h"
 #include "rpc/tony.grpc.pb.h"
 
 namespace tony::executor {
@@ -96,10 +97,9 @@ class TaskExecutor {
   std::unique_ptr<GpuSampler> gpu_sampler_;         // a task with GPUs, when their use is sampled
   std::optional<HorovodDriverWatch> driver_watch_;  // only in a Horovod debug driver
   bool driver_published_ = false;
-  int wake_fd_ = -1;                 // the signal thread wakes Supervise through it
-  int sandbox_status_fd_ = -1;       // the read end of the sandbox's status pipe, if sandboxed
-  int64_t sandboxed_peak_rss_ = 0;   // what the sandbox's init reported of the command's peak
-  std::atomic<int> stop_signal_{0};  // the stop signal received, 0 if none
+  int wake_fd_ = -1;                         // the signal thread wakes Supervise through it
+  std::optional<SandboxedCommand> sandbox_;  // the user's command's, if tony.task.sandbox
+  std::atomic<int> stop_signal_{0};          // the stop signal received, 0 if none
   Mutex mu_;
   grpc::ClientContext* blocking_call_ TONY_GUARDED_BY(mu_) = nullptr;  // cancelled on a stop signal
   std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses

@@ -1,8 +1,14 @@
 #include "executor/task_sandbox.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include "common/strings.h"
 #include "rpc/job_credentials.h"
@@ -43,6 +49,46 @@ SandboxInputs SandboxInputsFromEnvironment() {
   inputs.tony_home = get("TONY_HOME");
   if (inputs.tony_home.empty() && !get("HOME").empty()) inputs.tony_home = get("HOME") + "/.tony";
   return inputs;
+}
+
+absl::StatusOr<SandboxedCommand> SandboxedCommand::Prepare(SpawnOptions* spawn) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return absl::ErrnoToStatus(errno, "cannot create the sandbox's status pipe");
+  }
+  spawn->sandbox = TaskSandbox(SandboxInputsFromEnvironment());
+  spawn->sandbox->status_fd = fds[1];
+  std::vector<std::string> paths;
+  paths.reserve(spawn->sandbox->covers.size());
+  for (const Sandbox::Cover& cover : spawn->sandbox->covers) paths.push_back(cover.path);
+  return SandboxedCommand(fds[0], fds[1], Join(paths, ", "));
+}
+
+SandboxedCommand::SandboxedCommand(SandboxedCommand&& other) noexcept
+    : read_fd_(std::exchange(other.read_fd_, -1)),
+      write_fd_(std::exchange(other.write_fd_, -1)),
+      hidden_(std::move(other.hidden_)),
+      peak_rss_bytes_(other.peak_rss_bytes_) {}
+
+SandboxedCommand::~SandboxedCommand() {
+  if (read_fd_ >= 0) close(read_fd_);
+  Spawned();
+}
+
+void SandboxedCommand::Spawned() {
+  if (write_fd_ >= 0) close(write_fd_);
+  write_fd_ = -1;
+}
+
+int64_t ReapedPeakRss(const SandboxedCommand* sandbox) {
+  if (sandbox != nullptr) return sandbox->peak_rss_bytes();
+  rusage children{};
+  if (getrusage(RUSAGE_CHILDREN, &children) != 0) return 0;
+  return static_cast<int64_t>(children.ru_maxrss) * 1024;
+}
+
+ExitStatus SandboxedCommand::ExitOf(const ExitStatus& init_status) {
+  return ReadSandboxedStatus(read_fd_, init_status, &peak_rss_bytes_);
 }
 
 Sandbox TaskSandbox(const SandboxInputs& inputs) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "common/process.h"
 
 namespace tony::executor {
@@ -30,5 +31,42 @@ struct SandboxInputs {
 
 // The covers of the task's sandbox; status_fd is left for the caller.
 [[nodiscard]] Sandbox TaskSandbox(const SandboxInputs& inputs);
+
+// The user's command in the task's sandbox, as the executor starts and reaps it: the sandbox of
+// this process's environment (TaskSandbox) and the status pipe through which its init reports
+// the command's exit and peak memory. Owns both ends of the pipe. Thread: the executor's.
+class SandboxedCommand {
+ public:
+  // Puts `spawn`'s command in the sandbox.
+  [[nodiscard]] static absl::StatusOr<SandboxedCommand> Prepare(SpawnOptions* spawn);
+  SandboxedCommand(SandboxedCommand&& other) noexcept;
+  SandboxedCommand& operator=(SandboxedCommand&&) = delete;
+  SandboxedCommand(const SandboxedCommand&) = delete;
+  SandboxedCommand& operator=(const SandboxedCommand&) = delete;
+  ~SandboxedCommand();
+
+  // The covered paths, for the executor's log ("/h/.tony/jobs, /h/.tony/jobs/app/secret").
+  const std::string& hidden() const { return hidden_; }
+  // Call once Spawn has returned: only init may hold the pipe's write end from then on.
+  void Spawned();
+  // The command's exit once its init (the pid Spawn returned) has exited with `init_status`.
+  [[nodiscard]] ExitStatus ExitOf(const ExitStatus& init_status);
+  // The peak RSS of the command's processes, as init reported it with their exit (0 before).
+  int64_t peak_rss_bytes() const { return peak_rss_bytes_; }
+
+ private:
+  SandboxedCommand(int read_fd, int write_fd, std::string hidden)
+      : read_fd_(read_fd), write_fd_(write_fd), hidden_(std::move(hidden)) {}
+
+  int read_fd_;
+  int write_fd_;
+  std::string hidden_;
+  int64_t peak_rss_bytes_ = 0;
+};
+
+// The peak RSS of the largest process of the user's command that was reaped (the command, or one
+// of its children or orphans): what `sandbox`'s init reported, or, unsandboxed, the largest of
+// this process's reaped children (with a sandbox those include init, a copy of the executor).
+[[nodiscard]] int64_t ReapedPeakRss(const SandboxedCommand* sandbox);
 
 }  // namespace tony::executor

@@ -65,6 +65,22 @@ TEST(TaskSandboxTest, InputsComeFromTheContainersEnvironment) {
   for (const char* name : {"LOCAL_DIRS", "CONTAINER_ID", "TONY_JOB_DIR"}) unsetenv(name);
 }
 
+TEST(TaskSandboxTest, ASandboxedCommandsExitAndPeakComeFromItsInit) {
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sh", "-c", "exit 3"};
+  absl::StatusOr<SandboxedCommand> command = SandboxedCommand::Prepare(&spawn);
+  ASSERT_TRUE(command.ok()) << command.status();
+  ASSERT_TRUE(spawn.sandbox.has_value());
+  absl::StatusOr<pid_t> init = Spawn(spawn);
+  command->Spawned();
+  ASSERT_TRUE(init.ok()) << init.status();
+  absl::StatusOr<ExitStatus> init_status = WaitForExit(*init);
+  ASSERT_TRUE(init_status.ok()) << init_status.status();
+  EXPECT_EQ(command->ExitOf(*init_status), (ExitStatus{3, 0}));
+  EXPECT_GT(command->peak_rss_bytes(), 0);
+  EXPECT_EQ(ReapedPeakRss(&*command), command->peak_rss_bytes());
+}
+
 TEST(TaskSandboxTest, RelativeOrMissingPathsCoverNothing) {
   SandboxInputs inputs;
   inputs.working_dir = "/w";
