@@ -44,6 +44,9 @@ std::string BindAddress(const std::string& host) {
 // must not hold the job's final status).
 constexpr int64_t kHistoryCloseTimeoutMs = 15000;
 
+// The control plane's transport memory besides the tasks' share (see Run).
+constexpr size_t kAmTransportBaseBytes = size_t{16} << 20;
+
 // Tick often enough for timely timeouts, never slower than a heartbeat interval.
 int64_t TickIntervalMs(const config::JobSpec& spec) {
   return std::clamp<int64_t>(spec.heartbeat_interval_ms, 20, 200);
@@ -73,6 +76,14 @@ int ApplicationMaster::Run() {
   // in the AM's memory while their calls are being refused. tony's calls are small.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 * 1024);
+  // What the transport may hold of messages not yet delivered, all connections together: without
+  // it a caller with a credential makes the AM buffer a whole oversized message (64 MB, eight at
+  // once) before the size limit refuses it. Over the quota gRPC resets streams (ENHANCE_YOUR_CALM)
+  // instead of reading on. Every task may have one largest message in flight.
+  grpc::ResourceQuota quota("tony-am");
+  quota.Resize(kAmTransportBaseBytes +
+               static_cast<size_t>(job_.spec().TotalTasks()) * rpc::kAmMaxReceiveBytes);
+  builder.SetResourceQuota(quota);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {

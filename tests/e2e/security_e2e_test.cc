@@ -270,6 +270,47 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
   EXPECT_EQ(CallStatus(stub.get(), rpc::JobAuthValue(credentials->secret)), grpc::StatusCode::OK)
       << "the AM must still answer its client";
 
+  // A credential does not buy memory either: eight senders of 64 MB messages with worker:0's
+  // credential, each on its own connection, are refused before the AM holds their messages.
+  {
+    const std::string task_auth = rpc::TaskAuthValue(
+        "worker", 0, worker0, rpc::TaskCredential(credentials->secret, "worker", 0, worker0));
+    std::atomic<int> exhausted{0};
+    std::atomic<int> accepted{0};
+    std::vector<std::thread> big;
+    for (int i = 0; i < 8; ++i) {
+      big.emplace_back([&, i] {
+        grpc::ChannelArguments args;
+        args.SetInt("tony.big-sender", i);
+        args.SetSslTargetNameOverride(rpc::kAmTlsName);
+        args.SetMaxSendMessageSize(-1);
+        grpc::SslCredentialsOptions tls;
+        tls.pem_root_certs = credentials->am_cert_pem;
+        auto sender = rpc::TonyAm::NewStub(
+            grpc::CreateCustomChannel(address, grpc::SslCredentials(tls), args));
+        rpc::ReportResultRequest report;
+        report.mutable_task()->set_type("worker");
+        report.mutable_task()->set_index(0);
+        report.set_container_id(worker0);
+        report.set_exit_code(0);
+        report.set_diagnostics(std::string(64 << 20, 'x'));
+        rpc::ReportResultResponse reported;
+        grpc::ClientContext context;
+        rpc::AttachAuth(&context, task_auth);
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+        const grpc::Status status = sender->ReportResult(&context, report, &reported);
+        (status.ok() ? accepted : exhausted)++;
+      });
+    }
+    for (std::thread& sender : big) sender.join();
+    const int64_t big_after_mb = PeakRssMb(am[0]);
+    EXPECT_EQ(accepted.load(), 0) << "an oversized report was taken";
+    EXPECT_LT(big_after_mb, after_mb + 40) << "AM peak RSS " << after_mb << " MB before";
+    std::cerr << "AM peak RSS " << after_mb << " MB before, " << big_after_mb << " MB after\n";
+    EXPECT_EQ(CallStatus(stub.get(), rpc::JobAuthValue(credentials->secret)), grpc::StatusCode::OK)
+        << "the AM must still answer its client";
+  }
+
   // Files: the local job directory (the secret and the TLS key are there on both backends) is
   // the user's alone; on YARN so is the HDFS staging directory.
   struct stat st;
