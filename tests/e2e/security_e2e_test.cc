@@ -386,8 +386,9 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
     // Another local user can read nothing of the job's directory (on YARN the submitting
     // machine's, with the secret and the TLS key), whatever the umask was: every file below it,
     // with the directories above it opened up for the test.
-    for (fs::path dir = fs::path(JobDir()).parent_path();
-         dir.string().size() >= runner_.home().size(); dir = dir.parent_path()) {
+    const std::string root = fs::path(runner_.home()).parent_path().string();  // the test's own
+    for (fs::path dir = fs::path(JobDir()).parent_path(); dir.string().size() >= root.size();
+         dir = dir.parent_path()) {
       fs::permissions(dir, fs::perms::others_exec, fs::perm_options::add);
     }
     std::string files;
@@ -407,6 +408,26 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
     while (fgets(buffer, sizeof(buffer), out) != nullptr) readable += buffer;
     ASSERT_EQ(pclose(out), 0) << "setpriv failed";
     EXPECT_EQ(readable, "") << "another user reads the job's files";
+
+    if (!yarn()) {
+      // Nor do their `tony status` and `tony list` guess at what they cannot read: each says so.
+      fs::permissions(runner_.home() + "/jobs", fs::perms::others_read, fs::perm_options::add);
+      const std::string tony_as_nobody =
+          "setpriv --reuid=nobody --regid=nogroup --clear-groups env "
+          "HOME=/tmp TONY_HOME='" +
+          runner_.home() + "' '" + runner_.binary() + "' ";
+      for (const std::string& command : {"status " + app_id_, std::string("list --all")}) {
+        FILE* tony_out = popen((tony_as_nobody + command + " 2>&1").c_str(), "r");
+        ASSERT_NE(tony_out, nullptr);
+        std::string said;
+        while (fgets(buffer, sizeof(buffer), tony_out) != nullptr) said += buffer;
+        pclose(tony_out);
+        EXPECT_NE(said.find("cannot read the job director"), std::string::npos)
+            << command << ": " << said;
+        EXPECT_NE(said.find(app_id_), std::string::npos) << command << ": " << said;
+        EXPECT_EQ(said.find("FAILED"), std::string::npos) << command << ": " << said;
+      }
+    }
   }
 }
 

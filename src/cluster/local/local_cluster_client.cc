@@ -24,6 +24,7 @@
 #include "config/key_catalog.h"
 #include "nlohmann/json.hpp"
 #include "rpc/launch_contract.h"
+#include "spdlog/spdlog.h"
 
 namespace tony::cluster {
 namespace {
@@ -130,8 +131,15 @@ pid_t LocalClusterClient::AmPid(const std::string& app_id) const {
 
 absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_id) {
   const std::string dir = JobDir(app_id);
-  if (!fs::is_directory(dir)) {
+  std::error_code ec;
+  const bool found = fs::is_directory(dir, ec);
+  if (!found && ec != std::errc::permission_denied) {
     return absl::NotFoundError(StrCat("no application ", app_id, " under ", tony_home_));
+  }
+  if (!found || (access(dir.c_str(), R_OK | X_OK) != 0 && errno == EACCES)) {
+    // Another user's job: what is missing cannot be told from what is hidden.
+    return absl::PermissionDeniedError(StrCat("cannot read the job directory ", dir,
+                                              " (another user's job?): ", strerror(EACCES)));
   }
   AppReport report;
   if (absl::StatusOr<std::string> address = ReadFile(dir + "/am.address"); address.ok()) {
@@ -308,7 +316,12 @@ absl::StatusOr<std::vector<AppReport>> LocalClusterClient::ListApplications(
   }
   std::sort(ids.begin(), ids.end());
   std::vector<AppReport> reports;
+  std::vector<std::string> unreadable;
   for (const auto& [order, app_id] : ids) {
+    if (access(JobDir(app_id).c_str(), R_OK | X_OK) != 0 && errno == EACCES) {
+      unreadable.push_back(app_id);  // another user's job: say so instead of leaving it out
+      continue;
+    }
     // Only this backend's jobs of that type: a YARN job's client keeps its directory here too.
     config::Configuration conf = config::KeyCatalog::BuiltIn().Defaults();
     if (!conf.LoadXmlFile(StrCat(JobDir(app_id), "/", kFinalConfFile),
@@ -331,6 +344,12 @@ absl::StatusOr<std::vector<AppReport>> LocalClusterClient::ListApplications(
         report->user = owner->pw_name;
     }
     reports.push_back(*std::move(report));
+  }
+  if (!unreadable.empty()) {
+    spdlog::warn(
+        "cannot read the job directories of {} under {}/jobs (another user's jobs?): {}",
+        unreadable.size() == 1 ? "1 application" : StrCat(unreadable.size(), " applications"),
+        tony_home_, Join(unreadable, ", "));
   }
   return reports;
 }
