@@ -79,6 +79,48 @@ TEST_P(BackendE2eTest, StoppedExecutorIsFoundByItsMissingHeartbeats) {
   EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
 }
 
+TEST_P(BackendE2eTest, StoppedAmBlamesNoTaskAndTheExecutorsSayItWasSilent) {
+  // Heartbeats every 100 ms, 20 may be missed: the AM alone would count 2 s without one as a lost
+  // task, the executors give up after about 20 s of failed calls. The AM is stopped for 4 s.
+  const std::string go = runner_.work_dir() + "/go";
+  pid_t tony = Start(
+      Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+              "tony.task.heartbeat-interval-ms=100", "tony.task.max-missed-heartbeats=20"},
+             "echo waiting-$TASK_INDEX; while [ ! -e " + go + " ]; do sleep 0.1; done; echo went"));
+  ASSERT_TRUE(WaitForTaskOutput("waiting-0"));
+  ASSERT_TRUE(WaitForTaskOutput("waiting-1"));
+  app_id_ = runner_.SubmittedAppId();
+  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
+  ASSERT_EQ(am.size(), 1u);
+  const fs::path logs = yarn() ? fs::path(conf_dir_) / "data" : fs::path(runner_.home()) / "jobs";
+  auto logged = [&](const std::string& name, const std::string& text, int at_least) {
+    const std::string all = TonyRunner::ReadFilesBelow(logs.string(), name, app_id_);
+    int found = 0;
+    for (size_t at = all.find(text); at != std::string::npos; at = all.find(text, at + 1)) ++found;
+    return found >= at_least;
+  };
+  const auto stopped_at = std::chrono::steady_clock::now();
+  kill(am[0], SIGSTOP);
+  bool noticed = false;
+  for (int i = 0; i < 300 && !noticed; ++i) {
+    noticed = logged("executor.log", "the AM did not answer a heartbeat", 2);
+    if (!noticed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // The fault's length, not a synchronisation: the AM stays stopped for 4 s in all.
+  std::this_thread::sleep_until(stopped_at + std::chrono::seconds(4));
+  kill(am[0], SIGCONT);
+  EXPECT_TRUE(noticed) << "the executors did not say that the AM stopped answering";
+  std::ofstream(go) << "go\n";
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
+  EXPECT_EQ(r.out.find("lost heartbeat"), std::string::npos) << r.out;
+  EXPECT_TRUE(logged("executor.log", "the AM answers again, after", 2));
+  EXPECT_TRUE(logged("am.log", "the AM did not run for", 1));
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+}
+
 TEST_P(BackendE2eTest, EvaluatorThatOutlivesTrainingIsStoppedByTheDependencyTimeout) {
   const std::string command =
       "if [ $JOB_NAME = evaluator ]; then exec /usr/bin/python3 sleep_forever.py; fi; echo trained";
