@@ -1,7 +1,8 @@
 // What a task's own code can reach, tried as an attacker would on the local backend and on the
 // real YARN mini cluster (backend_fixture.h): the probe (scripts/probe_credentials.py) searches
-// every file and process it can see for the job's credentials and tries `tony kill`, in the
-// task's sandbox and, to show that it would find them, outside it; and a reused am.pid.
+// every file and process it can see for the job's credentials, tries the AM's control plane with
+// the credentials it can make up and `tony kill`, in the task's sandbox and, to show that it would
+// find them, outside it; and a reused am.pid.
 
 #include <signal.h>
 
@@ -102,6 +103,16 @@ TEST_P(TaskSandboxE2eTest, TheUsersProcessGetsNoCredential) {
     EXPECT_GT(readable, 0) << "the probe read nothing: it proves nothing";
     // Its own processes only: the sandbox's init, python and what it started.
     EXPECT_LE(report["pids"].size(), 4u) << report["pids"].dump();
+    // The AM's control plane, found among the machine's listening ports, as another task or the
+    // client with made-up credentials: refused before it reads the forged report.
+    int reached_am = 0;
+    for (const auto& attempt : report["rpc"]) {
+      const std::string code = attempt["code"].get<std::string>();
+      if (code == "UNAUTHENTICATED") ++reached_am;
+      EXPECT_TRUE(code != "OK" && code != "PERMISSION_DENIED" && code != "RESOURCE_EXHAUSTED")
+          << attempt.dump();
+    }
+    EXPECT_GE(reached_am, 4) << "the probe never reached the AM: " << report["rpc"].dump();
     if (!yarn()) {
       ASSERT_TRUE(report["kill"].is_object()) << line;
       EXPECT_NE(report["kill"]["code"].get<int>(), 0) << report["kill"].dump();
