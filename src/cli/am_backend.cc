@@ -18,6 +18,7 @@
 #include "common/strings.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/credentials.h"
+#include "hadoop/failover.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/namenode_client.h"
 #include "hadoop/webhdfs.h"
@@ -32,37 +33,41 @@ namespace {
 namespace fs = std::filesystem;
 
 // The RM's web proxy as the AM's status page admits it: its addresses and its URL of this
-// application (YARN gives the AM the path in APPLICATION_WEB_PROXY_BASE).
+// application (YARN gives the AM the path in APPLICATION_WEB_PROXY_BASE). With RM HA, every RM's
+// proxy is admitted; links go to the first, which a standby redirects to the active one.
 absl::Status ResolveWebProxy(const std::string& app_id, const std::string& proxy,
                              am::AmOptions* options) {
-  absl::StatusOr<hadoop::HostPort> address = hadoop::ParseHostPort(proxy);
-  if (!address.ok()) {
+  absl::StatusOr<std::vector<hadoop::ServerAddress>> proxies = hadoop::ParseServerList(proxy);
+  if (!proxies.ok()) {
     return absl::InvalidArgumentError(
-        StrCat(rpc::kEnvYarnWebProxy, ": ", ToStd(address.status().message())));
+        StrCat(rpc::kEnvYarnWebProxy, ": ", ToStd(proxies.status().message())));
   }
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(address->host.c_str(), nullptr, &hints, &found); rc != 0) {
-    return absl::UnavailableError(
-        StrCat("cannot resolve the web proxy ", address->host, ": ", gai_strerror(rc)));
-  }
-  for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
-    char text[INET6_ADDRSTRLEN] = {};
-    const void* raw =
-        entry->ai_family == AF_INET
-            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(entry->ai_addr)->sin_addr)
-            : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(entry->ai_addr)->sin6_addr);
-    if (inet_ntop(entry->ai_family, raw, text, sizeof(text)) != nullptr &&
-        std::find(options->proxy_addresses.begin(), options->proxy_addresses.end(), text) ==
-            options->proxy_addresses.end()) {
-      options->proxy_addresses.emplace_back(text);
+  for (const hadoop::ServerAddress& each : *proxies) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (int rc = getaddrinfo(each.address.host.c_str(), nullptr, &hints, &found); rc != 0) {
+      return absl::UnavailableError(
+          StrCat("cannot resolve the web proxy ", each.address.host, ": ", gai_strerror(rc)));
     }
+    for (addrinfo* entry = found; entry != nullptr; entry = entry->ai_next) {
+      char text[INET6_ADDRSTRLEN] = {};
+      const void* raw =
+          entry->ai_family == AF_INET
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(entry->ai_addr)->sin_addr)
+              : static_cast<const void*>(
+                    &reinterpret_cast<sockaddr_in6*>(entry->ai_addr)->sin6_addr);
+      if (inet_ntop(entry->ai_family, raw, text, sizeof(text)) != nullptr &&
+          std::find(options->proxy_addresses.begin(), options->proxy_addresses.end(), text) ==
+              options->proxy_addresses.end()) {
+        options->proxy_addresses.emplace_back(text);
+      }
+    }
+    freeaddrinfo(found);
   }
-  freeaddrinfo(found);
   const char* base = std::getenv("APPLICATION_WEB_PROXY_BASE");
   options->proxy_base_url =
-      StrCat("http://", address->ToString(),
+      StrCat("http://", proxies->front().address.ToString(),
              base != nullptr && *base == '/' ? std::string(base) : StrCat("/proxy/", app_id));
   return absl::OkStatus();
 }
@@ -107,8 +112,9 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   const std::string* key = credentials->FindSecret(rpc::kAmKeyAlias);
   const hadoop::Token* am_rm_token =
       credentials->FindTokenByKind(std::string(hadoop::kAmRmTokenKind));
-  absl::StatusOr<hadoop::HostPort> scheduler = hadoop::ParseHostPort(launch.yarn_scheduler);
-  if (secret == nullptr || am_rm_token == nullptr || !scheduler.ok() ||
+  absl::StatusOr<std::vector<hadoop::ServerAddress>> schedulers =
+      hadoop::ParseServerList(launch.yarn_scheduler);
+  if (secret == nullptr || am_rm_token == nullptr || !schedulers.ok() ||
       (spec.am_tls && (cert == nullptr || key == nullptr))) {
     return absl::InvalidArgumentError(
         StrCat("the AM container lacks the job secret, its TLS key, its AMRMToken or ",
@@ -116,7 +122,10 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   }
   const std::string& staging = launch.staging_dir;
   cluster::YarnAllocatorOptions yarn;
-  yarn.scheduler = *scheduler;
+  yarn.scheduler = schedulers->front().address;
+  // With RM HA, each scheduler call fails over with tony's default policy; the heartbeat loop
+  // goes on calling while the RMs fail over or restart.
+  if (schedulers->size() > 1) yarn.ha_schedulers = *schedulers;
   yarn.default_fs = launch.default_fs;
   yarn.webhdfs = launch.webhdfs;
   yarn.user = hadoop::HadoopUser();

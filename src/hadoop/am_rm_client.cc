@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/cord.h"
+#include "hadoop/failover.h"
 #include "hadoop/ipc_client.h"
 #include "hadoop/rpc_codec.h"
 
@@ -85,6 +86,10 @@ class IpcRpcConnection final : public RpcConnection {
 };
 
 }  // namespace
+
+std::unique_ptr<RpcConnection> AsRpcConnection(std::unique_ptr<IpcClient> ipc) {
+  return std::make_unique<IpcRpcConnection>(std::move(ipc));
+}
 
 // --- Records ---
 
@@ -294,16 +299,21 @@ RpcConnector TokenIpcConnector(std::string protocol) {
 
 absl::StatusOr<std::unique_ptr<AmRmClient>> AmRmClient::Connect(const HadoopConf& conf,
                                                                 const Credentials& credentials) {
-  absl::StatusOr<HostPort> scheduler = conf.SchedulerAddress();
-  if (!scheduler.ok()) return scheduler.status();
+  absl::StatusOr<std::vector<ServerAddress>> schedulers =
+      conf.RmAddresses("yarn.resourcemanager.scheduler.address");
+  if (!schedulers.ok()) return schedulers.status();
   absl::StatusOr<Token> token = credentials.RequireTokenByKind(kAmRmTokenKind);
   if (!token.ok()) {
     return absl::Status(token.status().code(),
                         StrCat("the AM needs its AMRMToken to talk to the scheduler: ",
                                ToStd(token.status().message())));
   }
-  return Connect(*std::move(scheduler), *std::move(token),
-                 TokenIpcConnector(std::string(kApplicationMasterProtocol)));
+  RpcConnector connector = TokenIpcConnector(std::string(kApplicationMasterProtocol));
+  if (schedulers->size() > 1) {
+    connector = FailoverConnector("ResourceManager", *schedulers, std::move(connector),
+                                  FailoverPolicyFromConf(conf, schedulers->size()));
+  }
+  return Connect(schedulers->front().address, *std::move(token), std::move(connector));
 }
 
 absl::StatusOr<std::unique_ptr<AmRmClient>> AmRmClient::Connect(HostPort scheduler,

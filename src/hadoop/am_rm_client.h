@@ -38,6 +38,7 @@
 #include "google/protobuf/message_lite.h"
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/rpc_connection.h"
 #include "hadoop/yarn_am.pb.h"
 #include "hadoop/yarn_client.h"
 
@@ -175,20 +176,6 @@ RegisterResult RegisterResultFromProto(const proto::RegisterApplicationMasterRes
 std::optional<int32_t> ExpectedResponseIdFromMessage(std::string_view message);
 
 // --- Connections ---
-
-// One Hadoop RPC connection to one server for one protocol: an IpcClient in production, a fake in
-// unit tests. Implementations used by NmClient must be thread-safe.
-class RpcConnection {
- public:
-  virtual ~RpcConnection() = default;
-  [[nodiscard]] virtual absl::Status Call(std::string_view method,
-                                          const google::protobuf::MessageLite& request,
-                                          google::protobuf::MessageLite* response) = 0;
-};
-
-// Opens a connection to `server` authenticated with `token`.
-using RpcConnector = std::function<absl::StatusOr<std::unique_ptr<RpcConnection>>(
-    const HostPort& server, const Token& token)>;
 
 // Connects with IpcClient (SASL DIGEST-MD5 with the token) speaking `protocol`, version 1.
 RpcConnector TokenIpcConnector(std::string protocol);

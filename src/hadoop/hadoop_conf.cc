@@ -24,6 +24,7 @@ const std::map<std::string, std::string>& HadoopDefaults() {
       {"yarn.resourcemanager.address", "${yarn.resourcemanager.hostname}:8032"},
       {"yarn.resourcemanager.scheduler.address", "${yarn.resourcemanager.hostname}:8030"},
       {"yarn.resourcemanager.webapp.address", "${yarn.resourcemanager.hostname}:8088"},
+      {"yarn.resourcemanager.webapp.https.address", "${yarn.resourcemanager.hostname}:8090"},
       {"dfs.namenode.http-address", "0.0.0.0:9870"},
   };
   return *defaults;
@@ -32,6 +33,10 @@ const std::map<std::string, std::string>& HadoopDefaults() {
 }  // namespace
 
 std::string HostPort::ToString() const { return StrCat(host, ":", port); }
+
+std::string ServerAddress::Name() const {
+  return id.empty() ? address.ToString() : StrCat(id, " (", address.ToString(), ")");
+}
 
 absl::StatusOr<HostPort> ParseHostPort(const std::string& text) {
   const size_t colon = text.rfind(':');
@@ -111,6 +116,56 @@ absl::StatusOr<HostPort> HadoopConf::Address(const std::string& key) const {
   return address;
 }
 
+absl::StatusOr<std::vector<std::string>> HadoopConf::RmHaIds() const {
+  if (ToLower(Get("yarn.resourcemanager.ha.enabled")) != "true") return std::vector<std::string>{};
+  std::vector<std::string> ids;
+  for (std::string_view id : Split(Get("yarn.resourcemanager.ha.rm-ids"), ',')) {
+    id = StripWhitespace(id);
+    if (!id.empty()) ids.emplace_back(id);
+  }
+  if (ids.size() < 2) {
+    return absl::InvalidArgumentError(
+        StrCat("yarn.resourcemanager.ha.enabled is true but yarn.resourcemanager.ha.rm-ids (\"",
+               Get("yarn.resourcemanager.ha.rm-ids"), "\") names fewer than two ResourceManagers"));
+  }
+  return ids;
+}
+
+absl::StatusOr<std::vector<ServerAddress>> HadoopConf::RmAddresses(const std::string& key) const {
+  absl::StatusOr<std::vector<std::string>> ids = RmHaIds();
+  if (!ids.ok()) return ids.status();
+  if (ids->empty()) {
+    absl::StatusOr<HostPort> address = Address(key);
+    if (!address.ok()) return address.status();
+    return std::vector<ServerAddress>{{"", *std::move(address)}};
+  }
+  // The key's default port (yarn-default.xml), for an rm-id named by its host only.
+  const std::string fallback = HadoopDefaults().count(key) ? HadoopDefaults().at(key) : "";
+  const std::string default_port = fallback.substr(fallback.rfind(':') + 1);
+  std::vector<ServerAddress> out;
+  for (const std::string& id : *ids) {
+    const std::string per_id = StrCat(key, ".", id);
+    const std::string host_key = StrCat("yarn.resourcemanager.hostname.", id);
+    if (!Get(per_id).empty()) {
+      absl::StatusOr<HostPort> address = Address(per_id);
+      if (!address.ok()) return address.status();
+      out.push_back({id, *std::move(address)});
+    } else if (!Get(host_key).empty() && !default_port.empty()) {
+      absl::StatusOr<HostPort> address = ParseHostPort(StrCat(Get(host_key), ":", default_port));
+      if (!address.ok()) {
+        return absl::InvalidArgumentError(
+            StrCat(host_key, ": ", ToStd(address.status().message())));
+      }
+      out.push_back({id, *std::move(address)});
+    } else {
+      return absl::InvalidArgumentError(
+          StrCat("ResourceManager HA: neither ", per_id, " nor ", host_key,
+                 " is set, but yarn.resourcemanager.ha.rm-ids names ", id));
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<HostPort> HadoopConf::ResourceManagerAddress() const {
   return Address("yarn.resourcemanager.address");
 }
@@ -123,6 +178,14 @@ absl::StatusOr<HostPort> HadoopConf::NameNodeHttpAddress() const {
 absl::StatusOr<HostPort> HadoopConf::WebProxyAddress() const {
   if (!Get("yarn.web-proxy.address").empty()) return Address("yarn.web-proxy.address");
   return Address("yarn.resourcemanager.webapp.address");
+}
+absl::StatusOr<std::vector<ServerAddress>> HadoopConf::WebProxyAddresses() const {
+  if (!Get("yarn.web-proxy.address").empty()) {
+    absl::StatusOr<HostPort> proxy = Address("yarn.web-proxy.address");
+    if (!proxy.ok()) return proxy.status();
+    return std::vector<ServerAddress>{{"", *std::move(proxy)}};
+  }
+  return RmAddresses("yarn.resourcemanager.webapp.address");
 }
 bool HadoopConf::SecurityEnabled() const {
   return ToLower(Get("hadoop.security.authentication")) == "kerberos";

@@ -20,6 +20,15 @@ struct HostPort {
   std::string ToString() const;
 };
 
+// One server of a group (a ResourceManager among yarn.resourcemanager.ha.rm-ids): its id (empty
+// without HA) and one of its addresses.
+struct ServerAddress {
+  std::string id;
+  HostPort address;
+  // "rm1 (host:port)", or "host:port" without an id.
+  std::string Name() const;
+};
+
 class HadoopConf {
  public:
   // Loads core-site.xml, hdfs-site.xml and yarn-site.xml from each directory that has them, in
@@ -39,12 +48,24 @@ class HadoopConf {
   // hadoop.security.authentication is kerberos.
   bool SecurityEnabled() const;
 
+  // The ResourceManagers' ids when yarn.resourcemanager.ha.enabled is true: the
+  // yarn.resourcemanager.ha.rm-ids, at least two; empty without HA.
+  absl::StatusOr<std::vector<std::string>> RmHaIds() const;
+  // Every ResourceManager's address of `key` (yarn.resourcemanager.address, .scheduler.address,
+  // .webapp.address, .webapp.https.address): with HA one per rm-id, from `<key>.<id>`, else
+  // yarn.resourcemanager.hostname.<id> with the key's default port, as Hadoop's clients find
+  // them; without HA the one address of `key`. Errors name the key that is missing.
+  absl::StatusOr<std::vector<ServerAddress>> RmAddresses(const std::string& key) const;
+
   absl::StatusOr<HostPort> ResourceManagerAddress() const;  // yarn.resourcemanager.address
   absl::StatusOr<HostPort> SchedulerAddress() const;        // ...resourcemanager.scheduler.address
   absl::StatusOr<HostPort> NameNodeHttpAddress() const;     // dfs.namenode.http-address
   // YARN's web proxy, through which the RM links to an AM's tracking URL: yarn.web-proxy.address
   // when it runs on its own, else (inside the RM) yarn.resourcemanager.webapp.address.
   absl::StatusOr<HostPort> WebProxyAddress() const;
+  // The same for every ResourceManager: with HA and no yarn.web-proxy.address, each RM's
+  // yarn.resourcemanager.webapp.address.<id>.
+  absl::StatusOr<std::vector<ServerAddress>> WebProxyAddresses() const;
   std::string DefaultFs() const;  // fs.defaultFS
 
  private:

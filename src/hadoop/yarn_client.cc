@@ -49,38 +49,70 @@ std::optional<proto::NodeState> NodeStateToProto(NodeState state) {
 
 absl::StatusOr<std::unique_ptr<YarnClient>> YarnClient::Connect(
     const HadoopConf& conf, std::string user, std::shared_ptr<const KerberosCredentials> kerberos) {
-  absl::StatusOr<HostPort> rm = conf.ResourceManagerAddress();
-  if (!rm.ok()) return rm.status();
+  absl::StatusOr<std::vector<ServerAddress>> rms = conf.RmAddresses("yarn.resourcemanager.address");
+  if (!rms.ok()) return rms.status();
   IpcClientOptions options;
-  options.host = rm->host;
-  options.port = rm->port;
   options.protocol = std::string(kApplicationClientProtocol);
   options.protocol_version = kApplicationClientProtocolVersion;
   options.user = user.empty() ? HadoopUser() : std::move(user);
+  std::string principal;
   if (kerberos != nullptr) {
-    const std::string principal = conf.Get("yarn.resourcemanager.principal");
+    principal = conf.Get("yarn.resourcemanager.principal");
     if (principal.empty()) {
       return absl::InvalidArgumentError(
           "yarn.resourcemanager.principal is not set in the cluster's configuration "
           "(yarn-site.xml): tony cannot tell which principal the ResourceManager has");
     }
-    options.sasl_mechanisms = KerberosSasl(std::move(kerberos), principal, rm->host);
   }
-  absl::StatusOr<std::unique_ptr<IpcClient>> ipc = IpcClient::Connect(std::move(options));
-  if (!ipc.ok()) {
-    return WithContext(ipc.status(),
-                       StrCat("connecting to the ResourceManager (yarn.resourcemanager.address ",
-                              rm->ToString(), ")"));
+  auto open = [options, kerberos, principal](
+                  const FailoverTarget& rm) -> absl::StatusOr<std::unique_ptr<RpcConnection>> {
+    IpcClientOptions each = options;
+    each.host = rm.address.host;
+    each.port = rm.address.port;
+    if (kerberos != nullptr) each.sasl_mechanisms = KerberosSasl(kerberos, principal, each.host);
+    absl::StatusOr<std::unique_ptr<IpcClient>> ipc = IpcClient::Connect(std::move(each));
+    if (!ipc.ok()) return ipc.status();
+    return AsRpcConnection(*std::move(ipc));
+  };
+  const bool ha = rms->size() > 1;
+  const std::string where =
+      ha ? StrCat("connecting to the ResourceManagers (yarn.resourcemanager.ha.rm-ids ",
+                  conf.Get("yarn.resourcemanager.ha.rm-ids"), ")")
+         : StrCat("connecting to the ResourceManager (yarn.resourcemanager.address ",
+                  rms->front().address.ToString(), ")");
+  auto rm = std::make_unique<FailoverConnection>(
+      "ResourceManager", *rms, std::move(open),
+      ha ? FailoverPolicyFromConf(conf, rms->size()) : FailoverPolicy{.rounds = 1});
+  if (absl::Status connected = rm->Connect(); !connected.ok()) {
+    return WithContext(connected, where);
   }
-  return std::make_unique<YarnClient>(std::move(*ipc));
+  return std::make_unique<YarnClient>(std::move(rm));
 }
 
-YarnClient::YarnClient(std::unique_ptr<IpcClient> ipc) : ipc_(std::move(ipc)) {}
+YarnClient::YarnClient(std::unique_ptr<IpcClient> ipc)
+    : peer_(ipc->peer()), connection_(AsRpcConnection(std::move(ipc))) {}
+
+YarnClient::YarnClient(std::unique_ptr<FailoverConnection> rm) {
+  failover_ = rm.get();
+  connection_ = std::move(rm);
+}
+
+std::string YarnClient::peer() const {
+  MutexLock lock(mu_);
+  if (failover_ == nullptr) return peer_;
+  const FailoverTarget& rm = failover_->current();
+  return rm.id.empty() ? rm.address.ToString() : rm.Name();
+}
+
+absl::Status YarnClient::Call(std::string_view method, const google::protobuf::MessageLite& request,
+                              google::protobuf::MessageLite* response) {
+  MutexLock lock(mu_);
+  return connection_->Call(method, request, response);
+}
 
 absl::StatusOr<NewApplication> YarnClient::GetNewApplication() {
   proto::GetNewApplicationResponse response;
-  if (absl::Status s =
-          ipc_->Call("getNewApplication", proto::GetNewApplicationRequest(), &response);
+  if (absl::Status s = Call("getNewApplication", proto::GetNewApplicationRequest(), &response);
       !s.ok()) {
     return s;
   }
@@ -94,8 +126,7 @@ absl::StatusOr<NewApplication> YarnClient::GetNewApplication() {
 
 absl::Status YarnClient::SubmitApplication(const AppSubmission& submission) {
   proto::SubmitApplicationResponse response;
-  absl::Status s =
-      ipc_->Call("submitApplication", MakeSubmitApplicationRequest(submission), &response);
+  absl::Status s = Call("submitApplication", MakeSubmitApplicationRequest(submission), &response);
   if (!s.ok()) return WithContext(s, StrCat("submitting ", submission.id.ToString()));
   return absl::OkStatus();
 }
@@ -104,7 +135,7 @@ absl::StatusOr<ApplicationReport> YarnClient::GetApplicationReport(const Applica
   proto::GetApplicationReportRequest request;
   *request.mutable_application_id() = ApplicationIdToProto(id);
   proto::GetApplicationReportResponse response;
-  if (absl::Status s = ipc_->Call("getApplicationReport", request, &response); !s.ok()) {
+  if (absl::Status s = Call("getApplicationReport", request, &response); !s.ok()) {
     return s;
   }
   if (!response.has_report()) {
@@ -126,7 +157,7 @@ absl::StatusOr<std::vector<ApplicationReport>> YarnClient::GetApplications(
     }
   }
   proto::GetApplicationsResponse response;
-  if (absl::Status s = ipc_->Call("getApplications", request, &response); !s.ok()) return s;
+  if (absl::Status s = Call("getApplications", request, &response); !s.ok()) return s;
   std::vector<ApplicationReport> reports;
   reports.reserve(response.applications_size());
   for (const proto::ApplicationReport& report : response.applications()) {
@@ -144,7 +175,7 @@ absl::StatusOr<bool> YarnClient::ForceKillApplication(const ApplicationId& id,
   *request.mutable_application_id() = ApplicationIdToProto(id);
   if (!diagnostics.empty()) request.set_diagnostics(std::move(diagnostics));
   proto::KillApplicationResponse response;
-  if (absl::Status s = ipc_->Call("forceKillApplication", request, &response); !s.ok()) {
+  if (absl::Status s = Call("forceKillApplication", request, &response); !s.ok()) {
     return WithContext(s, StrCat("killing ", id.ToString()));
   }
   return response.is_kill_completed();
@@ -152,8 +183,7 @@ absl::StatusOr<bool> YarnClient::ForceKillApplication(const ApplicationId& id,
 
 absl::StatusOr<ClusterMetrics> YarnClient::GetClusterMetrics() {
   proto::GetClusterMetricsResponse response;
-  if (absl::Status s =
-          ipc_->Call("getClusterMetrics", proto::GetClusterMetricsRequest(), &response);
+  if (absl::Status s = Call("getClusterMetrics", proto::GetClusterMetricsRequest(), &response);
       !s.ok()) {
     return s;
   }
@@ -169,7 +199,7 @@ absl::StatusOr<std::vector<NodeReport>> YarnClient::GetClusterNodes(
     request.add_states(*wire);
   }
   proto::GetClusterNodesResponse response;
-  if (absl::Status s = ipc_->Call("getClusterNodes", request, &response); !s.ok()) return s;
+  if (absl::Status s = Call("getClusterNodes", request, &response); !s.ok()) return s;
   std::vector<NodeReport> nodes;
   nodes.reserve(response.nodes_size());
   for (const proto::NodeReport& node : response.nodes()) nodes.push_back(NodeReportFromProto(node));

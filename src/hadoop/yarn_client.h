@@ -8,8 +8,8 @@
 // org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException, with code kNotFound); the
 // message names the method and the RM's host:port.
 //
-// Threads: YarnClient is thread-safe (its IpcClient serializes calls, one in flight); the free
-// functions are pure.
+// Threads: YarnClient is thread-safe (calls are serialized, one in flight); the free functions
+// are pure.
 
 #include <cstdint>
 #include <map>
@@ -21,6 +21,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
+#include "hadoop/failover.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/ipc_client.h"
 #include "hadoop/kerberos.h"
@@ -231,13 +233,16 @@ std::string FormatNodesTable(const ClusterMetrics& metrics, const std::vector<No
 class YarnClient {
  public:
   // Connects to yarn.resourcemanager.address: with Kerberos when `kerberos` is set (SASL GSSAPI
-  // to yarn.resourcemanager.principal), else with SIMPLE authentication as `user` (empty:
-  // HadoopUser()).
+  // to yarn.resourcemanager.principal, _HOST being each RM's host), else with SIMPLE
+  // authentication as `user` (empty: HadoopUser()). With ResourceManager HA, to the active one
+  // among yarn.resourcemanager.ha.rm-ids, and every call fails over as the RMs do (failover.h).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<YarnClient>> Connect(
       const HadoopConf& conf, std::string user,
       std::shared_ptr<const KerberosCredentials> kerberos = nullptr);
   // Over an existing connection speaking kApplicationClientProtocol.
   explicit YarnClient(std::unique_ptr<IpcClient> ipc);
+  // Over the ResourceManagers of `rm` (tests give fakes).
+  explicit YarnClient(std::unique_ptr<FailoverConnection> rm);
 
   YarnClient(const YarnClient&) = delete;
   YarnClient& operator=(const YarnClient&) = delete;
@@ -258,11 +263,17 @@ class YarnClient {
   [[nodiscard]] absl::StatusOr<std::vector<NodeReport>> GetClusterNodes(
       const std::vector<NodeState>& states = {});
 
-  // The RM's host:port.
-  const std::string& peer() const { return ipc_->peer(); }
+  // The RM's host:port (with HA, the one calls go to: "rm1 (host:port)").
+  std::string peer() const;
 
  private:
-  std::unique_ptr<IpcClient> ipc_;
+  absl::Status Call(std::string_view method, const google::protobuf::MessageLite& request,
+                    google::protobuf::MessageLite* response);
+
+  mutable Mutex mu_;
+  std::string peer_;  // without failover
+  std::unique_ptr<RpcConnection> connection_ TONY_GUARDED_BY(mu_);
+  FailoverConnection* failover_ TONY_GUARDED_BY(mu_) = nullptr;  // connection_, with failover
 };
 
 }  // namespace tony::hadoop

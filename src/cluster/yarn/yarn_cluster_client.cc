@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/strings.h"
 #include "hadoop/credentials.h"
+#include "hadoop/failover.h"
 #include "hadoop/namenode_client.h"
 #include "openssl/evp.h"
 #include "rpc/launch_contract.h"
@@ -123,11 +124,14 @@ absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
 
 absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credentials) const {
   if (options_.kerberos == nullptr) return absl::OkStatus();
-  absl::StatusOr<hadoop::HostPort> rm = conf_.ResourceManagerAddress();
-  if (!rm.ok()) return rm.status();
-  // The RM renews the tokens while the job runs, and cancels them when it ends.
-  const std::string renewer = hadoop::SubstituteHost(conf_.Get("yarn.resourcemanager.principal"),
-                                                     hadoop::CanonicalHostName(rm->host));
+  absl::StatusOr<std::vector<hadoop::ServerAddress>> rms =
+      conf_.RmAddresses("yarn.resourcemanager.address");
+  if (!rms.ok()) return rms.status();
+  // The RM renews the tokens while the job runs, and cancels them when it ends (with HA, any of
+  // them: the renewer is the principal's user, the same for all).
+  const std::string renewer =
+      hadoop::SubstituteHost(conf_.Get("yarn.resourcemanager.principal"),
+                             hadoop::CanonicalHostName(rms->front().address.host));
   std::vector<std::string> uris = {conf_.DefaultFs()};
   uris.insert(uris.end(), options_.other_namenodes.begin(), options_.other_namenodes.end());
   for (const std::string& uri : uris) {
@@ -385,9 +389,10 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   if (!binary.ok()) return binary.status();
   am.local_resources["tony"] = *binary;
 
-  absl::StatusOr<hadoop::HostPort> scheduler = conf_.SchedulerAddress();
+  absl::StatusOr<std::vector<hadoop::ServerAddress>> schedulers =
+      conf_.RmAddresses("yarn.resourcemanager.scheduler.address");
   absl::StatusOr<hadoop::HostPort> webhdfs = conf_.NameNodeHttpAddress();
-  if (!scheduler.ok()) return scheduler.status();
+  if (!schedulers.ok()) return schedulers.status();
   if (!webhdfs.ok()) return webhdfs.status();
   rpc::AmLaunch launch;
   launch.app_id = submission.app_id;
@@ -395,12 +400,13 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   launch.submitted_ms = submission.submitted_ms;
   launch.staging_dir = staging;
   launch.binary_path = binary->url.file;
-  launch.yarn_scheduler = scheduler->ToString();
+  launch.yarn_scheduler = hadoop::FormatServerList(*schedulers);
   launch.default_fs = conf_.DefaultFs();
   launch.webhdfs = webhdfs->ToString();
   // The status page serves task output only to the RM's web proxy (AmIpFilter's rule).
-  if (absl::StatusOr<hadoop::HostPort> proxy = conf_.WebProxyAddress(); proxy.ok()) {
-    launch.web_proxy = proxy->ToString();
+  if (absl::StatusOr<std::vector<hadoop::ServerAddress>> proxies = conf_.WebProxyAddresses();
+      proxies.ok()) {
+    launch.web_proxy = hadoop::FormatServerList(*proxies);
   }
   launch.has_src = fs::exists(StrCat(submission.job_dir, "/", kSrcZip));
   launch.has_hadoop_conf = fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip));

@@ -65,11 +65,16 @@ YarnContainerAllocator::~YarnContainerAllocator() { Shutdown(); }
 absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_port,
                                            const std::string& tracking_url, Callbacks callbacks) {
   callbacks_ = std::move(callbacks);
-  absl::StatusOr<std::unique_ptr<hadoop::AmRmClient>> client = hadoop::AmRmClient::Connect(
-      options_.scheduler, options_.am_rm_token,
+  hadoop::RpcConnector connector =
       options_.scheduler_connector
           ? options_.scheduler_connector
-          : hadoop::TokenIpcConnector(std::string(hadoop::kApplicationMasterProtocol)));
+          : hadoop::TokenIpcConnector(std::string(hadoop::kApplicationMasterProtocol));
+  if (options_.ha_schedulers.size() > 1) {
+    connector = hadoop::FailoverConnector("ResourceManager", options_.ha_schedulers,
+                                          std::move(connector), options_.failover);
+  }
+  absl::StatusOr<std::unique_ptr<hadoop::AmRmClient>> client =
+      hadoop::AmRmClient::Connect(options_.scheduler, options_.am_rm_token, std::move(connector));
   if (!client.ok()) return client.status();
   am_rm_ = *std::move(client);
   absl::StatusOr<hadoop::RegisterResult> registered =

@@ -25,6 +25,7 @@
 #include "cluster/yarn/yarn_asks.h"
 #include "common/mutex.h"
 #include "hadoop/am_rm_client.h"
+#include "hadoop/failover.h"
 #include "hadoop/nm_client.h"
 #include "hadoop/webhdfs.h"
 
@@ -32,10 +33,14 @@ namespace tony::cluster {
 
 struct YarnAllocatorOptions {
   hadoop::HostPort scheduler;  // yarn.resourcemanager.scheduler.address
-  std::string default_fs;      // fs.defaultFS, for the URLs of localized files
-  std::string webhdfs;         // dfs.namenode.http-address
-  std::string user;            // the HDFS user
-  hadoop::Token am_rm_token;   // from the AM container's credentials
+  // With ResourceManager HA: every RM's scheduler address (scheduler is the first), among which
+  // the AM finds the active one and fails over (hadoop/failover.h).
+  std::vector<hadoop::ServerAddress> ha_schedulers;
+  hadoop::FailoverPolicy failover;
+  std::string default_fs;     // fs.defaultFS, for the URLs of localized files
+  std::string webhdfs;        // dfs.namenode.http-address
+  std::string user;           // the HDFS user
+  hadoop::Token am_rm_token;  // from the AM container's credentials
   // On a Kerberized cluster, the HDFS delegation tokens the client got (from the AM container's
   // credentials): every task container gets them all, and the first (fs.defaultFS's) is the AM's
   // own WebHDFS authentication. Empty: SIMPLE authentication as `user`.
