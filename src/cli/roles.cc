@@ -186,11 +186,15 @@ std::unique_ptr<cluster::YarnClusterClient> ConnectYarnClient(
       cluster::YarnClusterClient::Connect(*std::move(hadoop_conf), options);
   if (!cluster.ok()) {
     std::cerr << "tony: error: " << cluster.status().message() << "\n";
-    // A login the cluster refuses, or configuration that names no principal: the user's to fix.
+    // A login the cluster refuses, configuration that names no principal or no address, or no
+    // ResourceManager that answers (with HA: none active): nothing was started, the user's to
+    // fix or to try again.
     const absl::StatusCode code = cluster.status().code();
     *exit_code = code == absl::StatusCode::kUnauthenticated ||
                          code == absl::StatusCode::kPermissionDenied ||
-                         code == absl::StatusCode::kInvalidArgument
+                         code == absl::StatusCode::kInvalidArgument ||
+                         code == absl::StatusCode::kUnavailable ||
+                         code == absl::StatusCode::kDeadlineExceeded
                      ? client::kExitBadInput
                      : client::kExitJobFailed;
     return nullptr;

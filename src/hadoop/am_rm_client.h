@@ -213,7 +213,10 @@ class AmRmClient {
                                             std::string tracking_url);
 
   // The scheduler's host:port.
-  std::string peer() const { return scheduler_.ToString(); }
+  std::string peer() const {
+    const std::string known = connection_ != nullptr ? connection_->peer() : "";
+    return known.empty() ? scheduler_.ToString() : known;
+  }
   // The token the client authenticates with (the latest the RM sent).
   const Token& am_rm_token() const { return token_; }
   // The response_id the next allocate sends.

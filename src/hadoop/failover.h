@@ -56,6 +56,9 @@ class FailoverConnection final : public RpcConnection {
   absl::Status Call(std::string_view method, const google::protobuf::MessageLite& request,
                     google::protobuf::MessageLite* response) override;
 
+  // The current target's name ("rm2 (host:port)").
+  std::string peer() const override { return current().Name(); }
+
   // Connects to an active server now (calls do so on their own); for errors at connect time.
   absl::Status Connect();
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -23,6 +24,9 @@ class RpcConnection {
   [[nodiscard]] virtual absl::Status Call(std::string_view method,
                                           const google::protobuf::MessageLite& request,
                                           google::protobuf::MessageLite* response) = 0;
+  // The server calls go to, when the connection knows better than its opener (failover.h);
+  // empty otherwise.
+  virtual std::string peer() const { return ""; }
 };
 
 // Opens a connection to `server` authenticated with `token`.

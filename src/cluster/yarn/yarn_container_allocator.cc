@@ -138,6 +138,7 @@ std::vector<hadoop::ContainerRequest> YarnContainerAllocator::TakeChangedAsksLoc
 }
 
 void YarnContainerAllocator::HeartbeatLoop() {
+  std::string scheduler_peer = am_rm_->peer();  // with RM HA, the RM it last reached
   while (true) {
     std::vector<hadoop::ContainerRequest> asks;
     std::vector<hadoop::ContainerId> releases;
@@ -149,7 +150,17 @@ void YarnContainerAllocator::HeartbeatLoop() {
       spdlog::warn("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
       OnAllocateFailed(asks, releases);
     } else {
+      if (result->reregistered) {
+        spdlog::info(
+            "the ResourceManager {} had lost this AM's registration (it restarted or "
+            "took over): registered again, outstanding asks sent again",
+            am_rm_->peer());
+      }
       OnAllocated(*result);
+    }
+    if (const std::string now = am_rm_->peer(); now != scheduler_peer) {
+      spdlog::info("the scheduler is now {} (it was {})", now, scheduler_peer);
+      scheduler_peer = now;
     }
     WaitForHeartbeat(interval);
   }

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.ha.HAServiceProtocol;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.permission.FsPermission;
@@ -23,8 +24,12 @@ import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.webproxy.WebAppProxyServer;
 
 import sun.misc.Signal;
 
@@ -39,8 +44,16 @@ import sun.misc.Signal;
  * MiniClusterLauncher DIR [--nodemanagers N] [--gpus G] [--nm-memory-mb M]
  *                         [--nm-vcores V] [--max-lifetime-s S]
  *                         [--secure [--rpc-protection authentication|integrity|privacy]
- *                                   [--token-lifetime-s S]]
+ *                                   [--token-lifetime-s S]] [--rm-ha]
  * </pre>
+ *
+ * With --rm-ha, two ResourceManagers (rm1, rm2) in HA without automatic failover, recovery and
+ * work-preserving restart on, and one state store both read (FileSystemRMStateStore under
+ * DIR/data/rmstore); rm1 starts active. The site files then name each RM by its id only. While it
+ * runs, a file DIR/control/NAME.request holding "failover-rm" or "restart-rm" makes the standby
+ * RM active, or restarts the active one (a new ResourceManager that recovers the state); the
+ * launcher answers in NAME.done ("OK ..." or "ERROR ...") once the new active RM serves every
+ * NodeManager. The web proxy runs on its own (yarn.web-proxy.address), in front of the active RM.
  *
  * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
  * DIR also gets krb5.conf and user.keytab, and minicluster.env the MINICLUSTER_KRB5_CONF,
@@ -66,12 +79,18 @@ public final class MiniClusterLauncher {
     boolean secure;
     String rpcProtection; // null: not given
     long tokenLifetimeS = 0; // 0: HDFS's defaults (7 days, renewed daily)
+    boolean rmHa;
   }
+
+  /** The ResourceManagers' ids with --rm-ha. */
+  private static final String[] RM_IDS = {"rm1", "rm2"};
 
   private final Options opt;
   private final File data;
   private MiniDFSCluster dfs;
   private MiniYARNCluster yarn;
+  /** The web proxy of an --rm-ha cluster; null without. */
+  private WebAppProxyServer proxy;
   /** The Kerberized mode's KDC and keys; null without --secure. */
   private SecureMode secure;
   /** The user the tests run as (the OS user, and in secure mode the user principal's name). */
@@ -91,7 +110,7 @@ public final class MiniClusterLauncher {
       System.err.println("minicluster: " + e.getMessage());
       System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
           + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]"
-          + " [--secure [--rpc-protection authentication|integrity|privacy]]");
+          + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha]");
       System.exit(2);
       return;
     }
@@ -116,6 +135,9 @@ public final class MiniClusterLauncher {
     }
     System.out.println("MINICLUSTER READY " + opt.dir.getAbsolutePath());
     System.out.flush();
+    if (opt.rmHa) {
+      launcher.startControl(stop);
+    }
 
     if (opt.maxLifetimeS > 0) {
       if (!stop.await(opt.maxLifetimeS, TimeUnit.SECONDS)) {
@@ -149,6 +171,8 @@ public final class MiniClusterLauncher {
       String a = args[i];
       if (a.equals("--secure")) {
         o.secure = true;
+      } else if (a.equals("--rm-ha")) {
+        o.rmHa = true;
       } else if (a.startsWith("--")) {
         if (i + 1 >= args.length) {
           throw new IllegalArgumentException(a + " needs a value");
@@ -317,6 +341,41 @@ public final class MiniClusterLauncher {
     conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":" + freePort());
     conf.set(YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS, LOOPBACK + ":0");
     conf.set("yarn.http.policy", "HTTP_ONLY");
+    if (opt.rmHa) {
+      // Two RMs in this JVM, each with ports of its own under its id (fixed, as the other RM, the
+      // NodeManagers and the clients must know them before they bind). No ZooKeeper: failover is
+      // by hand (the control files), and the state store is a directory both RMs read.
+      conf.setBoolean(YarnConfiguration.RM_HA_ENABLED, true);
+      conf.set(YarnConfiguration.RM_HA_IDS, String.join(",", RM_IDS));
+      conf.set(YarnConfiguration.RM_CLUSTER_ID, "tony-minicluster");
+      conf.setBoolean(YarnConfiguration.AUTO_FAILOVER_ENABLED, false);
+      // NodeManagers over RPC, failing over as a real one does (in-process ones keep calling the
+      // RM that was active when they started).
+      conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true);
+      for (String id : RM_IDS) {
+        for (String key : new String[] {YarnConfiguration.RM_ADDRESS,
+            YarnConfiguration.RM_SCHEDULER_ADDRESS, YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS,
+            YarnConfiguration.RM_ADMIN_ADDRESS, YarnConfiguration.RM_WEBAPP_ADDRESS,
+            YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS}) {
+          conf.set(HAUtil.addSuffix(key, id), LOOPBACK + ":" + freePort());
+        }
+        conf.set(HAUtil.addSuffix(YarnConfiguration.RM_HOSTNAME, id), LOOPBACK);
+      }
+      conf.setBoolean(YarnConfiguration.RECOVERY_ENABLED, true);
+      conf.setBoolean(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_ENABLED, true);
+      conf.set(YarnConfiguration.RM_STORE,
+          "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore");
+      conf.set(YarnConfiguration.FS_RM_STATE_STORE_URI,
+          new File(data, "rmstore").toURI().toString());
+      // The web proxy on its own (as many production clusters run it), in front of whichever RM
+      // is active: the RMs' own proxies would each know only their own applications, and the
+      // tracking URL an RM hands out would name it even once it is standby.
+      conf.set(YarnConfiguration.PROXY_ADDRESS, LOOPBACK + ":" + freePort());
+      // Clients try each RM a few times, quickly (the defaults wait up to 15 minutes).
+      conf.setInt("yarn.client.failover-max-attempts", 20);
+      conf.setLong("yarn.client.failover-sleep-base-ms", 100);
+      conf.setLong("yarn.client.failover-sleep-max-ms", 1000);
+    }
     conf.setBoolean(YarnConfiguration.TIMELINE_SERVICE_ENABLED, false);
 
     // Sizes: a small machine. The minicluster reads NM memory from its own key.
@@ -337,15 +396,19 @@ public final class MiniClusterLauncher {
 
     // Capacity scheduler, one queue, AMs may use the whole queue, and every
     // resource type (GPUs too) counts when fitting containers.
-    conf.set("yarn.scheduler.capacity.root.queues", "default");
-    conf.set("yarn.scheduler.capacity.root.default.capacity", "100");
-    conf.set("yarn.scheduler.capacity.root.default.maximum-capacity", "100");
-    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
-    conf.set("yarn.scheduler.capacity.root.default.maximum-am-resource-percent", "1.0");
+    Configuration capacity = new Configuration(false);
+    capacity.set("yarn.scheduler.capacity.root.queues", "default");
+    capacity.set("yarn.scheduler.capacity.root.default.capacity", "100");
+    capacity.set("yarn.scheduler.capacity.root.default.maximum-capacity", "100");
+    capacity.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
+    capacity.set("yarn.scheduler.capacity.root.default.maximum-am-resource-percent", "1.0");
+    capacity.set("yarn.scheduler.capacity.resource-calculator",
+        "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
+    for (Map.Entry<String, String> e : capacity) {
+      conf.set(e.getKey(), e.getValue());
+    }
     // Application priorities up to 10 (the default maximum, 0, would cap every priority to 0).
     conf.setInt("yarn.cluster.max-application-priority", 10);
-    conf.set("yarn.scheduler.capacity.resource-calculator",
-        "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
 
     // The NodeManager on a small, possibly rather full disk.
     conf.setFloat(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, 99.9f);
@@ -379,9 +442,44 @@ public final class MiniClusterLauncher {
     // On 2.10 (Guice 3, whose GuiceFilter is static) the NodeManager's web app takes the RM's
     // Guice requests as well, so the RM's UI and REST API answer 404 there; its web proxy
     // (/proxy/<app>) and RPC are unaffected.
-    yarn = new MiniYARNCluster("tony-minicluster", 1, opt.nodeManagers, 1, 1, false);
+    if (opt.rmHa) {
+      // An RM that becomes active reloads its settings (queues, maximum allocations) from
+      // yarn-site.xml and capacity-scheduler.xml on the classpath (DIR/data/conf), not from the
+      // configuration it was started with: they must say the same.
+      TreeMap<String, String> site = new TreeMap<>();
+      collect(conf, site);
+      site.keySet().removeIf(k -> !k.startsWith("yarn."));
+      // For what reads a plain new YarnConfiguration in this JVM (the proxy's servlet): both RMs
+      // listen on 127.0.0.1, so without an id Hadoop cannot tell which one is "this" one. The RMs
+      // set theirs over it.
+      site.put(YarnConfiguration.RM_HA_ID, RM_IDS[0]);
+      writeClasspathXml("yarn-site.xml", site);
+      TreeMap<String, String> scheduler = new TreeMap<>();
+      collect(capacity, scheduler);
+      writeClasspathXml("capacity-scheduler.xml", scheduler);
+    }
+    yarn = new MiniYARNCluster("tony-minicluster", opt.rmHa ? RM_IDS.length : 1,
+        opt.nodeManagers, 1, 1, false);
     yarn.init(conf);
     yarn.start();
+    if (opt.rmHa) {
+      proxy = new WebAppProxyServer();
+      YarnConfiguration proxyConf = new YarnConfiguration(conf);
+      // Both RMs listen on 127.0.0.1: an id, or Hadoop cannot tell which is "this" one. Its
+      // client of the RMs fails over between both all the same.
+      proxyConf.set(YarnConfiguration.RM_HA_ID, RM_IDS[0]);
+      proxy.init(proxyConf);
+      proxy.start();
+    }
+  }
+
+  /** Writes DIR/data/conf/NAME (on the daemons' classpath). */
+  private void writeClasspathXml(String name, Map<String, String> props) throws IOException {
+    File confDir = new File(data, "conf");
+    if (!confDir.isDirectory() && !confDir.mkdirs()) {
+      throw new IOException("cannot create " + confDir);
+    }
+    writeXml(new File(confDir, name), props);
   }
 
   /** A port nothing listens on right now (for the few addresses that cannot be port 0). */
@@ -466,6 +564,13 @@ public final class MiniClusterLauncher {
       // A client checks a DataNode's principal (ClientDatanodeProtocol) against this key.
       all.put("dfs.datanode.kerberos.principal", secure.hdfsPrincipal());
     }
+    if (opt.rmHa) {
+      // What an HA cluster's clients get: each RM under its id, no single-server address, and
+      // not the id of the RM whose configuration this was.
+      all.keySet().removeIf(k -> k.equals(YarnConfiguration.RM_HA_ID)
+          || k.equals(YarnConfiguration.RM_HOSTNAME)
+          || (k.startsWith("yarn.resourcemanager.") && k.endsWith(".address")));
+    }
     // Hadoop writes a bound 127.0.0.1 back as "localhost"; clients get the
     // address itself, so no name has to resolve (nor to ::1).
     all.replaceAll((k, v) -> v.replaceAll("(^|[/,])localhost:", "$1" + LOOPBACK + ":"));
@@ -492,9 +597,21 @@ public final class MiniClusterLauncher {
     env.put("MINICLUSTER_FS_DEFAULTFS", all.get("fs.defaultFS"));
     env.put("MINICLUSTER_NN_RPC", all.get("dfs.namenode.rpc-address"));
     env.put("MINICLUSTER_NN_HTTP", all.get("dfs.namenode.http-address"));
-    env.put("MINICLUSTER_RM_ADDRESS", all.get(YarnConfiguration.RM_ADDRESS));
-    env.put("MINICLUSTER_RM_SCHEDULER_ADDRESS", all.get(YarnConfiguration.RM_SCHEDULER_ADDRESS));
-    env.put("MINICLUSTER_RM_WEBAPP", all.get(YarnConfiguration.RM_WEBAPP_ADDRESS));
+    if (opt.rmHa) {
+      env.put("MINICLUSTER_RM_HA_IDS", String.join(",", RM_IDS));
+      for (String id : RM_IDS) {
+        String upper = id.toUpperCase(java.util.Locale.ROOT);
+        env.put("MINICLUSTER_RM_ADDRESS_" + upper,
+            all.get(HAUtil.addSuffix(YarnConfiguration.RM_ADDRESS, id)));
+        env.put("MINICLUSTER_RM_WEBAPP_" + upper,
+            all.get(HAUtil.addSuffix(YarnConfiguration.RM_WEBAPP_ADDRESS, id)));
+      }
+    } else {
+      env.put("MINICLUSTER_RM_ADDRESS", all.get(YarnConfiguration.RM_ADDRESS));
+      env.put("MINICLUSTER_RM_SCHEDULER_ADDRESS",
+          all.get(YarnConfiguration.RM_SCHEDULER_ADDRESS));
+      env.put("MINICLUSTER_RM_WEBAPP", all.get(YarnConfiguration.RM_WEBAPP_ADDRESS));
+    }
     env.put("MINICLUSTER_USER", testUser);
     env.put("MINICLUSTER_NODEMANAGERS", Integer.toString(opt.nodeManagers));
     env.put("MINICLUSTER_GPUS_PER_NODE", Long.toString(opt.gpus));
@@ -564,6 +681,127 @@ public final class MiniClusterLauncher {
         StandardCopyOption.ATOMIC_MOVE);
   }
 
+  // ------------------------------------------------------------- RM HA
+
+  /** The index of the active RM, or -1. */
+  private int activeRm() throws IOException {
+    for (int i = 0; i < RM_IDS.length; i++) {
+      ResourceManager rm = yarn.getResourceManager(i);
+      if (rm != null && rm.getRMContext().getRMAdminService().getServiceStatus().getState()
+          == HAServiceProtocol.HAServiceState.ACTIVE) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static HAServiceProtocol.StateChangeRequestInfo byUser() {
+    return new HAServiceProtocol.StateChangeRequestInfo(
+        HAServiceProtocol.RequestSource.REQUEST_BY_USER);
+  }
+
+  /** Waits until RM `index` is active and every NodeManager is RUNNING in it. */
+  private void waitServing(int index) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(opt.readyTimeoutS);
+    while (true) {
+      ResourceManager rm = yarn.getResourceManager(index);
+      int running = 0;
+      if (activeRm() == index) {
+        for (RMNode node : rm.getRMContext().getRMNodes().values()) {
+          if (node.getState() == NodeState.RUNNING) {
+            running++;
+          }
+        }
+      }
+      if (running >= opt.nodeManagers) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IOException(RM_IDS[index] + " is not serving " + opt.nodeManagers
+            + " NodeManagers after " + opt.readyTimeoutS + " s (" + running + " RUNNING)");
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  /** "failover-rm": the standby RM becomes active. Returns what happened. */
+  private String failoverRm() throws Exception {
+    int from = activeRm();
+    if (from < 0) {
+      throw new IOException("no RM is active");
+    }
+    int to = 1 - from;
+    yarn.getResourceManager(from).getRMContext().getRMAdminService()
+        .transitionToStandby(byUser());
+    yarn.getResourceManager(to).getRMContext().getRMAdminService().transitionToActive(byUser());
+    waitServing(to);
+    return RM_IDS[from] + " is standby, " + RM_IDS[to] + " active";
+  }
+
+  /** "restart-rm": the active RM is stopped and a new one started in its place, made active. */
+  private String restartRm() throws Exception {
+    int index = activeRm();
+    if (index < 0) {
+      throw new IOException("no RM is active");
+    }
+    yarn.restartResourceManager(index);
+    yarn.getResourceManager(index).getRMContext().getRMAdminService()
+        .transitionToActive(byUser());
+    waitServing(index);
+    return RM_IDS[index] + " restarted and active";
+  }
+
+  /**
+   * Serves DIR/control/NAME.request files (see the class comment) until `stop` counts down,
+   * one at a time, on a thread of its own.
+   */
+  private void startControl(CountDownLatch stop) {
+    File control = new File(opt.dir, "control");
+    control.mkdirs();
+    Thread t = new Thread(() -> {
+      while (stop.getCount() > 0) {
+        File[] requests = control.listFiles((d, name) -> name.endsWith(".request"));
+        if (requests != null) {
+          for (File request : requests) {
+            String name = request.getName();
+            File done = new File(control,
+                name.substring(0, name.length() - ".request".length()) + ".done");
+            String answer;
+            try {
+              String command = new String(Files.readAllBytes(request.toPath()),
+                  StandardCharsets.UTF_8).trim();
+              Files.delete(request.toPath());
+              PrivilegedExceptionAction<String> action;
+              switch (command) {
+                case "failover-rm": action = this::failoverRm; break;
+                case "restart-rm": action = this::restartRm; break;
+                default: throw new IllegalArgumentException("unknown command " + command);
+              }
+              answer = "OK " + (secure != null ? secure.loginAsYarn().doAs(action)
+                  : action.run());
+            } catch (Throwable e) {
+              e.printStackTrace();
+              answer = "ERROR " + e;
+            }
+            System.err.println("minicluster: " + name + ": " + answer);
+            try {
+              writeAtomically(done, answer + "\n");
+            } catch (IOException e) {
+              System.err.println("minicluster: cannot answer " + name + ": " + e);
+            }
+          }
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "minicluster-control");
+    t.setDaemon(true);
+    t.start();
+  }
+
   // ---------------------------------------------------------------- stop
 
   /**
@@ -598,6 +836,13 @@ public final class MiniClusterLauncher {
   private void stopQuietly() {
     if (!stopped.compareAndSet(false, true)) {
       return;
+    }
+    if (proxy != null) {
+      try {
+        proxy.stop();
+      } catch (Throwable t) {
+        System.err.println("minicluster: stopping the web proxy: " + t);
+      }
     }
     if (yarn != null) {
       Thread nudger = startLogHandlerNudger(Thread.currentThread());
