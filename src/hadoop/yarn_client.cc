@@ -64,7 +64,7 @@ absl::StatusOr<std::unique_ptr<YarnClient>> YarnClient::Connect(
           "(yarn-site.xml): tony cannot tell which principal the ResourceManager has");
     }
   }
-  auto open = [options, kerberos, principal](
+  auto open = [options, kerberos = std::move(kerberos), principal](
                   const FailoverTarget& rm) -> absl::StatusOr<std::unique_ptr<RpcConnection>> {
     IpcClientOptions each = options;
     each.host = rm.address.host;
