@@ -119,7 +119,8 @@ absl::StatusOr<HostPort> HadoopConf::Address(const std::string& key) const {
 absl::StatusOr<std::vector<std::string>> HadoopConf::RmHaIds() const {
   if (ToLower(Get("yarn.resourcemanager.ha.enabled")) != "true") return std::vector<std::string>{};
   std::vector<std::string> ids;
-  for (std::string_view id : Split(Get("yarn.resourcemanager.ha.rm-ids"), ',')) {
+  const std::string listed = Get("yarn.resourcemanager.ha.rm-ids");  // Split's views point here
+  for (std::string_view id : Split(listed, ',')) {
     id = StripWhitespace(id);
     if (!id.empty()) ids.emplace_back(id);
   }

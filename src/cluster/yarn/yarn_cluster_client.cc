@@ -137,7 +137,8 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
   for (const std::string& uri : uris) {
     absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(uri);
     if (namenode.ok()) {
-      for (std::string_view nameservice : Split(conf_.Get("dfs.nameservices"), ',')) {
+      const std::string nameservices = conf_.Get("dfs.nameservices");  // Split's views
+      for (std::string_view nameservice : Split(nameservices, ',')) {
         if (StripWhitespace(nameservice) == namenode->host) {
           return absl::InvalidArgumentError(
               StrCat(uri,
