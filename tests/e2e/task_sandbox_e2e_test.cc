@@ -60,7 +60,8 @@ TEST_P(TaskSandboxE2eTest, TheUsersProcessGetsNoCredential) {
   TonyResult r = RunHoldingCredentials(
       {"tony.worker.instances=2", "tony.worker.memory=256m"},
       "/usr/bin/python3 probe_credentials.py" +
-          (try_kill ? " " + (yarn() ? std::string("./tony") : runner_.binary()) : ""),
+          (try_kill ? " " + (yarn() ? std::string("./tony --backend yarn") : runner_.binary())
+                    : ""),
       &credentials);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("SUCCEEDED"), std::string::npos) << Describe(r);
@@ -120,6 +121,9 @@ TEST_P(TaskSandboxE2eTest, TheUsersProcessGetsNoCredential) {
     if (try_kill) {
       ASSERT_TRUE(report["kill"].is_object()) << line;
       EXPECT_NE(report["kill"]["code"].get<int>(), 0) << report["kill"].dump();
+      // Refused for what it lacks, not for a mistake of the probe's.
+      EXPECT_EQ(report["kill"]["out"].get<std::string>().find("no application"), std::string::npos)
+          << report["kill"].dump();
     }
   }
   EXPECT_EQ(probes, 2) << out;

@@ -5,7 +5,8 @@ credentials: its environment, the credentials file YARN names in HADOOP_TOKEN_FI
 directory and wherever tony keeps anything: the job directory and every other job's
 ($TONY_JOB_DIR/.., $TONY_HOME), the NodeManager's directories of this and other applications
 (LOCAL_DIRS' parents) and its nmPrivate/, and the other processes' environments and roots.
-With an argument (the tony binary, local backend), it also tries `tony kill` on its own job.
+With arguments (the tony binary, then any options of its own, such as --backend yarn), it also
+tries `tony kill` on its own job.
 It also tries the AM's control plane as another task would: on every TCP port listening on this
 machine that speaks TLS, it trusts the certificate it is shown and reports worker:1 failed, with the
 credentials it could make up (as worker:0, as worker:1, as the client); each call's status code
@@ -130,7 +131,7 @@ with concurrent.futures.ThreadPoolExecutor(32) as pool:
         report["rpc"] += attempts
 
 if len(sys.argv) > 1 and os.environ.get("JOB_ID"):
-    kill = subprocess.run([sys.argv[1], "kill", os.environ["JOB_ID"]], capture_output=True,
-                          text=True, timeout=60)
+    kill = subprocess.run([sys.argv[1], "kill", os.environ["JOB_ID"]] + sys.argv[2:],
+                          capture_output=True, text=True, timeout=60)
     report["kill"] = {"code": kill.returncode, "out": kill.stdout + kill.stderr}
 print("probe " + json.dumps(report, sort_keys=True), flush=True)
