@@ -48,10 +48,13 @@ class RmHaE2eTest : public BackendE2eTest {
                                   go +
                                   " ]; do sleep 0.1; done;"
                                   " for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1; done; echo went"));
-    EXPECT_TRUE(WaitForTaskOutput("waiting-0"));
-    EXPECT_TRUE(WaitForTaskOutput("waiting-1"));
+    const bool both = WaitForTaskOutput("waiting-0") && WaitForTaskOutput("waiting-1");
     app_id_ = runner_.SubmittedAppId();
-    fault();
+    if (both) {
+      fault();
+    } else {
+      ADD_FAILURE() << "the tasks did not start:\n" << runner_.CurrentOutput();
+    }
     std::ofstream(go) << "go\n";
     return Wait(tony);
   }
