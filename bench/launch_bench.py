@@ -290,7 +290,7 @@ def run_tony(args, n, extra=()):
                     app_id = os.path.basename(os.path.dirname(pidfiles[0]))
                     try:
                         with open(pidfiles[0]) as f:
-                            am_pid = int(f.read().strip())
+                            am_pid = int(f.read().split()[0])  # "pid starttime"
                     except (OSError, ValueError):
                         am_pid = None
             if am_pid is not None:
