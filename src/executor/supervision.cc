@@ -37,6 +37,8 @@ bool Supervision::BeginStop(const std::string& reason) {
 }
 
 bool Supervision::OnHeartbeat(bool ok) {
+  if (!ok && failed_heartbeats_ == 0) am_silent_since_ms_ = clock_->NowMs();
+  if (ok) am_silent_since_ms_ = 0;
   failed_heartbeats_ = ok ? 0 : failed_heartbeats_ + 1;
   next_heartbeat_ms_ = clock_->NowMs() + limits_.heartbeat_interval_ms;
   return failed_heartbeats_ < limits_.max_missed_heartbeats;

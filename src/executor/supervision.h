@@ -47,6 +47,9 @@ class Supervision {
   // max_missed_heartbeats in a row have failed: the AM is lost.
   bool OnHeartbeat(bool ok);
   int failed_heartbeats() const { return failed_heartbeats_; }
+  // When the current run of failed heartbeats began (the first one's time); 0 while the AM
+  // answers.
+  int64_t am_silent_since_ms() const { return am_silent_since_ms_; }
 
   // How long the loop may wait for the process before something is due (never negative).
   int64_t WaitMs() const;
@@ -60,6 +63,7 @@ class Supervision {
   const int64_t start_ms_;
   int64_t next_heartbeat_ms_;
   int failed_heartbeats_ = 0;
+  int64_t am_silent_since_ms_ = 0;
   int64_t kill_at_ms_ = 0;  // when stopping: SIGKILL the tree at this time
   std::string stop_reason_;
 };

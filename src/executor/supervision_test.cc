@@ -48,6 +48,20 @@ TEST(SupervisionTest, TheAmIsLostOnlyAfterTheGivenNumberOfFailuresInARow) {
   EXPECT_EQ(supervision.failed_heartbeats(), 3);
 }
 
+TEST(SupervisionTest, TheAmIsSilentSinceTheFirstFailureOfARun) {
+  FakeClock clock;
+  Supervision supervision(Limits(), &clock, clock.NowMs());
+  EXPECT_EQ(supervision.am_silent_since_ms(), 0);
+  clock.Advance(100);
+  const int64_t first = clock.NowMs();
+  supervision.OnHeartbeat(false);
+  clock.Advance(1000);
+  supervision.OnHeartbeat(false);
+  EXPECT_EQ(supervision.am_silent_since_ms(), first);
+  supervision.OnHeartbeat(true);
+  EXPECT_EQ(supervision.am_silent_since_ms(), 0);
+}
+
 TEST(SupervisionTest, AStopSignalTerminatesOnceThenKillsAfterTheGraceAndEverySecondAfter) {
   FakeClock clock;
   Supervision supervision(Limits(), &clock, clock.NowMs());

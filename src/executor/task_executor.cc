@@ -364,7 +364,6 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   limits.max_missed_heartbeats = spec_.max_missed_heartbeats;
   Supervision supervision(limits, clock, start_ms);
   HeartbeatState beat;
-  int64_t am_silent_since_ms = 0;
   auto begin_stop = [&](const std::string& reason) {
     if (!supervision.BeginStop(reason)) return;
     spdlog::info("stopping the user process: {}", reason);
@@ -386,17 +385,17 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
     if (due.heartbeat) {
       const grpc::Status status = Heartbeat(pid, &beat, begin_stop);
       const int missed_before = supervision.failed_heartbeats();
+      const int64_t silent_since_ms = supervision.am_silent_since_ms();
       // Said once each way: an AM that stops answering (stopped, swapping, its host paused) and
       // one that answers again, so that the container's log shows the gap.
       if (!status.ok() && missed_before == 0) {
-        am_silent_since_ms = clock->NowMs();
         spdlog::warn(
             "the AM did not answer a heartbeat ({}); the task runs on, and is given up after {} "
             "missed heartbeats in a row (tony.task.max-missed-heartbeats)",
             GrpcError(status), spec_.max_missed_heartbeats);
       } else if (status.ok() && missed_before > 0) {
         spdlog::info("the AM answers again, after {} missed heartbeats over {} ms", missed_before,
-                     clock->NowMs() - am_silent_since_ms);
+                     clock->NowMs() - silent_since_ms);
       }
       if (!supervision.OnHeartbeat(status.ok())) {
         spdlog::error("lost the AM: {} heartbeats failed, the last with {}",

@@ -67,7 +67,8 @@ absl::Status FailoverConnection::Call(std::string_view method,
 }
 
 absl::Status FailoverConnection::Connect() {
-  return WithFailover("connecting", [](RpcConnection*) { return absl::OkStatus(); });
+  // Unnamed: callers say what they were connecting to.
+  return WithFailover("", [](RpcConnection*) { return absl::OkStatus(); });
 }
 
 absl::Status FailoverConnection::WithFailover(
@@ -78,8 +79,9 @@ absl::Status FailoverConnection::WithFailover(
   // The last error of each target, for the message when none answers.
   std::vector<std::string> last(targets_.size());
   absl::Status last_status;
+  const int rounds = std::max(1, policy_.rounds);
   int64_t pause_ms = policy_.sleep_base_ms;
-  for (int round = 0; round < std::max(1, policy_.rounds); ++round) {
+  for (int round = 0; round < rounds; ++round) {
     if (round > 0) {
       sleep_(pause_ms);
       pause_ms = std::min(policy_.sleep_max_ms, pause_ms * 2);
@@ -111,9 +113,9 @@ absl::Status FailoverConnection::WithFailover(
   for (size_t i = 0; i < targets_.size(); ++i) {
     each.push_back(StrCat(targets_[i].Name(), ": ", last[i]));
   }
-  return absl::UnavailableError(StrCat(what, ": no active ", what_, " among ", targets_.size(),
-                                       " after ", std::max(1, policy_.rounds),
-                                       " rounds: ", Join(each, "; ")));
+  return absl::UnavailableError(StrCat(what, what.empty() ? "" : ": ", "no active ", what_,
+                                       " among ", targets_.size(), " after ", rounds,
+                                       rounds == 1 ? " round: " : " rounds: ", Join(each, "; ")));
 }
 
 RpcConnector FailoverConnector(std::string what, std::vector<FailoverTarget> targets,
