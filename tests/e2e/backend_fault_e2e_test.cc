@@ -110,13 +110,20 @@ TEST_P(BackendE2eTest, StoppedAmBlamesNoTaskAndTheExecutorsSayItWasSilent) {
   std::this_thread::sleep_until(stopped_at + std::chrono::seconds(4));
   kill(am[0], SIGCONT);
   EXPECT_TRUE(noticed) << "the executors did not say that the AM stopped answering";
+  // Each executor says so at its first heartbeat that the AM answers; the tasks end only after
+  // that, or an executor's next call could be its result rather than a heartbeat.
+  bool answered = false;
+  for (int i = 0; i < 300 && !answered; ++i) {
+    answered = logged("executor.log", "the AM answers again, after", 2);
+    if (!answered) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(answered) << "the executors did not say that the AM answers again";
   std::ofstream(go) << "go\n";
   TonyResult r = Wait(tony);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
   EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
   EXPECT_EQ(r.out.find("lost heartbeat"), std::string::npos) << r.out;
-  EXPECT_TRUE(logged("executor.log", "the AM answers again, after", 2));
   EXPECT_TRUE(logged("am.log", "the AM did not run for", 1));
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
 }
