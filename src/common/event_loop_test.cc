@@ -57,10 +57,10 @@ TEST(EventLoopTest, TheFirstTickComesBeforeTheFirstTask) {
   EventLoop loop;
   std::vector<std::string> order;
   ASSERT_TRUE(loop.Post("task", [&] {
-    order.push_back("task");
+    order.emplace_back("task");
     loop.Stop();
   }));
-  loop.Run(60'000, [&] { order.push_back("tick"); });
+  loop.Run(60'000, [&] { order.emplace_back("tick"); });
   EXPECT_EQ(order, (std::vector<std::string>{"tick", "task"}));
 }
 
