@@ -8,6 +8,7 @@
 #include "cluster/staging.h"
 #include "config/key_catalog.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/nameservice.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
@@ -34,13 +35,13 @@ absl::StatusOr<std::string> ReadRemoteConfFile(const config::ConfigRequest& requ
   absl::StatusOr<hadoop::YarnUrl> url =
       hadoop::ResolveOnDefaultFs(*request.conf_file, conf->DefaultFs());
   if (!url.ok()) return url.status();
-  absl::StatusOr<hadoop::HostPort> namenode = conf->NameNodeHttpAddress();
-  if (!namenode.ok()) return namenode.status();
+  absl::StatusOr<hadoop::NameService> namenodes = hadoop::DefaultNameService(*conf);
+  if (!namenodes.ok()) return namenodes.status();
   // The job's own Kerberos keys are in the file being read: log in from the ticket cache.
   absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> kerberos =
       ClusterLogin(*conf, config::SecuritySpec{});
   if (!kerberos.ok()) return kerberos.status();
-  hadoop::WebHdfsClient hdfs(namenode->ToString(),
+  hadoop::WebHdfsClient hdfs(hadoop::FormatServerList(namenodes->HttpTargets()),
                              hadoop::WebHdfsAuth{hadoop::HadoopUser(), *kerberos, std::nullopt});
   absl::StatusOr<std::string> text = hdfs.Open(url->file);
   if (text.status().code() == absl::StatusCode::kNotFound) {

@@ -83,7 +83,7 @@ absl::StatusOr<cluster::TokenRefreshOptions> TokenRefreshFromContainer(
   std::vector<std::string> uris = {default_fs};
   uris.insert(uris.end(), security.other_namenodes.begin(), security.other_namenodes.end());
   for (const std::string& uri : uris) {
-    absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(uri);
+    absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(refresh.conf, uri);
     if (!namenode.ok()) return namenode.status();
     refresh.namenodes.push_back(*std::move(namenode));
   }

@@ -17,19 +17,32 @@ int64_t IntOr(const HadoopConf& conf, const std::string& key, int64_t fallback) 
   return value;
 }
 
-}  // namespace
-
-FailoverPolicy FailoverPolicyFromConf(const HadoopConf& conf, size_t targets) {
+FailoverPolicy PolicyFromKeys(const HadoopConf& conf, size_t targets,
+                              const std::string& attempts_key, const std::string& base_key,
+                              const std::string& max_key) {
   FailoverPolicy policy;
-  const int64_t attempts = IntOr(conf, "yarn.client.failover-max-attempts", -1);
+  const int64_t attempts = IntOr(conf, attempts_key, -1);
   if (attempts >= 0 && targets > 0) {
     // N failovers visit N + 1 servers: that many, in whole rounds, at least one.
     policy.rounds = static_cast<int>(std::max<int64_t>(
         1, (attempts + static_cast<int64_t>(targets)) / static_cast<int64_t>(targets)));
   }
-  policy.sleep_base_ms = IntOr(conf, "yarn.client.failover-sleep-base-ms", policy.sleep_base_ms);
-  policy.sleep_max_ms = IntOr(conf, "yarn.client.failover-sleep-max-ms", policy.sleep_max_ms);
+  policy.sleep_base_ms = IntOr(conf, base_key, policy.sleep_base_ms);
+  policy.sleep_max_ms = IntOr(conf, max_key, policy.sleep_max_ms);
   return policy;
+}
+
+}  // namespace
+
+FailoverPolicy FailoverPolicyFromConf(const HadoopConf& conf, size_t targets) {
+  return PolicyFromKeys(conf, targets, "yarn.client.failover-max-attempts",
+                        "yarn.client.failover-sleep-base-ms", "yarn.client.failover-sleep-max-ms");
+}
+
+FailoverPolicy NameNodeFailoverPolicy(const HadoopConf& conf, size_t namenodes) {
+  return PolicyFromKeys(conf, namenodes, "dfs.client.failover.max.attempts",
+                        "dfs.client.failover.sleep.base.millis",
+                        "dfs.client.failover.sleep.max.millis");
 }
 
 bool ShouldFailOver(const absl::Status& status) {

@@ -38,6 +38,9 @@ struct FailoverPolicy {
 // yarn.client.failover-sleep-base-ms and yarn.client.failover-sleep-max-ms; tony's defaults
 // (above) where unset. Hadoop's own defaults wait up to 15 minutes, which a command line cannot.
 FailoverPolicy FailoverPolicyFromConf(const HadoopConf& conf, size_t targets);
+// The same for an HA nameservice's NameNodes, from dfs.client.failover.max.attempts,
+// dfs.client.failover.sleep.base.millis and dfs.client.failover.sleep.max.millis.
+FailoverPolicy NameNodeFailoverPolicy(const HadoopConf& conf, size_t namenodes);
 
 // Whether `status` means "this server cannot serve; try another": the server is a standby
 // (StandbyException), or it could not be reached or dropped the connection.

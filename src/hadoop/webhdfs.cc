@@ -5,178 +5,32 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <memory>
-#include <mutex>
+#include <thread>
 
 #include "common/strings.h"
+#include "hadoop/http_transport.h"
 
 namespace tony::hadoop {
 namespace {
 
+using http::BodyOf;
+using http::Perform;
+using http::Request;
+using http::Response;
+using http::UploadBody;
 using webhdfs_internal::HttpErrorStatus;
 
-constexpr int64_t kBytesPerMiB = int64_t{1024} * 1024;
-
-void EnsureCurlInitialized() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-struct CurlEasyDeleter {
-  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
-};
-struct CurlSlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
 struct FileCloser {
   void operator()(std::FILE* file) const { std::fclose(file); }
 };
 
-// The body of a PUT. `read` fills up to `size` bytes and returns how many (0 at the end); on a
-// failure it sets `error` and returns CURL_READFUNC_ABORT.
-struct UploadBody {
-  int64_t size = 0;
-  std::function<size_t(char* buffer, size_t size, absl::Status& error)> read;
-};
-
-struct HttpRequest {
-  enum class Method { kGet, kPut, kPost, kDelete };
-  Method method = Method::kGet;
-  std::string url;
-  // For kPut and kPost: the bytes to send; without one the body is empty.
-  const UploadBody* body = nullptr;
-  // A whole header line ("Authorization: Negotiate ..."), or empty.
-  std::string authorization = {};
-};
-
-struct HttpResponse {
-  long status = 0;
-  std::string body;
-  // The Location of a redirect; empty otherwise.
-  std::string location;
-};
-
-struct TransferState {
-  std::string* response_body;
-  const UploadBody* upload;
-  absl::Status read_error;
-};
-
-size_t OnResponseBytes(char* data, size_t size, size_t count, void* user) {
-  static_cast<TransferState*>(user)->response_body->append(data, size * count);
-  return size * count;
-}
-
-size_t OnUploadBytes(char* buffer, size_t size, size_t count, void* user) {
-  auto* state = static_cast<TransferState*>(user);
-  if (state->upload == nullptr) return 0;
-  return state->upload->read(buffer, size * count, state->read_error);
-}
-
-// "host:port" of a URL, for messages.
-std::string_view Authority(std::string_view url) {
-  size_t start = url.find("://");
-  start = start == std::string_view::npos ? 0 : start + 3;
-  size_t end = url.find_first_of("/?", start);
-  return url.substr(start, end == std::string_view::npos ? url.size() - start : end - start);
-}
-
-// Performs one HTTP request without following redirects. An upload's time limit grows with its
-// size (see the header); every other request is limited to timeout_ms.
-absl::StatusOr<HttpResponse> Perform(const HttpRequest& request, int timeout_ms,
-                                     std::string_view op, std::string_view path) {
-  EnsureCurlInitialized();
-  std::unique_ptr<CURL, CurlEasyDeleter> curl(curl_easy_init());
-  if (curl == nullptr) {
-    return absl::InternalError(StrCat("WebHDFS ", op, " ", path, ": curl_easy_init failed"));
-  }
-  HttpResponse response;
-  TransferState state{&response.body, request.body, absl::OkStatus()};
-  char error_buffer[CURL_ERROR_SIZE] = {0};
-  CURL* handle = curl.get();
-  curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error_buffer);
-  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-  // The cluster is reached directly: an http_proxy meant for the outside world must not apply.
-  curl_easy_setopt(handle, CURLOPT_PROXY, "");
-  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout_ms));
-  curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &OnResponseBytes);
-  curl_easy_setopt(handle, CURLOPT_WRITEDATA, &state);
-
-  int64_t total_timeout_ms = timeout_ms;
-  std::unique_ptr<curl_slist, CurlSlistDeleter> headers;
-  switch (request.method) {
-    case HttpRequest::Method::kGet:
-      break;
-    case HttpRequest::Method::kDelete:
-      curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, "DELETE");
-      break;
-    case HttpRequest::Method::kPut:
-    case HttpRequest::Method::kPost: {
-      int64_t size = request.body == nullptr ? 0 : request.body->size;
-      if (request.method == HttpRequest::Method::kPost) {
-        curl_easy_setopt(handle, CURLOPT_POST, 1L);
-        curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(size));
-      } else {
-        curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
-      }
-      curl_easy_setopt(handle, CURLOPT_READFUNCTION, &OnUploadBytes);
-      curl_easy_setopt(handle, CURLOPT_READDATA, &state);
-      headers.reset(curl_slist_append(nullptr, "Content-Type: application/octet-stream"));
-      if (size > 0) {
-        total_timeout_ms += size * 1000 / kBytesPerMiB;
-        curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
-                         static_cast<long>(std::max(1, (timeout_ms + 999) / 1000)));
-      }
-      break;
-    }
-  }
-  if (!request.authorization.empty()) {
-    curl_slist* list = curl_slist_append(headers.get(), request.authorization.c_str());
-    (void)headers.release();
-    headers.reset(list);
-  }
-  if (headers != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(total_timeout_ms));
-
-  CURLcode result = curl_easy_perform(handle);
-  if (result != CURLE_OK) {
-    std::string where = StrCat("WebHDFS ", op, " ", path, ": ", Authority(request.url));
-    std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(result);
-    switch (result) {
-      case CURLE_ABORTED_BY_CALLBACK:
-        if (!state.read_error.ok()) {
-          return absl::Status(state.read_error.code(),
-                              StrCat("WebHDFS ", op, " ", path, ": ", state.read_error.message()));
-        }
-        return absl::InternalError(StrCat(where, ": ", detail));
-      case CURLE_OPERATION_TIMEDOUT:
-        return absl::DeadlineExceededError(StrCat(where, ": no complete response within ",
-                                                  total_timeout_ms, " ms (", detail, ")"));
-      default:
-        return absl::UnavailableError(StrCat(where, ": ", detail));
-    }
-  }
-  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &response.status);
-  if (response.status >= 300 && response.status < 400) {
-    char* location = nullptr;
-    curl_easy_getinfo(handle, CURLINFO_REDIRECT_URL, &location);
-    if (location != nullptr) response.location = location;
-  }
-  return response;
-}
-
-// The first step of CREATE and OPEN: the NameNode's redirect to a DataNode.
-absl::StatusOr<std::string> DataNodeLocation(const HttpRequest& request, int timeout_ms,
+// The redirect of a NameNode's answer to CREATE, APPEND or OPEN: the DataNode's URL.
+absl::StatusOr<std::string> DataNodeLocation(const absl::StatusOr<Response>& response,
                                              std::string_view op, std::string_view path) {
-  absl::StatusOr<HttpResponse> response = Perform(request, timeout_ms, op, path);
   if (!response.ok()) return response.status();
   if (response->status < 300 || response->status >= 400) {
     return HttpErrorStatus(op, path, response->status, response->body);
@@ -188,30 +42,10 @@ absl::StatusOr<std::string> DataNodeLocation(const HttpRequest& request, int tim
   return response->location;
 }
 
-// An upload of `data` from memory; `offset` (the caller's, starting at 0) tracks what was sent.
-UploadBody BodyOf(std::string_view data, size_t* offset) {
-  return {static_cast<int64_t>(data.size()),
-          [data, offset](char* buffer, size_t size, absl::Status&) {
-            const size_t n = std::min(size, data.size() - *offset);
-            std::memcpy(buffer, data.data() + *offset, n);
-            *offset += n;
-            return n;
-          }};
-}
-
-// url: the NameNode's CREATE URL; authorization as HttpRequest's.
-absl::Status UploadTo(const std::string& url, const std::string& authorization, int timeout_ms,
-                      const std::string& path, const UploadBody& body) {
-  absl::StatusOr<std::string> location = DataNodeLocation(
-      {HttpRequest::Method::kPut, url, nullptr, authorization}, timeout_ms, "CREATE", path);
-  if (!location.ok()) return location.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kPut, *location, &body}, timeout_ms, "CREATE", path);
-  if (!response.ok()) return response.status();
-  if (response->status != 201 && response->status != 200) {
-    return HttpErrorStatus("CREATE", path, response->status, response->body);
-  }
-  return absl::OkStatus();
+// "<text>" without its leading "WebHDFS <op> <path>: ", for a list of each NameNode's answer.
+std::string_view WithoutPrefix(std::string_view text, std::string_view op, std::string_view path) {
+  const std::string prefix = StrCat("WebHDFS ", op, " ", path, ": ");
+  return text.starts_with(prefix) ? text.substr(prefix.size()) : text;
 }
 
 absl::Status MalformedResponse(std::string_view op, std::string_view path,
@@ -227,7 +61,78 @@ WebHdfsClient::WebHdfsClient(std::string namenode_http, std::string user, int ti
                     timeout_ms) {}
 
 WebHdfsClient::WebHdfsClient(std::string namenode_http, WebHdfsAuth auth, int timeout_ms)
-    : namenode_http_(std::move(namenode_http)), auth_(std::move(auth)), timeout_ms_(timeout_ms) {}
+    : namenode_http_(std::move(namenode_http)),
+      namenodes_(ParseServerList(namenode_http_)),
+      auth_(std::move(auth)),
+      timeout_ms_(timeout_ms) {}
+
+void WebHdfsClient::SetFailoverPolicy(FailoverPolicy policy, std::function<void(int64_t)> sleep) {
+  policy_ = policy;
+  if (sleep) sleep_ = std::move(sleep);
+}
+
+absl::StatusOr<Response> WebHdfsClient::AtNameNode(
+    Request::Method method, std::string_view path, std::string_view op,
+    const std::vector<std::pair<std::string, std::string>>& params) const {
+  if (!namenodes_.ok()) {
+    return absl::InvalidArgumentError(StrCat("WebHDFS ", op, " ", path, ": the NameNodes '",
+                                             namenode_http_,
+                                             "': ", ToStd(namenodes_.status().message())));
+  }
+  const std::vector<ServerAddress>& targets = *namenodes_;
+  // Each NameNode's last answer, for the message when none is active.
+  std::vector<std::string> last(targets.size());
+  const int rounds = std::max(1, policy_.rounds);
+  int64_t pause_ms = policy_.sleep_base_ms;
+  for (int round = 0; round < rounds; ++round) {
+    if (round > 0) {
+      if (sleep_) {
+        sleep_(pause_ms);
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      }
+      pause_ms = std::min(policy_.sleep_max_ms, pause_ms * 2);
+    }
+    for (size_t tried = 0; tried < targets.size(); ++tried) {
+      size_t index = current_->load() % targets.size();
+      absl::StatusOr<Prepared> prepared =
+          Prepare(targets[index].address.ToString(), path, op, params);
+      if (!prepared.ok()) return prepared.status();
+      bool connected = true;
+      absl::StatusOr<Response> response =
+          Perform({method, prepared->url, nullptr, prepared->authorization}, timeout_ms_, op, path,
+                  &connected);
+      // Without HA, the one NameNode's answer is the caller's, whatever it is.
+      if (targets.size() == 1) return response;
+      bool next = false;
+      if (response.ok()) {
+        const std::string exception = webhdfs_internal::RemoteExceptionName(response->body);
+        next = response->status >= 400 &&
+               (exception == "StandbyException" || exception == "RetriableException");
+      } else {
+        // A request that never reached the NameNode, or a read that may be repeated, goes on;
+        // a change that may have been made does not (its outcome is unknown: the caller's).
+        next = !connected || (method == Request::Method::kGet &&
+                              (response.status().code() == absl::StatusCode::kUnavailable ||
+                               response.status().code() == absl::StatusCode::kDeadlineExceeded));
+      }
+      if (!next) return response;
+      const absl::Status failed = response.ok()
+                                      ? HttpErrorStatus(op, path, response->status, response->body)
+                                      : response.status();
+      last[index] = std::string(WithoutPrefix(ToStd(failed.message()), op, path));
+      current_->compare_exchange_strong(index, (index + 1) % targets.size());
+    }
+  }
+  std::vector<std::string> each;
+  each.reserve(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    each.push_back(StrCat(targets[i].Name(), ": ", last[i]));
+  }
+  return absl::UnavailableError(StrCat("WebHDFS ", op, " ", path, ": no active NameNode among ",
+                                       targets.size(), " after ", rounds,
+                                       rounds == 1 ? " round: " : " rounds: ", Join(each, "; ")));
+}
 
 WebHdfsAuth WebHdfsClient::Auth() const {
   MutexLock lock(*auth_mu_);
@@ -240,7 +145,7 @@ void WebHdfsClient::SetDelegationToken(Token token) {
 }
 
 absl::StatusOr<WebHdfsClient::Prepared> WebHdfsClient::Prepare(
-    std::string_view path, std::string_view op,
+    const std::string& namenode, std::string_view path, std::string_view op,
     std::vector<std::pair<std::string, std::string>> params) const {
   const WebHdfsAuth auth = Auth();
   std::string user;
@@ -253,12 +158,11 @@ absl::StatusOr<WebHdfsClient::Prepared> WebHdfsClient::Prepare(
     user = auth.user;
   }
   Prepared prepared;
-  absl::StatusOr<std::string> url =
-      webhdfs_internal::BuildUrl(namenode_http_, path, op, user, params);
+  absl::StatusOr<std::string> url = webhdfs_internal::BuildUrl(namenode, path, op, user, params);
   if (!url.ok()) return url.status();
   prepared.url = *std::move(url);
   if (spnego) {
-    std::string_view host = namenode_http_;
+    std::string_view host = namenode;
     if (size_t colon = host.rfind(':'); colon != std::string_view::npos) {
       host = host.substr(0, colon);
     }
@@ -277,11 +181,8 @@ absl::StatusOr<Token> WebHdfsClient::GetDelegationToken(const std::string& renew
     return absl::FailedPreconditionError(
         "WebHDFS GETDELEGATIONTOKEN: the NameNode gives tokens only to Kerberos logins");
   }
-  absl::StatusOr<Prepared> request = Prepare("/", "GETDELEGATIONTOKEN", {{"renewer", renewer}});
-  if (!request.ok()) return request.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kGet, request->url, nullptr, request->authorization},
-              timeout_ms_, "GETDELEGATIONTOKEN", "/");
+  absl::StatusOr<Response> response =
+      AtNameNode(Request::Method::kGet, "/", "GETDELEGATIONTOKEN", {{"renewer", renewer}});
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("GETDELEGATIONTOKEN", "/", response->status, response->body);
@@ -292,12 +193,8 @@ absl::StatusOr<Token> WebHdfsClient::GetDelegationToken(const std::string& renew
 }
 
 absl::StatusOr<int64_t> WebHdfsClient::RenewDelegationToken(const Token& token) {
-  absl::StatusOr<Prepared> request =
-      Prepare("/", "RENEWDELEGATIONTOKEN", {{"token", EncodeTokenUrlString(token)}});
-  if (!request.ok()) return request.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kPut, request->url, nullptr, request->authorization},
-              timeout_ms_, "RENEWDELEGATIONTOKEN", "/");
+  absl::StatusOr<Response> response = AtNameNode(Request::Method::kPut, "/", "RENEWDELEGATIONTOKEN",
+                                                 {{"token", EncodeTokenUrlString(token)}});
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("RENEWDELEGATIONTOKEN", "/", response->status, response->body);
@@ -316,11 +213,8 @@ Token AsHdfsToken(Token token, std::string service) {
 absl::Status WebHdfsClient::Mkdirs(const std::string& path, int permission) {
   char octal[8];
   std::snprintf(octal, sizeof(octal), "%o", permission & 07777);
-  absl::StatusOr<Prepared> url = Prepare(path, "MKDIRS", {{"permission", octal}});
-  if (!url.ok()) return url.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kPut, url->url, nullptr, url->authorization}, timeout_ms_,
-              "MKDIRS", path);
+  absl::StatusOr<Response> response =
+      AtNameNode(Request::Method::kPut, path, "MKDIRS", {{"permission", octal}});
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("MKDIRS", path, response->status, response->body);
@@ -336,11 +230,22 @@ absl::Status WebHdfsClient::Mkdirs(const std::string& path, int permission) {
 
 absl::Status WebHdfsClient::Create(const std::string& path, std::string_view data, bool overwrite) {
   size_t offset = 0;
-  const UploadBody body = BodyOf(data, &offset);
-  absl::StatusOr<Prepared> url =
-      Prepare(path, "CREATE", {{"overwrite", overwrite ? "true" : "false"}});
-  if (!url.ok()) return url.status();
-  return UploadTo(url->url, url->authorization, timeout_ms_, path, body);
+  return Upload(path, {{"overwrite", overwrite ? "true" : "false"}}, BodyOf(data, &offset));
+}
+
+absl::Status WebHdfsClient::Upload(const std::string& path,
+                                   const std::vector<std::pair<std::string, std::string>>& params,
+                                   const UploadBody& body) {
+  absl::StatusOr<std::string> location =
+      DataNodeLocation(AtNameNode(Request::Method::kPut, path, "CREATE", params), "CREATE", path);
+  if (!location.ok()) return location.status();
+  absl::StatusOr<Response> response =
+      Perform({Request::Method::kPut, *location, &body}, timeout_ms_, "CREATE", path);
+  if (!response.ok()) return response.status();
+  if (response->status != 201 && response->status != 200) {
+    return HttpErrorStatus("CREATE", path, response->status, response->body);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WebHdfsClient::CreateFromFile(const std::string& path, const std::string& local_file,
@@ -369,18 +274,11 @@ absl::Status WebHdfsClient::CreateFromFile(const std::string& path, const std::s
                   }};
   char octal[8];
   std::snprintf(octal, sizeof(octal), "%o", permission & 07777);
-  absl::StatusOr<Prepared> url =
-      Prepare(path, "CREATE", {{"overwrite", overwrite ? "true" : "false"}, {"permission", octal}});
-  if (!url.ok()) return url.status();
-  return UploadTo(url->url, url->authorization, timeout_ms_, path, body);
+  return Upload(path, {{"overwrite", overwrite ? "true" : "false"}, {"permission", octal}}, body);
 }
 
 absl::StatusOr<FileStatus> WebHdfsClient::GetFileStatus(const std::string& path) {
-  absl::StatusOr<Prepared> url = Prepare(path, "GETFILESTATUS", {});
-  if (!url.ok()) return url.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kGet, url->url, nullptr, url->authorization}, timeout_ms_,
-              "GETFILESTATUS", path);
+  absl::StatusOr<Response> response = AtNameNode(Request::Method::kGet, path, "GETFILESTATUS", {});
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("GETFILESTATUS", path, response->status, response->body);
@@ -393,14 +291,11 @@ absl::StatusOr<FileStatus> WebHdfsClient::GetFileStatus(const std::string& path)
 absl::Status WebHdfsClient::Append(const std::string& path, std::string_view data) {
   size_t offset = 0;
   const UploadBody body = BodyOf(data, &offset);
-  absl::StatusOr<Prepared> url = Prepare(path, "APPEND", {});
-  if (!url.ok()) return url.status();
   absl::StatusOr<std::string> location =
-      DataNodeLocation({HttpRequest::Method::kPost, url->url, nullptr, url->authorization},
-                       timeout_ms_, "APPEND", path);
+      DataNodeLocation(AtNameNode(Request::Method::kPost, path, "APPEND", {}), "APPEND", path);
   if (!location.ok()) return location.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kPost, *location, &body}, timeout_ms_, "APPEND", path);
+  absl::StatusOr<Response> response =
+      Perform({Request::Method::kPost, *location, &body}, timeout_ms_, "APPEND", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("APPEND", path, response->status, response->body);
@@ -423,14 +318,11 @@ absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path, int64_t
     range.emplace_back("offset", std::to_string(offset));
   }
   if (length >= 0) range.emplace_back("length", std::to_string(length));
-  absl::StatusOr<Prepared> url = Prepare(path, "OPEN", range);
-  if (!url.ok()) return url.status();
   absl::StatusOr<std::string> location =
-      DataNodeLocation({HttpRequest::Method::kGet, url->url, nullptr, url->authorization},
-                       timeout_ms_, "OPEN", path);
+      DataNodeLocation(AtNameNode(Request::Method::kGet, path, "OPEN", range), "OPEN", path);
   if (!location.ok()) return location.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kGet, *location, nullptr}, timeout_ms_, "OPEN", path);
+  absl::StatusOr<Response> response =
+      Perform({Request::Method::kGet, *location, nullptr}, timeout_ms_, "OPEN", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("OPEN", path, response->status, response->body);
@@ -439,11 +331,7 @@ absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path, int64_t
 }
 
 absl::StatusOr<std::vector<FileStatus>> WebHdfsClient::ListStatus(const std::string& path) {
-  absl::StatusOr<Prepared> url = Prepare(path, "LISTSTATUS", {});
-  if (!url.ok()) return url.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kGet, url->url, nullptr, url->authorization}, timeout_ms_,
-              "LISTSTATUS", path);
+  absl::StatusOr<Response> response = AtNameNode(Request::Method::kGet, path, "LISTSTATUS", {});
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("LISTSTATUS", path, response->status, response->body);
@@ -455,12 +343,8 @@ absl::StatusOr<std::vector<FileStatus>> WebHdfsClient::ListStatus(const std::str
 }
 
 absl::Status WebHdfsClient::Delete(const std::string& path, bool recursive) {
-  absl::StatusOr<Prepared> url =
-      Prepare(path, "DELETE", {{"recursive", recursive ? "true" : "false"}});
-  if (!url.ok()) return url.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kDelete, url->url, nullptr, url->authorization}, timeout_ms_,
-              "DELETE", path);
+  absl::StatusOr<Response> response = AtNameNode(Request::Method::kDelete, path, "DELETE",
+                                                 {{"recursive", recursive ? "true" : "false"}});
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("DELETE", path, response->status, response->body);
@@ -474,11 +358,8 @@ absl::Status WebHdfsClient::Delete(const std::string& path, bool recursive) {
 }
 
 absl::Status WebHdfsClient::Rename(const std::string& path, const std::string& destination) {
-  absl::StatusOr<Prepared> url = Prepare(path, "RENAME", {{"destination", destination}});
-  if (!url.ok()) return url.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kPut, url->url, nullptr, url->authorization}, timeout_ms_,
-              "RENAME", path);
+  absl::StatusOr<Response> response =
+      AtNameNode(Request::Method::kPut, path, "RENAME", {{"destination", destination}});
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("RENAME", path, response->status, response->body);
@@ -493,12 +374,9 @@ absl::Status WebHdfsClient::Rename(const std::string& path, const std::string& d
 }
 
 absl::Status WebHdfsClient::SetModificationTime(const std::string& path, int64_t time_ms) {
-  absl::StatusOr<Prepared> url = Prepare(
-      path, "SETTIMES", {{"modificationtime", std::to_string(time_ms)}, {"accesstime", "-1"}});
-  if (!url.ok()) return url.status();
-  absl::StatusOr<HttpResponse> response =
-      Perform({HttpRequest::Method::kPut, url->url, nullptr, url->authorization}, timeout_ms_,
-              "SETTIMES", path);
+  absl::StatusOr<Response> response =
+      AtNameNode(Request::Method::kPut, path, "SETTIMES",
+                 {{"modificationtime", std::to_string(time_ms)}, {"accesstime", "-1"}});
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("SETTIMES", path, response->status, response->body);

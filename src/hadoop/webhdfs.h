@@ -23,10 +23,21 @@
 //
 // Proxies: requests go directly to the cluster; http_proxy and similar variables are ignored.
 //
+// NameNode HA: given an HA nameservice's NameNodes ("nn1=host:port,nn2=host:port"), each NameNode
+// request goes to the one last found active. A StandbyException or RetriableException answer, or a
+// NameNode that cannot be connected to, sends the request to the next, round after round with a
+// growing pause (FailoverPolicy, as for ResourceManagers); a read (GET) also moves on when its
+// connection breaks or times out. A change whose connection broke is not repeated: whether the
+// NameNode made it is unknown, so its error is the caller's. When no NameNode takes the request,
+// the error (kUnavailable) names each NameNode and its last answer. Requests to DataNodes are not
+// failed over.
+//
 // Threads: all methods are safe to call from any thread, concurrently; each call uses its own
 // connections and blocks the calling thread until it completes.
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +49,8 @@
 #include "absl/status/statusor.h"
 #include "common/mutex.h"
 #include "hadoop/credentials.h"
+#include "hadoop/failover.h"
+#include "hadoop/http_transport.h"
 #include "hadoop/kerberos.h"
 
 namespace tony::hadoop {
@@ -68,7 +81,9 @@ struct WebHdfsAuth {
 
 class WebHdfsClient {
  public:
-  // namenode_http: "host:port" of dfs.namenode.http-address. user: sent as user.name (SIMPLE
+  // namenode_http: "host:port" of the NameNode's HTTP address, or an HA nameservice's NameNodes
+  // as FormatServerList writes them ("nn1=host:port,nn2=host:port"; see nameservice.h); a text
+  // that is neither fails every call with kInvalidArgument. user: sent as user.name (SIMPLE
   // authentication); must not be empty.
   WebHdfsClient(std::string namenode_http, std::string user, int timeout_ms = 30000);
   WebHdfsClient(std::string namenode_http, WebHdfsAuth auth, int timeout_ms = 30000);
@@ -125,9 +140,13 @@ class WebHdfsClient {
   // Sets the modification time of `path` (ms since the epoch); its access time is unchanged.
   [[nodiscard]] absl::Status SetModificationTime(const std::string& path, int64_t time_ms);
 
+  // The NameNodes as given to the constructor.
   const std::string& namenode_http() const { return namenode_http_; }
   // Authenticates the calls that follow with this token (a fresh one, for a long job).
   void SetDelegationToken(Token token);
+  // How long to keep looking for an active NameNode (FailoverPolicy's defaults otherwise), and how
+  // to pause between rounds (tests pass one that does not sleep). Call before sharing the client.
+  void SetFailoverPolicy(FailoverPolicy policy, std::function<void(int64_t ms)> sleep = nullptr);
 
  private:
   // A NameNode request's URL, with this client's authentication parameter, and its
@@ -136,12 +155,27 @@ class WebHdfsClient {
     std::string url;
     std::string authorization;
   };
-  absl::StatusOr<Prepared> Prepare(std::string_view path, std::string_view op,
+  absl::StatusOr<Prepared> Prepare(const std::string& namenode, std::string_view path,
+                                   std::string_view op,
                                    std::vector<std::pair<std::string, std::string>> params) const;
+  // The active NameNode's answer to one request (see "NameNode HA" above).
+  absl::StatusOr<http::Response> AtNameNode(
+      http::Request::Method method, std::string_view path, std::string_view op,
+      const std::vector<std::pair<std::string, std::string>>& params) const;
+  // CREATE: the NameNode's redirect, then the body to the DataNode.
+  absl::Status Upload(const std::string& path,
+                      const std::vector<std::pair<std::string, std::string>>& params,
+                      const http::UploadBody& body);
 
   WebHdfsAuth Auth() const;
 
   const std::string namenode_http_;
+  const absl::StatusOr<std::vector<ServerAddress>> namenodes_;
+  // The index in namenodes_ of the NameNode last found active (or the next to try); behind a
+  // pointer for the same reason as auth_mu_.
+  std::unique_ptr<std::atomic<size_t>> current_ = std::make_unique<std::atomic<size_t>>(0);
+  FailoverPolicy policy_;
+  std::function<void(int64_t ms)> sleep_;
   // Behind a pointer, so that a client can be returned by value before it is shared.
   std::unique_ptr<Mutex> auth_mu_ = std::make_unique<Mutex>();
   WebHdfsAuth auth_ TONY_GUARDED_BY(*auth_mu_);
@@ -179,6 +213,10 @@ absl::StatusOr<int64_t> ParseLong(std::string_view body);
 
 // {"boolean": true|false} from MKDIRS and DELETE.
 absl::StatusOr<bool> ParseBoolean(std::string_view body);
+
+// The exception's short name in a RemoteException body ("StandbyException"); empty if the body is
+// not one.
+std::string RemoteExceptionName(std::string_view body);
 
 // The error for an HTTP response that is not the expected one: "WebHDFS <op> <path>: HTTP
 // <status> <exception>: <first line of message>", coded from the exception (else from the HTTP

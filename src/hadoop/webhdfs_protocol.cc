@@ -238,6 +238,15 @@ absl::StatusOr<int64_t> ParseLong(std::string_view body) {
   return it->get<int64_t>();
 }
 
+std::string RemoteExceptionName(std::string_view body) {
+  nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return "";
+  auto remote = json.find("RemoteException");
+  if (remote == json.end() || !remote->is_object()) return "";
+  absl::StatusOr<std::string> exception = StringField(*remote, "exception");
+  return exception.ok() ? *exception : "";
+}
+
 absl::Status HttpErrorStatus(std::string_view op, std::string_view path, long http_status,
                              std::string_view body) {
   std::string prefix = StrCat("WebHDFS ", op, " ", path, ": HTTP ", http_status);

@@ -323,10 +323,11 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
   if (yarn()) {
     absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir_});
     ASSERT_TRUE(conf.ok());
-    absl::StatusOr<hadoop::HostPort> http = conf->NameNodeHttpAddress();
-    ASSERT_TRUE(http.ok());
+    absl::StatusOr<hadoop::NameService> namenodes = hadoop::DefaultNameService(*conf);
+    ASSERT_TRUE(namenodes.ok()) << namenodes.status();
     absl::StatusOr<hadoop::FileStatus> staging =
-        hadoop::WebHdfsClient(http->ToString(), hadoop::HadoopUser())
+        hadoop::WebHdfsClient(hadoop::FormatServerList(namenodes->HttpTargets()),
+                              hadoop::HadoopUser())
             .GetFileStatus("/user/" + hadoop::HadoopUser() + "/.tony/" + app_id_);
     ASSERT_TRUE(staging.ok()) << staging.status();
     EXPECT_EQ(staging->permission & 0777, 0700) << "HDFS staging directory";

@@ -104,7 +104,8 @@ class SecureE2eTest : public ::testing::Test {
     ASSERT_TRUE(conf.ok()) << conf.status();
     absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = cluster_->Login();
     ASSERT_TRUE(login.ok()) << login.status();
-    absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(conf->DefaultFs());
+    absl::StatusOr<hadoop::NameService> namenode =
+        hadoop::ResolveNameService(*conf, conf->DefaultFs());
     ASSERT_TRUE(namenode.ok()) << namenode.status();
     conf_ = *std::move(conf);
     login_ = *std::move(login);
@@ -117,7 +118,7 @@ class SecureE2eTest : public ::testing::Test {
   std::optional<TestCluster> cluster_;
   std::optional<hadoop::HadoopConf> conf_;
   std::shared_ptr<const hadoop::KerberosCredentials> login_;
-  std::optional<hadoop::HostPort> namenode_;
+  std::optional<hadoop::NameService> namenode_;
   std::string principal_;
   std::string keytab_;
   TonyRunner runner_;
@@ -157,7 +158,7 @@ TEST_F(SecureE2eTest, DelegationTokenFromTheNameNodeWorksAloneAndATamperedOneIsR
   absl::StatusOr<hadoop::Token> token = HdfsToken(cluster_->Value("MINICLUSTER_YARN_PRINCIPAL"));
   ASSERT_TRUE(token.ok()) << token.status();
   EXPECT_EQ(token->kind, "HDFS_DELEGATION_TOKEN");
-  EXPECT_EQ(token->service, namenode_->ToString());  // 127.0.0.1:<port>
+  EXPECT_EQ(token->service, namenode_->TokenService());  // 127.0.0.1:<port>
 
   const std::string dir = UserDir("token");
   ASSERT_TRUE(Hdfs().Create(dir + "/file.txt", "read with a token").ok());

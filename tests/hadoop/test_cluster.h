@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/kerberos.h"
+#include "hadoop/nameservice.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
@@ -149,11 +150,12 @@ class TestCluster {
   absl::StatusOr<hadoop::WebHdfsClient> Hdfs() const {
     absl::StatusOr<hadoop::HadoopConf> conf = Conf();
     if (!conf.ok()) return conf.status();
-    absl::StatusOr<hadoop::HostPort> http = conf->NameNodeHttpAddress();
-    if (!http.ok()) return http.status();
+    // fs.defaultFS's NameNodes: with HA, the client finds the active one.
+    absl::StatusOr<hadoop::NameService> namenodes = hadoop::DefaultNameService(*conf);
+    if (!namenodes.ok()) return namenodes.status();
     absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = Login();
     if (!login.ok()) return login.status();
-    return hadoop::WebHdfsClient(http->ToString(),
+    return hadoop::WebHdfsClient(hadoop::FormatServerList(namenodes->HttpTargets()),
                                  hadoop::WebHdfsAuth{user(), *login, std::nullopt});
   }
 

@@ -24,7 +24,7 @@ absl::StatusOr<FreshTokens> FetchFreshHdfsTokens(const TokenRefreshOptions& opti
   const std::string renewer = (*login)->ShortName();
   FreshTokens fresh;
   fresh.expiry_ms = std::numeric_limits<int64_t>::max();
-  for (const hadoop::HostPort& namenode : options.namenodes) {
+  for (const hadoop::NameService& namenode : options.namenodes) {
     absl::StatusOr<hadoop::Token> token =
         hadoop::GetHdfsDelegationToken(options.conf, namenode, *login, renewer);
     if (!token.ok()) return token.status();

@@ -23,6 +23,7 @@
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/kerberos.h"
+#include "hadoop/nameservice.h"
 
 namespace tony::cluster {
 
@@ -35,7 +36,7 @@ struct FreshTokens {
 struct TokenRefreshOptions {
   hadoop::KerberosLogin login;  // the user's principal and keytab (the AM's localized copy)
   hadoop::HadoopConf conf;      // the job's client configuration
-  std::vector<hadoop::HostPort> namenodes;
+  std::vector<hadoop::NameService> namenodes;  // fs.defaultFS's first
 };
 
 // Logs in from the keytab, and gets and renews one token from every NameNode.

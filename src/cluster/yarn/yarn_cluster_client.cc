@@ -16,6 +16,7 @@
 #include "hadoop/credentials.h"
 #include "hadoop/failover.h"
 #include "hadoop/namenode_client.h"
+#include "hadoop/nameservice.h"
 #include "openssl/evp.h"
 #include "rpc/launch_contract.h"
 
@@ -95,13 +96,14 @@ AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
 
 absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
     hadoop::HadoopConf conf, YarnClusterOptions options) {
-  absl::StatusOr<hadoop::HostPort> webhdfs = conf.NameNodeHttpAddress();
-  if (!webhdfs.ok()) return webhdfs.status();
+  absl::StatusOr<hadoop::NameService> hdfs = DefaultNameService(conf);
+  if (!hdfs.ok()) return hdfs.status();
   absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn =
       hadoop::YarnClient::Connect(conf, options.user, options.kerberos);
   if (!yarn.ok()) return yarn.status();
-  return std::unique_ptr<YarnClusterClient>(new YarnClusterClient(
-      std::move(conf), std::move(options), *std::move(yarn), webhdfs->ToString()));
+  return std::unique_ptr<YarnClusterClient>(
+      new YarnClusterClient(std::move(conf), std::move(options), *std::move(yarn),
+                            hadoop::FormatServerList(hdfs->HttpTargets())));
 }
 
 YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
@@ -109,7 +111,15 @@ YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions
     : conf_(std::move(conf)),
       options_(std::move(options)),
       yarn_(std::move(yarn)),
-      hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}) {}
+      hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}) {
+  hdfs_.SetFailoverPolicy(NameNodePolicy());
+}
+
+hadoop::FailoverPolicy YarnClusterClient::NameNodePolicy() const {
+  absl::StatusOr<std::vector<hadoop::ServerAddress>> namenodes =
+      hadoop::ParseServerList(hdfs_.namenode_http());
+  return hadoop::NameNodeFailoverPolicy(conf_, namenodes.ok() ? namenodes->size() : 1);
+}
 
 absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
     const std::string& location, const std::string& intermediate,
@@ -119,6 +129,7 @@ absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
   if (!dirs.ok()) return dirs.status();
   auto client = std::make_shared<hadoop::WebHdfsClient>(
       hdfs_.namenode_http(), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}});
+  client->SetFailoverPolicy(NameNodePolicy());
   return history::HistoryStore{HdfsHistoryFs(std::move(client), conf_.DefaultFs()), *dirs};
 }
 
@@ -135,18 +146,7 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
   std::vector<std::string> uris = {conf_.DefaultFs()};
   uris.insert(uris.end(), options_.other_namenodes.begin(), options_.other_namenodes.end());
   for (const std::string& uri : uris) {
-    absl::StatusOr<hadoop::HostPort> namenode = hadoop::NameNodeOfUri(uri);
-    if (namenode.ok()) {
-      const std::string nameservices = conf_.Get("dfs.nameservices");  // Split's views
-      for (std::string_view nameservice : Split(nameservices, ',')) {
-        if (StripWhitespace(nameservice) == namenode->host) {
-          return absl::InvalidArgumentError(
-              StrCat(uri,
-                     " is an HA nameservice (dfs.nameservices); tony gets delegation tokens "
-                     "from hdfs://host:port NameNodes only"));
-        }
-      }
-    }
+    absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(conf_, uri);
     if (!namenode.ok()) {
       return absl::InvalidArgumentError(
           StrCat(uri == conf_.DefaultFs() ? "fs.defaultFS" : "tony.other.namenodes", ": ",
@@ -392,9 +392,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
 
   absl::StatusOr<std::vector<hadoop::ServerAddress>> schedulers =
       conf_.RmAddresses("yarn.resourcemanager.scheduler.address");
-  absl::StatusOr<hadoop::HostPort> webhdfs = conf_.NameNodeHttpAddress();
   if (!schedulers.ok()) return schedulers.status();
-  if (!webhdfs.ok()) return webhdfs.status();
   rpc::AmLaunch launch;
   launch.app_id = submission.app_id;
   launch.on_yarn = true;
@@ -403,7 +401,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   launch.binary_path = binary->url.file;
   launch.yarn_scheduler = hadoop::FormatServerList(*schedulers);
   launch.default_fs = conf_.DefaultFs();
-  launch.webhdfs = webhdfs->ToString();
+  launch.webhdfs = hdfs_.namenode_http();
   // The status page serves task output only to the RM's web proxy (AmIpFilter's rule).
   if (absl::StatusOr<std::vector<hadoop::ServerAddress>> proxies = conf_.WebProxyAddresses();
       proxies.ok()) {

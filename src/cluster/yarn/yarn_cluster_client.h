@@ -78,6 +78,8 @@ class YarnClusterClient final : public ClusterClient {
   // With Kerberos: an HDFS delegation token from every NameNode the job names, renewable by the
   // ResourceManager, added to `credentials`.
   absl::Status AddDelegationTokens(hadoop::Credentials& credentials) const;
+  // How long WebHDFS calls look for an active NameNode (dfs.client.failover.*).
+  hadoop::FailoverPolicy NameNodePolicy() const;
   // Writes the site files the client loaded into job_dir/hadoop-conf.zip.
   absl::Status ZipHadoopConf(const std::string& job_dir) const;
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,

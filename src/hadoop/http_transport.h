@@ -1,0 +1,56 @@
+#pragma once
+// One HTTP request over libcurl, without following redirects: the transport under WebHDFS
+// (webhdfs.h). Internal to the hadoop module.
+//
+// Time limits: a request is limited to timeout_ms in all (connecting included); an upload may take
+// timeout_ms plus one second per MiB of its body, and is aborted sooner if no byte moves for
+// timeout_ms. Proxies from the environment (http_proxy) are ignored: the cluster is reached
+// directly.
+//
+// Threads: a plain function; each call uses its own connection.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tony::hadoop::http {
+
+// The body of a PUT or POST. `read` fills up to `size` bytes and returns how many (0 at the end);
+// on a failure it sets `error` and returns CURL_READFUNC_ABORT.
+struct UploadBody {
+  int64_t size = 0;
+  std::function<size_t(char* buffer, size_t size, absl::Status& error)> read;
+};
+
+struct Request {
+  enum class Method { kGet, kPut, kPost, kDelete };
+  Method method = Method::kGet;
+  std::string url;
+  // For kPut and kPost: the bytes to send; without one the body is empty.
+  const UploadBody* body = nullptr;
+  // A whole header line ("Authorization: Negotiate ..."), or empty.
+  std::string authorization = {};
+};
+
+struct Response {
+  long status = 0;
+  std::string body;
+  // The Location of a redirect; empty otherwise.
+  std::string location;
+};
+
+// Performs the request. Errors start "WebHDFS <op> <path>: <host:port>": kUnavailable when the
+// server cannot be reached or the transfer broke, kDeadlineExceeded past the time limit. With
+// `connected`, it is set to whether a connection to the server was made at all: a request that
+// never connected cannot have reached the server.
+absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::string_view op,
+                                 std::string_view path, bool* connected = nullptr);
+
+// An upload of `data` from memory; `offset` (the caller's, starting at 0) tracks what was sent.
+UploadBody BodyOf(std::string_view data, size_t* offset);
+
+}  // namespace tony::hadoop::http
