@@ -114,11 +114,14 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   if (absl::Status submitted = cluster_->Submit(submission); !submitted.ok()) {
     err_ << "tony: error: cannot start the AM of " << *app_id << ": " << submitted.message()
          << "\n";
-    // Refused credentials and configuration the user can fix: bad input, nothing runs.
+    // Refused credentials, configuration the user can fix, or a cluster with no active server
+    // to take the job (no active NameNode or ResourceManager; Submit removed what it staged):
+    // nothing runs.
     const absl::StatusCode code = submitted.code();
     return code == absl::StatusCode::kUnauthenticated ||
                    code == absl::StatusCode::kPermissionDenied ||
-                   code == absl::StatusCode::kInvalidArgument
+                   code == absl::StatusCode::kInvalidArgument ||
+                   code == absl::StatusCode::kUnavailable
                ? kExitBadInput
                : kExitJobFailed;
   }

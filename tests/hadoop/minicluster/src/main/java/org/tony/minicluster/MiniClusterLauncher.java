@@ -44,7 +44,7 @@ import sun.misc.Signal;
  * MiniClusterLauncher DIR [--nodemanagers N] [--gpus G] [--nm-memory-mb M]
  *                         [--nm-vcores V] [--max-lifetime-s S]
  *                         [--secure [--rpc-protection authentication|integrity|privacy]
- *                                   [--token-lifetime-s S]] [--rm-ha]
+ *                                   [--token-lifetime-s S]] [--rm-ha | --ha]
  * </pre>
  *
  * With --rm-ha, two ResourceManagers (rm1, rm2) in HA without automatic failover, recovery and
@@ -54,6 +54,11 @@ import sun.misc.Signal;
  * RM active, or restarts the active one (a new ResourceManager that recovers the state); the
  * launcher answers in NAME.done ("OK ..." or "ERROR ...") once the new active RM serves every
  * NodeManager. The web proxy runs on its own (yarn.web-proxy.address), in front of the active RM.
+ *
+ * With --ha, --rm-ha and HDFS in HA as well: one nameservice (minidfs-ns) of two NameNodes (nn1
+ * active at start, nn2) with shared edits, fs.defaultFS hdfs://minidfs-ns, and site files that
+ * name each NameNode by its id only (see NameNodeHa). The control files take "failover-nn" (the
+ * standby NameNode becomes active), "standby-nn" (both standby) and "activate-nn" too.
  *
  * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
  * DIR also gets krb5.conf and user.keytab, and minicluster.env the MINICLUSTER_KRB5_CONF,
@@ -80,6 +85,7 @@ public final class MiniClusterLauncher {
     String rpcProtection; // null: not given
     long tokenLifetimeS = 0; // 0: HDFS's defaults (7 days, renewed daily)
     boolean rmHa;
+    boolean nnHa;
   }
 
   /** The ResourceManagers' ids with --rm-ha. */
@@ -110,7 +116,7 @@ public final class MiniClusterLauncher {
       System.err.println("minicluster: " + e.getMessage());
       System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
           + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]"
-          + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha]");
+          + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha | --ha]");
       System.exit(2);
       return;
     }
@@ -135,7 +141,7 @@ public final class MiniClusterLauncher {
     }
     System.out.println("MINICLUSTER READY " + opt.dir.getAbsolutePath());
     System.out.flush();
-    if (opt.rmHa) {
+    if (opt.rmHa || opt.nnHa) {
       launcher.startControl(stop);
     }
 
@@ -173,6 +179,9 @@ public final class MiniClusterLauncher {
         o.secure = true;
       } else if (a.equals("--rm-ha")) {
         o.rmHa = true;
+      } else if (a.equals("--ha")) {
+        o.rmHa = true;
+        o.nnHa = true;
       } else if (a.startsWith("--")) {
         if (i + 1 >= args.length) {
           throw new IllegalArgumentException(a + " needs a value");
@@ -295,19 +304,32 @@ public final class MiniClusterLauncher {
       secure.applyHdfs(conf);
     }
 
-    dfs = new MiniDFSCluster.Builder(conf, new File(data, "dfs"))
+    MiniDFSCluster.Builder builder = new MiniDFSCluster.Builder(conf, new File(data, "dfs"))
         .numDataNodes(1)
         .format(true)
         .manageNameDfsDirs(true)
         .manageDataDfsDirs(true)
-        .waitSafeMode(true)
-        .build();
+        .waitSafeMode(true);
+    if (opt.nnHa) {
+      // The standby reads the shared edits every second, as a real one does every few.
+      conf.set("dfs.ha.tail-edits.period", "1");
+      builder.nnTopology(NameNodeHa.topology());
+    }
+    dfs = builder.build();
     dfs.waitActive();
+    if (opt.nnHa) {
+      dfs.transitionToActive(0);
+      // What the daemons of this JVM read from the classpath (a NodeManager's localizer) must
+      // know the nameservice too.
+      TreeMap<String, String> site = new TreeMap<>(NameNodeHa.clientKeys(dfs));
+      site.remove("fs.defaultFS");
+      writeClasspathXml("hdfs-site.xml", site);
+    }
     dfs.waitClusterUp();
 
     // The usual directories of a fresh cluster (in secure mode as hdfs/localhost, whose short
     // name, hdfs, the NameNode took as its superuser).
-    FileSystem fs = dfs.getFileSystem();
+    FileSystem fs = dfs.getFileSystem(0);
     Path tmp = new Path("/tmp");
     fs.mkdirs(tmp);
     fs.setPermission(tmp, new FsPermission((short) 01777));
@@ -323,7 +345,14 @@ public final class MiniClusterLauncher {
   private void startYarn(Configuration base) throws Exception {
     // Starts from the live HDFS configuration, so it has the real fs.defaultFS.
     YarnConfiguration conf = new YarnConfiguration(dfs.getConfiguration(0));
-    conf.set("fs.defaultFS", dfs.getURI().toString());
+    if (!opt.nnHa) {
+      conf.set("fs.defaultFS", dfs.getURI().toString());
+    } else {
+      // The RM renews HDFS tokens and the NodeManagers localize through the nameservice.
+      for (Map.Entry<String, String> e : NameNodeHa.clientKeys(dfs).entrySet()) {
+        conf.set(e.getKey(), e.getValue());
+      }
+    }
     if (secure != null) {
       secure.applyYarn(conf);
     }
@@ -546,11 +575,17 @@ public final class MiniClusterLauncher {
     collect(dfs.getConfiguration(0), all);
     collect(yarn.getConfig(), all);
     collect(yarnConfig(), all);
-    all.put("fs.defaultFS", dfs.getURI().toString());
-    all.put("dfs.namenode.http-address",
-        dfs.getNameNode().getHttpAddress().getHostString() + ":"
-            + dfs.getNameNode().getHttpAddress().getPort());
-    all.put("dfs.namenode.rpc-address", dfs.getNameNode().getNameNodeAddressHostPortString());
+    if (opt.nnHa) {
+      // Each NameNode under its id, no single-NameNode address, nothing of one NameNode's own.
+      all.keySet().removeIf(NameNodeHa::isServerSideKey);
+      all.putAll(NameNodeHa.clientKeys(dfs));
+    } else {
+      all.put("fs.defaultFS", dfs.getURI().toString());
+      all.put("dfs.namenode.http-address",
+          dfs.getNameNode().getHttpAddress().getHostString() + ":"
+              + dfs.getNameNode().getHttpAddress().getPort());
+      all.put("dfs.namenode.rpc-address", dfs.getNameNode().getNameNodeAddressHostPortString());
+    }
     // Internal to the launcher or the test harness, or a path of one DataNode.
     all.keySet().removeIf(k -> k.startsWith("hdfs.minidfs.")
         || k.startsWith("yarn.minicluster.") || k.equals("yarn.is.minicluster")
@@ -595,8 +630,19 @@ public final class MiniClusterLauncher {
     // The same addresses for shell scripts: KEY=value lines.
     TreeMap<String, String> env = new TreeMap<>();
     env.put("MINICLUSTER_FS_DEFAULTFS", all.get("fs.defaultFS"));
-    env.put("MINICLUSTER_NN_RPC", all.get("dfs.namenode.rpc-address"));
-    env.put("MINICLUSTER_NN_HTTP", all.get("dfs.namenode.http-address"));
+    if (opt.nnHa) {
+      env.put("MINICLUSTER_NAMESERVICE", NameNodeHa.NAMESERVICE);
+      env.put("MINICLUSTER_NN_HA_IDS", String.join(",", NameNodeHa.IDS));
+      for (String id : NameNodeHa.IDS) {
+        String upper = id.toUpperCase(java.util.Locale.ROOT);
+        String suffix = NameNodeHa.NAMESERVICE + "." + id;
+        env.put("MINICLUSTER_NN_RPC_" + upper, all.get("dfs.namenode.rpc-address." + suffix));
+        env.put("MINICLUSTER_NN_HTTP_" + upper, all.get("dfs.namenode.http-address." + suffix));
+      }
+    } else {
+      env.put("MINICLUSTER_NN_RPC", all.get("dfs.namenode.rpc-address"));
+      env.put("MINICLUSTER_NN_HTTP", all.get("dfs.namenode.http-address"));
+    }
     if (opt.rmHa) {
       env.put("MINICLUSTER_RM_HA_IDS", String.join(",", RM_IDS));
       for (String id : RM_IDS) {
@@ -772,13 +818,28 @@ public final class MiniClusterLauncher {
                   StandardCharsets.UTF_8).trim();
               Files.delete(request.toPath());
               PrivilegedExceptionAction<String> action;
+              boolean hdfs = command.endsWith("-nn");
+              if (hdfs ? !opt.nnHa : !opt.rmHa) {
+                throw new IllegalArgumentException(command + " needs "
+                    + (hdfs ? "--ha" : "--rm-ha or --ha"));
+              }
               switch (command) {
                 case "failover-rm": action = this::failoverRm; break;
                 case "restart-rm": action = this::restartRm; break;
+                case "failover-nn":
+                  action = () -> NameNodeHa.failover(dfs, opt.readyTimeoutS);
+                  break;
+                case "standby-nn": action = () -> NameNodeHa.standbyAll(dfs); break;
+                case "activate-nn":
+                  action = () -> NameNodeHa.activate(dfs, opt.readyTimeoutS);
+                  break;
                 default: throw new IllegalArgumentException("unknown command " + command);
               }
-              answer = "OK " + (secure != null ? secure.loginAsYarn().doAs(action)
-                  : action.run());
+              if (secure != null) {
+                answer = "OK " + (hdfs ? secure.loginHdfs() : secure.loginAsYarn()).doAs(action);
+              } else {
+                answer = "OK " + action.run();
+              }
             } catch (Throwable e) {
               e.printStackTrace();
               answer = "ERROR " + e;

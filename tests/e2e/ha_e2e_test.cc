@@ -1,10 +1,14 @@
-// tony on a YARN with two ResourceManagers in HA (scripts/hadoop-minicluster start DIR --rm-ha),
-// given only the HA client configuration (no yarn.resourcemanager.address): a job survives an RM
-// failover and an RM restart during its run, each task running exactly once, and the cluster's
-// own record and the job's history agree that it succeeded. Bad HA configurations and RMs that
-// are all down are refused with one line naming what is wrong, before anything is submitted.
+// tony on a Hadoop cluster in HA (scripts/hadoop-minicluster start DIR --ha: two ResourceManagers
+// and an HDFS nameservice of two NameNodes; --rm-ha for the RM cases alone), given only the HA
+// client configuration (no yarn.resourcemanager.address, no dfs.namenode.rpc-address): a job
+// survives an RM failover, an RM restart and a NameNode failover during its run, each task running
+// exactly once, and the cluster's own record and the job's history agree that it succeeded. Bad HA
+// configurations, and ResourceManagers or NameNodes none of which is active, are refused with one
+// line naming what is wrong, before anything is submitted.
 
+#include <algorithm>
 #include <fstream>
+#include <regex>
 
 #include "e2e/backend_fixture.h"
 
@@ -13,15 +17,16 @@ namespace {
 
 using Json = nlohmann::json;
 
-class RmHaE2eTest : public BackendE2eTest {
+class HaE2eTest : public BackendE2eTest {
  protected:
   void SetUp() override {
     BackendE2eTest::SetUp();
     if (IsSkipped()) return;
-    if (ReadAll(fs::path(conf_dir_) / "minicluster.env").find("MINICLUSTER_RM_HA_IDS=") ==
-        std::string::npos) {
-      GTEST_SKIP() << conf_dir_ << " is not an --rm-ha cluster";
+    const std::string env = ReadAll(fs::path(conf_dir_) / "minicluster.env");
+    if (env.find("MINICLUSTER_RM_HA_IDS=") == std::string::npos) {
+      GTEST_SKIP() << conf_dir_ << " is not an --rm-ha or --ha cluster";
     }
+    nn_ha_ = env.find("MINICLUSTER_NN_HA_IDS=") != std::string::npos;
   }
 
   // `scripts/hadoop-minicluster COMMAND... DIR`'s exit code; it returns once the new active RM
@@ -95,21 +100,29 @@ class RmHaE2eTest : public BackendE2eTest {
   }
 
   std::string runs_;
+  bool nn_ha_ = false;  // an --ha cluster: HDFS in HA too
 };
 
-TEST_P(RmHaE2eTest, AJobSurvivesAnRmFailover) {
+TEST_P(HaE2eTest, AJobSurvivesAnRmFailover) {
   TonyResult r = RunThrough([&] { EXPECT_EQ(Minicluster("failover", "rm"), 0); });
   ExpectRanOnceAndSucceeded(r);
   EXPECT_NE(AmLog().find("the scheduler is now rm"), std::string::npos) << AmLog();
 }
 
-TEST_P(RmHaE2eTest, AJobSurvivesAnRmRestart) {
+TEST_P(HaE2eTest, AJobSurvivesAnRmRestart) {
   TonyResult r = RunThrough([&] { EXPECT_EQ(Minicluster("restart-rm"), 0); });
   ExpectRanOnceAndSucceeded(r);
   EXPECT_NE(AmLog().find("registered again"), std::string::npos) << AmLog();
 }
 
-TEST_P(RmHaE2eTest, TonyCommandsFollowTheActiveRm) {
+TEST_P(HaE2eTest, AJobSurvivesANameNodeFailover) {
+  if (!nn_ha_) GTEST_SKIP() << conf_dir_ << " is not an --ha cluster";
+  // The AM writes the job's history to HDFS before, during and after the failover.
+  TonyResult r = RunThrough([&] { EXPECT_EQ(Minicluster("failover", "nn"), 0); });
+  ExpectRanOnceAndSucceeded(r);
+}
+
+TEST_P(HaE2eTest, TonyCommandsFollowTheActiveRm) {
   // `tony cluster` answers from whichever RM is active, before and after a failover.
   for (int round = 0; round < 2; ++round) {
     TonyResult cluster = Run({"cluster"});
@@ -121,18 +134,18 @@ TEST_P(RmHaE2eTest, TonyCommandsFollowTheActiveRm) {
   }
 }
 
-// A copy of the cluster's client configuration with yarn-site.xml's `edit` applied (sed), in a
+// A copy of the cluster's client configuration with `file`'s `edit` applied (sed), in a
 // directory of its own.
-class RmHaBadConfE2eTest : public RmHaE2eTest {
+class HaBadConfE2eTest : public HaE2eTest {
  protected:
-  std::string EditedConf(const std::string& sed) {
+  std::string EditedConf(const std::string& sed, const std::string& file = "yarn-site.xml") {
     const std::string dir = runner_.work_dir() + "/conf";
     fs::create_directories(dir);
     for (const char* name : {"core-site.xml", "hdfs-site.xml", "yarn-site.xml"}) {
       fs::copy_file(fs::path(conf_dir_) / name, fs::path(dir) / name,
                     fs::copy_options::overwrite_existing);
     }
-    EXPECT_EQ(std::system(("sed -i -E '" + sed + "' '" + dir + "/yarn-site.xml'").c_str()), 0);
+    EXPECT_EQ(std::system(("sed -i -E '" + sed + "' '" + dir + "/" + file + "'").c_str()), 0);
     return dir;
   }
   TonyResult SubmitWith(const std::string& conf_dir) {
@@ -144,7 +157,7 @@ class RmHaBadConfE2eTest : public RmHaE2eTest {
   }
 };
 
-TEST_P(RmHaBadConfE2eTest, AnRmIdWithoutAnAddressIsNamed) {
+TEST_P(HaBadConfE2eTest, AnRmIdWithoutAnAddressIsNamed) {
   // rm2 named by neither its client address nor its host name.
   TonyResult r =
       SubmitWith(EditedConf("s#<property><name>yarn.resourcemanager.(address|hostname).rm2"
@@ -157,7 +170,7 @@ TEST_P(RmHaBadConfE2eTest, AnRmIdWithoutAnAddressIsNamed) {
   EXPECT_EQ(r.out.find("submitted"), std::string::npos) << r.out;
 }
 
-TEST_P(RmHaBadConfE2eTest, NoReachableRmIsOneLineNamingEach) {
+TEST_P(HaBadConfE2eTest, NoReachableRmIsOneLineNamingEach) {
   // Both RMs' client addresses moved to ports nothing listens on (port 1 of 127.0.0.1).
   TonyResult r = SubmitWith(EditedConf(
       "s#(<name>yarn.resourcemanager.address.rm[12]</name><value>)[^<]*#\\1127.0.0.1:1#"));
@@ -168,9 +181,46 @@ TEST_P(RmHaBadConfE2eTest, NoReachableRmIsOneLineNamingEach) {
   EXPECT_EQ(r.out.find("submitted"), std::string::npos) << r.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, RmHaE2eTest, ::testing::Values("yarn"),
+TEST_P(HaBadConfE2eTest, ANameNodeIdWithoutAnAddressIsNamed) {
+  if (!nn_ha_) GTEST_SKIP() << conf_dir_ << " is not an --ha cluster";
+  TonyResult r =
+      SubmitWith(EditedConf("s#<property><name>dfs.namenode.rpc-address.minidfs-ns.nn2</name>"
+                            "<value>[^<]*</value></property>##",
+                            "hdfs-site.xml"));
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_NE(r.err.find("NameNode HA: dfs.namenode.rpc-address.minidfs-ns.nn2 is not set, but "
+                       "dfs.ha.namenodes.minidfs-ns names nn2"),
+            std::string::npos)
+      << Describe(r);
+  EXPECT_EQ(r.out.find("submitted"), std::string::npos) << r.out;
+}
+
+TEST_P(HaBadConfE2eTest, NoActiveNameNodeIsOneLineNamingEach) {
+  if (!nn_ha_) GTEST_SKIP() << conf_dir_ << " is not an --ha cluster";
+  ASSERT_EQ(Minicluster("standby-nn"), 0);
+  TonyResult r = SubmitWith(conf_dir_);
+  // The cluster as it was, whatever the outcome.
+  EXPECT_EQ(Minicluster("activate-nn"), 0);
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_NE(r.err.find("no active NameNode among 2"), std::string::npos) << Describe(r);
+  EXPECT_NE(r.err.find("nn1 (127.0.0.1:"), std::string::npos) << Describe(r);
+  EXPECT_NE(r.err.find("nn2 (127.0.0.1:"), std::string::npos) << Describe(r);
+  EXPECT_NE(r.err.find("StandbyException"), std::string::npos) << Describe(r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line:\n" << r.err;
+  EXPECT_EQ(r.out.find("submitted"), std::string::npos) << r.out;
+  // Nothing of the application it reserved was staged.
+  std::smatch app;
+  ASSERT_TRUE(std::regex_search(r.err, app, std::regex(R"(application_\d+_\d+)"))) << r.err;
+  absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
+  ASSERT_TRUE(hdfs.ok()) << hdfs.status();
+  EXPECT_EQ(
+      hdfs->GetFileStatus("/user/" + cluster_->user() + "/.tony/" + app[0].str()).status().code(),
+      absl::StatusCode::kNotFound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HaE2eTest, ::testing::Values("yarn"),
                          [](const auto& info) { return info.param; });
-INSTANTIATE_TEST_SUITE_P(Backends, RmHaBadConfE2eTest, ::testing::Values("yarn"),
+INSTANTIATE_TEST_SUITE_P(Backends, HaBadConfE2eTest, ::testing::Values("yarn"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
