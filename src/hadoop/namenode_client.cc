@@ -33,14 +33,14 @@ absl::StatusOr<std::unique_ptr<FailoverConnection>> ConnectNameNodes(
     return AsRpcConnection(*std::move(client));
   };
   return std::make_unique<FailoverConnection>(
-      StrCat("NameNode of ", namenodes.Uri()), namenodes.RpcTargets(), std::move(open),
+      "NameNode", namenodes.RpcTargets(), std::move(open),
       NameNodeFailoverPolicy(conf, namenodes.namenodes.size()));
 }
 
-// "<what> from hdfs://ns1 (nn2 (host:port))": the NameNode that answered, or the one last tried.
+// Where a call went, for messages: the NameNode, or an HA nameservice (whose failover error names
+// each NameNode).
 std::string Where(const NameService& namenodes, const FailoverConnection& connection) {
-  if (!namenodes.ha) return connection.peer();
-  return StrCat(namenodes.Uri(), " (", connection.peer(), ")");
+  return namenodes.ha ? namenodes.Uri() : connection.peer();
 }
 
 }  // namespace

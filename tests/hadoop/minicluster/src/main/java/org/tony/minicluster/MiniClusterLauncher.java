@@ -497,6 +497,12 @@ public final class MiniClusterLauncher {
       // Both RMs listen on 127.0.0.1: an id, or Hadoop cannot tell which is "this" one. Its
       // client of the RMs fails over between both all the same.
       proxyConf.set(YarnConfiguration.RM_HA_ID, RM_IDS[0]);
+      if (secure != null) {
+        // The proxy logs in with its principal, and that login is the JVM's: as HTTP/, the RMs'
+        // token renewer (which renews as the login user) would be refused by the NameNode, since
+        // the job's HDFS tokens name yarn as their renewer.
+        proxyConf.set(YarnConfiguration.PROXY_PRINCIPAL, secure.yarnPrincipal());
+      }
       proxy.init(proxyConf);
       proxy.start();
     }
