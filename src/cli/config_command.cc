@@ -99,8 +99,9 @@ int RunConfigCommand(const SubmitOptions& options) {
     if (options.explain) {
       line.resize(std::max(line.size(), width), ' ');
       line += "  # " + entry.source.ToString();
-      for (auto it = entry.appended.rbegin(); it != entry.appended.rend(); ++it) {
-        line += ", " + it->ToString();
+      // The latest first.
+      for (size_t i = entry.appended.size(); i-- > 0;) {
+        line += ", " + entry.appended[i].ToString();
       }
     }
     std::cout << line << "\n";

@@ -14,7 +14,7 @@ constexpr char kClientProtocol[] = "org.apache.hadoop.hdfs.protocol.ClientProtoc
 // on the first call; errors start with `what`.
 absl::StatusOr<std::unique_ptr<FailoverConnection>> ConnectNameNodes(
     const HadoopConf& conf, const NameService& namenodes,
-    std::shared_ptr<const KerberosCredentials> credentials) {
+    const std::shared_ptr<const KerberosCredentials>& credentials) {
   const std::string principal = conf.Get("dfs.namenode.kerberos.principal");
   if (principal.empty()) {
     return absl::InvalidArgumentError(
@@ -45,12 +45,12 @@ std::string Where(const NameService& namenodes, const FailoverConnection& connec
 
 }  // namespace
 
-absl::StatusOr<Token> GetHdfsDelegationToken(const HadoopConf& conf, const NameService& namenodes,
-                                             std::shared_ptr<const KerberosCredentials> credentials,
-                                             const std::string& renewer) {
+absl::StatusOr<Token> GetHdfsDelegationToken(
+    const HadoopConf& conf, const NameService& namenodes,
+    const std::shared_ptr<const KerberosCredentials>& credentials, const std::string& renewer) {
   constexpr char kWhat[] = "HDFS delegation token";
   absl::StatusOr<std::unique_ptr<FailoverConnection>> connection =
-      ConnectNameNodes(conf, namenodes, std::move(credentials));
+      ConnectNameNodes(conf, namenodes, credentials);
   if (!connection.ok()) return connection.status();
   proto::GetDelegationTokenRequest request;
   request.set_renewer(renewer);
@@ -71,10 +71,10 @@ absl::StatusOr<Token> GetHdfsDelegationToken(const HadoopConf& conf, const NameS
 
 absl::StatusOr<int64_t> RenewHdfsDelegationToken(
     const HadoopConf& conf, const NameService& namenodes,
-    std::shared_ptr<const KerberosCredentials> credentials, const Token& token) {
+    const std::shared_ptr<const KerberosCredentials>& credentials, const Token& token) {
   constexpr char kWhat[] = "renewing an HDFS delegation token";
   absl::StatusOr<std::unique_ptr<FailoverConnection>> connection =
-      ConnectNameNodes(conf, namenodes, std::move(credentials));
+      ConnectNameNodes(conf, namenodes, credentials);
   if (!connection.ok()) return connection.status();
   proto::RenewDelegationTokenRequest request;
   request.mutable_token()->set_identifier(token.identifier);

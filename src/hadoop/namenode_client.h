@@ -26,12 +26,12 @@ inline constexpr char kHdfsDelegationTokenKind[] = "HDFS_DELEGATION_TOKEN";
 // NameNode's host). The token's service is NameService::TokenService().
 [[nodiscard]] absl::StatusOr<Token> GetHdfsDelegationToken(
     const HadoopConf& conf, const NameService& namenodes,
-    std::shared_ptr<const KerberosCredentials> credentials, const std::string& renewer);
+    const std::shared_ptr<const KerberosCredentials>& credentials, const std::string& renewer);
 
 // Extends the token's life; the caller must be its renewer. Returns the new expiry time, in ms
 // since the epoch (never past the token's maximum date).
 [[nodiscard]] absl::StatusOr<int64_t> RenewHdfsDelegationToken(
     const HadoopConf& conf, const NameService& namenodes,
-    std::shared_ptr<const KerberosCredentials> credentials, const Token& token);
+    const std::shared_ptr<const KerberosCredentials>& credentials, const Token& token);
 
 }  // namespace tony::hadoop

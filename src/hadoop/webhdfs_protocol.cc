@@ -8,8 +8,7 @@
 #include "common/strings.h"
 #include "hadoop/webhdfs.h"
 
-namespace tony::hadoop {
-namespace webhdfs_internal {
+namespace tony::hadoop::webhdfs_internal {
 namespace {
 
 // How much of a body that is not a RemoteException goes into an error message.
@@ -270,6 +269,4 @@ absl::Status HttpErrorStatus(std::string_view op, std::string_view path, long ht
                       quoted.empty() ? prefix : StrCat(prefix, ": '", quoted, "'"));
 }
 
-}  // namespace webhdfs_internal
-
-}  // namespace tony::hadoop
+}  // namespace tony::hadoop::webhdfs_internal
