@@ -72,6 +72,9 @@ JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
 
 Actions JobStateMachine::Start() {
   start_ms_ = clock_->NowMs();
+  // A stall is measured from the job's start until the first tick: an AM stopped before it
+  // ticked once must not blame the tasks that registered meanwhile.
+  last_tick_ms_ = start_ms_;
   start_wall_ms_ = clock_->WallMs();
   Actions actions;
   const auto& training = spec_.training_stage;

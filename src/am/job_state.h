@@ -227,7 +227,7 @@ class JobStateMachine {
   JobState state_ = JobState::kRunning;
   std::string diagnostics_;
   int64_t start_ms_ = 0;
-  int64_t last_tick_ms_ = 0;   // when OnTick last ran; 0 before the first
+  int64_t last_tick_ms_ = 0;   // when OnTick last ran, else when the job started; 0 before
   int64_t last_stall_ms_ = 0;  // how long the AM did not run, at the last stall OnTick found
   int64_t start_wall_ms_ = 0;
   int64_t end_wall_ms_ = 0;

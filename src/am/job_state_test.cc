@@ -206,6 +206,18 @@ TEST_F(JobStateTest, TheAmsOwnStallIsNotBlamedOnItsTasks) {
             "no heartbeat for 6000 ms (5 x 1000 ms allowed)");
 }
 
+TEST_F(JobStateTest, AStallBeforeTheFirstTickIsTheAmsToo) {
+  Init({{"tony.worker.instances", "1"},
+        {"tony.task.heartbeat-interval-ms", "100"},
+        {"tony.task.max-missed-heartbeats", "20"}});
+  // The tasks register and run, and the AM is stopped before its loop ticked even once.
+  StartAll();
+  clock_.Advance(4000);
+  job_->OnTick();
+  EXPECT_EQ(job_->last_stall_ms(), 4000);
+  EXPECT_EQ(State({"worker", 0}), TaskState::kRunning);
+}
+
 TEST_F(JobStateTest, ApplicationTimeout) {
   Init({{"tony.worker.instances", "1"}, {"tony.application.timeout", "2000"}});
   StartAll();

@@ -115,8 +115,8 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
     err_ << "tony: error: cannot start the AM of " << *app_id << ": " << submitted.message()
          << "\n";
     // Refused credentials, configuration the user can fix, or a cluster with no active server
-    // to take the job (no active NameNode or ResourceManager; Submit removed what it staged):
-    // nothing runs.
+    // to take the job (kUnavailable: no active NameNode or ResourceManager; Submit removed what
+    // it staged): nothing runs.
     const absl::StatusCode code = submitted.code();
     return code == absl::StatusCode::kUnauthenticated ||
                    code == absl::StatusCode::kPermissionDenied ||

@@ -63,6 +63,8 @@ class ClusterClient {
   [[nodiscard]] virtual absl::StatusOr<std::string> NewApplicationId() = 0;
   // Where the job's files are staged (local: a directory; YARN: an HDFS directory).
   virtual std::string JobDir(const std::string& app_id) const = 0;
+  // kUnavailable only when no server of the cluster took any part of the job (none active or
+  // reachable): nothing runs, and trying again later may work.
   [[nodiscard]] virtual absl::Status Submit(const AmSubmission& submission) = 0;
   [[nodiscard]] virtual absl::StatusOr<AppReport> GetReport(const std::string& app_id) = 0;
   // Asks the AM to stop the job; `force` kills every process of the job at once.

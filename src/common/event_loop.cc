@@ -16,11 +16,23 @@ bool EventLoop::Post(std::string name, Task task) {
 
 void EventLoop::Run(int64_t tick_interval_ms, const Task& tick) {
   using Clock = std::chrono::steady_clock;
-  // The first tick comes before the first task: whoever measures time between ticks (the AM
-  // finds its own stalls that way) has a tick to measure from once anything has happened.
-  auto next_tick = Clock::now();
+  auto next_tick = Clock::now() + std::chrono::milliseconds(tick_interval_ms);
   mu_.lock();
   while (!stopped_) {
+    while (!stopped_ && queue_.empty()) {
+      if (!wake_.WaitUntil(mu_, next_tick)) break;
+    }
+    if (stopped_) break;
+    if (!queue_.empty()) {
+      std::string name = std::move(queue_.front().first);
+      Task task = std::move(queue_.front().second);
+      queue_.pop_front();
+      mu_.unlock();
+      const auto began = Clock::now();
+      task();
+      Measure(name, began);
+      mu_.lock();
+    }
     if (Clock::now() >= next_tick) {
       mu_.unlock();
       const auto began = Clock::now();
@@ -28,20 +40,7 @@ void EventLoop::Run(int64_t tick_interval_ms, const Task& tick) {
       Measure("tick", began);
       mu_.lock();
       next_tick = Clock::now() + std::chrono::milliseconds(tick_interval_ms);
-      continue;
     }
-    while (!stopped_ && queue_.empty()) {
-      if (!wake_.WaitUntil(mu_, next_tick)) break;
-    }
-    if (stopped_ || queue_.empty()) continue;
-    std::string name = std::move(queue_.front().first);
-    Task task = std::move(queue_.front().second);
-    queue_.pop_front();
-    mu_.unlock();
-    const auto began = Clock::now();
-    task();
-    Measure(name, began);
-    mu_.lock();
   }
   mu_.unlock();
 }

@@ -19,8 +19,7 @@ class EventLoop {
 
   // Queues `task`; `name` is for logs. Returns false, dropping the task, after Stop().
   bool Post(std::string name, Task task);
-  // Runs `tick` at once, then tasks, and `tick` again every `tick_interval_ms` (measured on the
-  // steady clock), until Stop().
+  // Runs tasks, and `tick` every `tick_interval_ms` (measured on the steady clock), until Stop().
   void Run(int64_t tick_interval_ms, const Task& tick);
   // Ends Run() after the task in progress; tasks already queued stay queued. Any thread.
   void Stop();

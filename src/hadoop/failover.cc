@@ -45,6 +45,21 @@ FailoverPolicy NameNodeFailoverPolicy(const HadoopConf& conf, size_t namenodes) 
                         "dfs.client.failover.sleep.max.millis");
 }
 
+namespace {
+constexpr char kNoActiveServerPayload[] = "tony.hadoop/no-active-server";
+}  // namespace
+
+absl::Status NoActiveServerError(std::string message) {
+  absl::Status status = absl::UnavailableError(std::move(message));
+  status.SetPayload(kNoActiveServerPayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsNoActiveServer(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kUnavailable &&
+         status.GetPayload(kNoActiveServerPayload).has_value();
+}
+
 bool ShouldFailOver(const absl::Status& status) {
   auto ends_with = [](std::string_view text, std::string_view suffix) {
     return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -126,9 +141,9 @@ absl::Status FailoverConnection::WithFailover(
   for (size_t i = 0; i < targets_.size(); ++i) {
     each.push_back(StrCat(targets_[i].Name(), ": ", last[i]));
   }
-  return absl::UnavailableError(StrCat(what, what.empty() ? "" : ": ", "no active ", what_,
-                                       " among ", targets_.size(), " after ", rounds,
-                                       rounds == 1 ? " round: " : " rounds: ", Join(each, "; ")));
+  return NoActiveServerError(StrCat(what, what.empty() ? "" : ": ", "no active ", what_, " among ",
+                                    targets_.size(), " after ", rounds,
+                                    rounds == 1 ? " round: " : " rounds: ", Join(each, "; ")));
 }
 
 RpcConnector FailoverConnector(std::string what, std::vector<FailoverTarget> targets,

@@ -91,6 +91,12 @@ class FailoverConnection final : public RpcConnection {
 RpcConnector FailoverConnector(std::string what, std::vector<FailoverTarget> targets,
                                RpcConnector base, FailoverPolicy policy);
 
+// The error of an HA group none of whose servers took a call (each standby or unreachable, the
+// last round's answers in its message): kUnavailable, marked so that callers can tell it from a
+// connection that broke with the call in flight, whose outcome is unknown.
+absl::Status NoActiveServerError(std::string message);
+bool IsNoActiveServer(const absl::Status& status);
+
 // "rm1=host:port,rm2=host:port" (or "host:port" for one server without an id), for the AM's
 // launch environment, and back. Parsing names the part that is wrong.
 std::string FormatServerList(const std::vector<ServerAddress>& servers);

@@ -4,6 +4,7 @@
 #include "hadoop/gssapi_mechanism.h"
 #include "hadoop/hdfs.pb.h"
 #include "hadoop/ipc_client.h"
+#include "hadoop/rpc_codec.h"
 
 namespace tony::hadoop {
 namespace {
@@ -34,7 +35,9 @@ absl::StatusOr<std::unique_ptr<FailoverConnection>> ConnectNameNodes(
   };
   return std::make_unique<FailoverConnection>(
       "NameNode", namenodes.RpcTargets(), std::move(open),
-      NameNodeFailoverPolicy(conf, namenodes.namenodes.size()));
+      // One NameNode's answer is the caller's at once, as before HA.
+      namenodes.ha ? NameNodeFailoverPolicy(conf, namenodes.namenodes.size())
+                   : FailoverPolicy{.rounds = 1});
 }
 
 // Where a call went, for messages: the NameNode, or an HA nameservice (whose failover error names
@@ -56,8 +59,7 @@ absl::StatusOr<Token> GetHdfsDelegationToken(
   request.set_renewer(renewer);
   proto::GetDelegationTokenResponse response;
   if (absl::Status s = (*connection)->Call("getDelegationToken", request, &response); !s.ok()) {
-    return absl::Status(s.code(), StrCat(kWhat, " from ", Where(namenodes, **connection), ": ",
-                                         ToStd(s.message())));
+    return WithContext(s, StrCat(kWhat, " from ", Where(namenodes, **connection)));
   }
   if (!response.has_token() || response.token().identifier().empty()) {
     return absl::FailedPreconditionError(
@@ -83,8 +85,7 @@ absl::StatusOr<int64_t> RenewHdfsDelegationToken(
   request.mutable_token()->set_service(token.service);
   proto::RenewDelegationTokenResponse response;
   if (absl::Status s = (*connection)->Call("renewDelegationToken", request, &response); !s.ok()) {
-    return absl::Status(
-        s.code(), StrCat(kWhat, " at ", Where(namenodes, **connection), ": ", ToStd(s.message())));
+    return WithContext(s, StrCat(kWhat, " at ", Where(namenodes, **connection)));
   }
   return static_cast<int64_t>(response.new_expiry_time());
 }

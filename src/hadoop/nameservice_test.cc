@@ -1,6 +1,7 @@
 #include "hadoop/nameservice.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,10 +18,9 @@ namespace fs = std::filesystem;
 class NameServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           StrCat("tony-nameservice-", ::testing::UnitTest::GetInstance()->random_seed(), "-",
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    std::string pattern = (fs::temp_directory_path() / "tony-nameservice-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -226,6 +226,14 @@ absl::Status RemoteErrorStatus(const RemoteError& error, std::string_view contex
   return status;
 }
 
+absl::Status WithContext(const absl::Status& status, std::string_view context) {
+  absl::Status out(status.code(), StrCat(context, ": ", ToStd(status.message())));
+  status.ForEachPayload([&out](absl::string_view type_url, const absl::Cord& payload) {
+    out.SetPayload(type_url, payload);
+  });
+  return out;
+}
+
 std::optional<RemoteError> GetRemoteError(const absl::Status& status) {
   auto payload = status.GetPayload(kRemoteErrorPayload);
   if (!payload.has_value()) return std::nullopt;

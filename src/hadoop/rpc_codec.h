@@ -109,4 +109,8 @@ absl::Status RemoteErrorStatus(const RemoteError& error, std::string_view contex
 // The RemoteError carried by a status from RemoteErrorStatus, if any.
 std::optional<RemoteError> GetRemoteError(const absl::Status& status);
 
+// "<context>: <message>", with the status's code and payloads (a RemoteError, a mark of
+// failover.h) kept.
+absl::Status WithContext(const absl::Status& status, std::string_view context);
+
 }  // namespace tony::hadoop

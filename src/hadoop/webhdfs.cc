@@ -81,7 +81,7 @@ absl::StatusOr<Response> WebHdfsClient::AtNameNode(
   }
   const std::vector<ServerAddress>& targets = *namenodes_;
   // Each NameNode's last answer, for the message when none is active.
-  std::vector<std::string> last(targets.size());
+  std::vector<std::string> last(targets.size(), "not tried");
   const int rounds = std::max(1, policy_.rounds);
   int64_t pause_ms = policy_.sleep_base_ms;
   for (int round = 0; round < rounds; ++round) {
@@ -93,8 +93,10 @@ absl::StatusOr<Response> WebHdfsClient::AtNameNode(
       }
       pause_ms = std::min(policy_.sleep_max_ms, pause_ms * 2);
     }
+    // Each NameNode once a round, from the one last found active (other threads may move it).
+    const size_t first = current_->load() % targets.size();
     for (size_t tried = 0; tried < targets.size(); ++tried) {
-      size_t index = current_->load() % targets.size();
+      const size_t index = (first + tried) % targets.size();
       absl::StatusOr<Prepared> prepared =
           Prepare(targets[index].address.ToString(), path, op, params);
       if (!prepared.ok()) return prepared.status();
@@ -116,12 +118,14 @@ absl::StatusOr<Response> WebHdfsClient::AtNameNode(
                               (response.status().code() == absl::StatusCode::kUnavailable ||
                                response.status().code() == absl::StatusCode::kDeadlineExceeded));
       }
-      if (!next) return response;
+      if (!next) {
+        current_->store(index);
+        return response;
+      }
       const absl::Status failed = response.ok()
                                       ? HttpErrorStatus(op, path, response->status, response->body)
                                       : response.status();
       last[index] = std::string(WithoutPrefix(ToStd(failed.message()), op, path));
-      current_->compare_exchange_strong(index, (index + 1) % targets.size());
     }
   }
   std::vector<std::string> each;
@@ -129,9 +133,9 @@ absl::StatusOr<Response> WebHdfsClient::AtNameNode(
   for (size_t i = 0; i < targets.size(); ++i) {
     each.push_back(StrCat(targets[i].Name(), ": ", last[i]));
   }
-  return absl::UnavailableError(StrCat("WebHDFS ", op, " ", path, ": no active NameNode among ",
-                                       targets.size(), " after ", rounds,
-                                       rounds == 1 ? " round: " : " rounds: ", Join(each, "; ")));
+  return NoActiveServerError(StrCat("WebHDFS ", op, " ", path, ": no active NameNode among ",
+                                    targets.size(), " after ", rounds,
+                                    rounds == 1 ? " round: " : " rounds: ", Join(each, "; ")));
 }
 
 WebHdfsAuth WebHdfsClient::Auth() const {

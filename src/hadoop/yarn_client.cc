@@ -11,14 +11,6 @@
 namespace tony::hadoop {
 namespace {
 
-absl::Status WithContext(const absl::Status& status, std::string_view context) {
-  absl::Status out(status.code(), StrCat(context, ": ", ToStd(status.message())));
-  status.ForEachPayload([&out](absl::string_view type_url, const absl::Cord& payload) {
-    out.SetPayload(type_url, payload);
-  });
-  return out;
-}
-
 std::optional<proto::NodeState> NodeStateToProto(NodeState state) {
   switch (state) {
     case NodeState::kNew:

@@ -11,6 +11,8 @@
 #include <regex>
 
 #include "e2e/backend_fixture.h"
+#include "hadoop/namenode_client.h"
+#include "hadoop/nameservice.h"
 
 namespace tony::testing {
 namespace {
@@ -120,6 +122,42 @@ TEST_P(HaE2eTest, AJobSurvivesANameNodeFailover) {
   // The AM writes the job's history to HDFS before, during and after the failover.
   TonyResult r = RunThrough([&] { EXPECT_EQ(Minicluster("failover", "nn"), 0); });
   ExpectRanOnceAndSucceeded(r);
+}
+
+TEST_P(HaE2eTest, NameServiceTokenIsLogicalAndGoodAtEitherNameNode) {
+  if (!nn_ha_ || !cluster_->secure()) {
+    GTEST_SKIP() << conf_dir_ << " is not a --secure --ha cluster";
+  }
+  absl::StatusOr<hadoop::HadoopConf> conf = cluster_->Conf();
+  ASSERT_TRUE(conf.ok()) << conf.status();
+  absl::StatusOr<hadoop::NameService> namenodes = hadoop::DefaultNameService(*conf);
+  ASSERT_TRUE(namenodes.ok()) << namenodes.status();
+  absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = cluster_->Login();
+  ASSERT_TRUE(login.ok()) << login.status();
+  absl::StatusOr<hadoop::Token> token =
+      hadoop::GetHdfsDelegationToken(*conf, *namenodes, *login, cluster_->user());
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(token->service, "ha-hdfs:minidfs-ns");
+
+  absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
+  ASSERT_TRUE(hdfs.ok()) << hdfs.status();
+  const std::string file = "/user/" + cluster_->user() + "/ha-token-" + std::to_string(getpid());
+  ASSERT_TRUE(hdfs->Create(file, "read with the nameservice's token").ok());
+  hadoop::WebHdfsClient with_token(hadoop::FormatServerList(namenodes->HttpTargets()),
+                                   hadoop::WebHdfsAuth{"", nullptr, *token});
+  // Good at the active NameNode, and at the other once it is active.
+  for (int round = 0; round < 2; ++round) {
+    absl::StatusOr<std::string> read = with_token.Open(file);
+    ASSERT_TRUE(read.ok()) << "round " << round << ": " << read.status();
+    EXPECT_EQ(*read, "read with the nameservice's token");
+    absl::StatusOr<int64_t> renewed =
+        hadoop::RenewHdfsDelegationToken(*conf, *namenodes, *login, *token);
+    EXPECT_TRUE(renewed.ok()) << "round " << round << ": " << renewed.status();
+    if (round == 0) {
+      ASSERT_EQ(Minicluster("failover", "nn"), 0);
+    }
+  }
+  (void)hdfs->Delete(file, /*recursive=*/false);
 }
 
 TEST_P(HaE2eTest, TonyCommandsFollowTheActiveRm) {

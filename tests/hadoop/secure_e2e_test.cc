@@ -158,7 +158,7 @@ TEST_F(SecureE2eTest, DelegationTokenFromTheNameNodeWorksAloneAndATamperedOneIsR
   absl::StatusOr<hadoop::Token> token = HdfsToken(cluster_->Value("MINICLUSTER_YARN_PRINCIPAL"));
   ASSERT_TRUE(token.ok()) << token.status();
   EXPECT_EQ(token->kind, "HDFS_DELEGATION_TOKEN");
-  EXPECT_EQ(token->service, namenode_->TokenService());  // 127.0.0.1:<port>
+  EXPECT_EQ(token->service, cluster_->Value("MINICLUSTER_NN_RPC"));  // 127.0.0.1:<port>
 
   const std::string dir = UserDir("token");
   ASSERT_TRUE(Hdfs().Create(dir + "/file.txt", "read with a token").ok());

@@ -96,14 +96,23 @@ AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
 
 absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
     hadoop::HadoopConf conf, YarnClusterOptions options) {
+  // fs.defaultFS's NameNodes. A cluster whose default file system is not HDFS (file:///, or
+  // viewfs:// which tony does not read yet) still serves list, status, kill and cluster; staging
+  // then goes to dfs.namenode.http-address, as before NameNode HA.
+  std::string webhdfs;
   absl::StatusOr<hadoop::NameService> hdfs = DefaultNameService(conf);
-  if (!hdfs.ok()) return hdfs.status();
+  if (hdfs.ok()) {
+    webhdfs = hadoop::FormatServerList(hdfs->HttpTargets());
+  } else if (conf.DefaultFs().starts_with("hdfs://")) {
+    return hdfs.status();
+  } else if (absl::StatusOr<hadoop::HostPort> http = conf.NameNodeHttpAddress(); http.ok()) {
+    webhdfs = http->ToString();
+  }
   absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn =
       hadoop::YarnClient::Connect(conf, options.user, options.kerberos);
   if (!yarn.ok()) return yarn.status();
-  return std::unique_ptr<YarnClusterClient>(
-      new YarnClusterClient(std::move(conf), std::move(options), *std::move(yarn),
-                            hadoop::FormatServerList(hdfs->HttpTargets())));
+  return std::unique_ptr<YarnClusterClient>(new YarnClusterClient(
+      std::move(conf), std::move(options), *std::move(yarn), std::move(webhdfs)));
 }
 
 YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
@@ -314,6 +323,11 @@ absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(submission.app_id);
   if (!id.ok()) return id.status();
   absl::Status submitted = StageAndSubmit(*id, submission);
+  if (submitted.code() == absl::StatusCode::kUnavailable && !hadoop::IsNoActiveServer(submitted)) {
+    // A server that broke off (a DataNode, one NameNode or ResourceManager that went away) is not
+    // "no server took the job" (ClusterClient::Submit): a call may have been in flight.
+    submitted = absl::Status(absl::StatusCode::kAborted, submitted.message());
+  }
   if (!submitted.ok() && !options_.keep_staging) {
     (void)hdfs_.Delete(StagingDir(submission.app_id), /*recursive=*/true);
   }
