@@ -49,8 +49,8 @@ namespace {
 constexpr char kNoActiveServerPayload[] = "tony.hadoop/no-active-server";
 }  // namespace
 
-absl::Status NoActiveServerError(std::string message) {
-  absl::Status status = absl::UnavailableError(std::move(message));
+absl::Status NoActiveServerError(std::string_view message) {
+  absl::Status status = absl::UnavailableError(absl::string_view(message.data(), message.size()));
   status.SetPayload(kNoActiveServerPayload, absl::Cord("1"));
   return status;
 }

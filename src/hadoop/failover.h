@@ -94,7 +94,7 @@ RpcConnector FailoverConnector(std::string what, std::vector<FailoverTarget> tar
 // The error of an HA group none of whose servers took a call (each standby or unreachable, the
 // last round's answers in its message): kUnavailable, marked so that callers can tell it from a
 // connection that broke with the call in flight, whose outcome is unknown.
-absl::Status NoActiveServerError(std::string message);
+absl::Status NoActiveServerError(std::string_view message);
 bool IsNoActiveServer(const absl::Status& status);
 
 // "rm1=host:port,rm2=host:port" (or "host:port" for one server without an id), for the AM's

@@ -80,7 +80,7 @@ absl::StatusOr<uint32_t> ReadVarint32(std::string_view data, size_t* pos) {
       return absl::InvalidArgumentError(
           StrCat("truncated varint at byte ", *pos, " of ", data.size()));
     }
-    uint8_t byte = static_cast<uint8_t>(data[at]);
+    auto byte = static_cast<uint8_t>(data[at]);
     if (i == 4 && byte > 0x0F) {
       return absl::InvalidArgumentError(StrCat("varint at byte ", *pos, " does not fit 32 bits"));
     }
