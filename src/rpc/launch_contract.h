@@ -72,7 +72,7 @@ struct AmLaunch {
   std::string binary_path;
   std::string yarn_scheduler;  // host:port, or with RM HA rm1=host:port,rm2=host:port
   std::string default_fs;
-  std::string webhdfs;     // host:port
+  std::string webhdfs;     // host:port (with NameNode HA nn1=host:port,nn2=host:port)
   std::string web_proxy;   // host:port (with RM HA, id=host:port,...), or "" without one
   std::string keytab;      // the localized keytab, or ""
   std::string node_hints;  // "host@rack,..." (cluster/yarn/yarn_asks.h), or ""

@@ -38,7 +38,7 @@ struct YarnAllocatorOptions {
   std::vector<hadoop::ServerAddress> ha_schedulers;
   hadoop::FailoverPolicy failover;
   std::string default_fs;     // fs.defaultFS, for the URLs of localized files
-  std::string webhdfs;        // dfs.namenode.http-address
+  std::string webhdfs;        // the NameNodes' WebHDFS addresses (WebHdfsClient's form)
   std::string user;           // the HDFS user
   hadoop::Token am_rm_token;  // from the AM container's credentials
   // On a Kerberized cluster, the HDFS delegation tokens the client got (from the AM container's
