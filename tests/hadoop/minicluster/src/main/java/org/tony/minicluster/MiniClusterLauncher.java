@@ -518,11 +518,23 @@ public final class MiniClusterLauncher {
   }
 
   /** A port nothing listens on right now (for the few addresses that cannot be port 0). */
+  /**
+   * A port that is free now, for an address that must be known before its server binds (a
+   * standby RM binds its ports only once it is active). Below Linux's ephemeral range (32768 and
+   * up), so that no outgoing connection of this machine can take it in the meantime.
+   */
   private static int freePort() throws IOException {
-    try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1,
-        java.net.InetAddress.getByName(LOOPBACK))) {
-      return socket.getLocalPort();
+    java.util.Random random = new java.util.Random();
+    for (int attempt = 0; attempt < 200; attempt++) {
+      int port = 20000 + random.nextInt(12000);
+      try (java.net.ServerSocket socket = new java.net.ServerSocket(port, 1,
+          java.net.InetAddress.getByName(LOOPBACK))) {
+        return socket.getLocalPort();
+      } catch (IOException taken) {
+        // another one
+      }
     }
+    throw new IOException("no free port in 20000-31999 on " + LOOPBACK);
   }
 
   private void waitForNodes() throws Exception {
