@@ -128,6 +128,8 @@ absl::StatusOr<NameService> ResolveNameService(const HadoopConf& conf, std::stri
   }
   absl::StatusOr<HostPort> http = AddressOf(conf, "dfs.namenode.http-address");
   if (!http.ok()) return http.status();
+  // A server-side wildcard (the NameNode listens on every address): clients reach it at its host.
+  // Nothing binds here.
   if (http->host == "0.0.0.0") http->host = rpc->host;
   NameService service;
   service.authority = rpc->ToString();
