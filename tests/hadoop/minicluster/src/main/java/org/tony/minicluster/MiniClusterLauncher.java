@@ -44,7 +44,7 @@ import sun.misc.Signal;
  * MiniClusterLauncher DIR [--nodemanagers N] [--gpus G] [--nm-memory-mb M]
  *                         [--nm-vcores V] [--max-lifetime-s S]
  *                         [--secure [--rpc-protection authentication|integrity|privacy]
- *                                   [--token-lifetime-s S]] [--rm-ha | --ha]
+ *                                   [--token-lifetime-s S]] [--rm-ha | --ha] [--https]
  * </pre>
  *
  * With --rm-ha, two ResourceManagers (rm1, rm2) in HA without automatic failover, recovery and
@@ -59,6 +59,9 @@ import sun.misc.Signal;
  * active at start, nn2) with shared edits, fs.defaultFS hdfs://minidfs-ns, and site files that
  * name each NameNode by its id only (see NameNodeHa). The control files take "failover-nn" (the
  * standby NameNode becomes active), "standby-nn" (both standby) and "activate-nn" too.
+ *
+ * With --https, every web endpoint of HDFS and YARN serves HTTPS only, with a certificate of a
+ * test CA; DIR gets ssl-client.xml, truststore.jks and ca.pem (see HttpsMode).
  *
  * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
  * DIR also gets krb5.conf and user.keytab, and minicluster.env the MINICLUSTER_KRB5_CONF,
@@ -86,6 +89,7 @@ public final class MiniClusterLauncher {
     long tokenLifetimeS = 0; // 0: HDFS's defaults (7 days, renewed daily)
     boolean rmHa;
     boolean nnHa;
+    boolean https;
   }
 
   /** The ResourceManagers' ids with --rm-ha. */
@@ -99,6 +103,8 @@ public final class MiniClusterLauncher {
   private WebAppProxyServer proxy;
   /** The Kerberized mode's KDC and keys; null without --secure. */
   private SecureMode secure;
+  /** The HTTPS mode's keys; null without --https. */
+  private HttpsMode https;
   /** The user the tests run as (the OS user, and in secure mode the user principal's name). */
   private String testUser;
   private final AtomicBoolean stopped = new AtomicBoolean(false);
@@ -116,7 +122,8 @@ public final class MiniClusterLauncher {
       System.err.println("minicluster: " + e.getMessage());
       System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
           + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]"
-          + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha | --ha]");
+          + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha | --ha]"
+          + " [--https]");
       System.exit(2);
       return;
     }
@@ -179,6 +186,8 @@ public final class MiniClusterLauncher {
         o.secure = true;
       } else if (a.equals("--rm-ha")) {
         o.rmHa = true;
+      } else if (a.equals("--https")) {
+        o.https = true;
       } else if (a.equals("--ha")) {
         o.rmHa = true;
         o.nnHa = true;
@@ -258,6 +267,12 @@ public final class MiniClusterLauncher {
       conf.set("hadoop.security.authentication", "simple");
       conf.setBoolean("hadoop.security.authorization", false);
     }
+    if (opt.https) {
+      https = new HttpsMode(opt.dir, data);
+      https.createKeys();
+      https.writeConf(new File(data, "conf"));
+      https.apply(conf);
+    }
     UserGroupInformation.setConfiguration(conf);
     if (secure == null) {
       testUser = UserGroupInformation.getCurrentUser().getShortUserName();
@@ -303,6 +318,15 @@ public final class MiniClusterLauncher {
     if (secure != null) {
       secure.applyHdfs(conf);
     }
+    if (https != null) {
+      // Over the secure mode's HTTP_ONLY.
+      https.apply(conf);
+      if (secure != null) {
+        // A secure DataNode on unprivileged ports with HTTPS_ONLY: Hadoop's production setup,
+        // SASL on data transfer (the plain secure mode goes without it, for testing).
+        conf.set("dfs.data.transfer.protection", "authentication");
+      }
+    }
 
     MiniDFSCluster.Builder builder = new MiniDFSCluster.Builder(conf, new File(data, "dfs"))
         .numDataNodes(1)
@@ -314,15 +338,28 @@ public final class MiniClusterLauncher {
       // The standby reads the shared edits every second, as a real one does every few.
       conf.set("dfs.ha.tail-edits.period", "1");
       builder.nnTopology(NameNodeHa.topology());
+      if (https != null) {
+        // MiniDFSCluster gives each NameNode of the topology an HTTP address only.
+        for (String id : NameNodeHa.IDS) {
+          conf.set("dfs.namenode.https-address." + NameNodeHa.NAMESERVICE + "." + id,
+              LOOPBACK + ":" + freePort());
+        }
+      }
     }
     dfs = builder.build();
     dfs.waitActive();
+    // What the daemons of this JVM read from the classpath (a NodeManager's localizer) must know
+    // the nameservice, and how to talk to a DataNode that wants SASL.
+    TreeMap<String, String> site = new TreeMap<>();
     if (opt.nnHa) {
       dfs.transitionToActive(0);
-      // What the daemons of this JVM read from the classpath (a NodeManager's localizer) must
-      // know the nameservice too.
-      TreeMap<String, String> site = new TreeMap<>(NameNodeHa.clientKeys(dfs));
+      site.putAll(NameNodeHa.clientKeys(dfs, https != null));
       site.remove("fs.defaultFS");
+    }
+    if (conf.get("dfs.data.transfer.protection") != null) {
+      site.put("dfs.data.transfer.protection", conf.get("dfs.data.transfer.protection"));
+    }
+    if (!site.isEmpty()) {
       writeClasspathXml("hdfs-site.xml", site);
     }
     dfs.waitClusterUp();
@@ -349,7 +386,7 @@ public final class MiniClusterLauncher {
       conf.set("fs.defaultFS", dfs.getURI().toString());
     } else {
       // The RM renews HDFS tokens and the NodeManagers localize through the nameservice.
-      for (Map.Entry<String, String> e : NameNodeHa.clientKeys(dfs).entrySet()) {
+      for (Map.Entry<String, String> e : NameNodeHa.clientKeys(dfs, https != null).entrySet()) {
         conf.set(e.getKey(), e.getValue());
       }
     }
@@ -368,8 +405,10 @@ public final class MiniClusterLauncher {
     // Not port 0: the RM computes the web proxy's address (every application's tracking URL) from
     // this setting before the web app binds, and keeps it.
     conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":" + freePort());
-    conf.set(YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS, LOOPBACK + ":0");
-    conf.set("yarn.http.policy", "HTTP_ONLY");
+    // With --https, the same for the HTTPS web app, the one the RM serves (and links to) then.
+    conf.set(YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS,
+        LOOPBACK + ":" + (https != null ? freePort() : 0));
+    conf.set("yarn.http.policy", https != null ? "HTTPS_ONLY" : "HTTP_ONLY");
     if (opt.rmHa) {
       // Two RMs in this JVM, each with ports of its own under its id (fixed, as the other RM, the
       // NodeManagers and the clients must know them before they bind). No ZooKeeper: failover is
@@ -596,12 +635,18 @@ public final class MiniClusterLauncher {
     if (opt.nnHa) {
       // Each NameNode under its id, no single-NameNode address, nothing of one NameNode's own.
       all.keySet().removeIf(NameNodeHa::isServerSideKey);
-      all.putAll(NameNodeHa.clientKeys(dfs));
+      all.putAll(NameNodeHa.clientKeys(dfs, https != null));
     } else {
       all.put("fs.defaultFS", dfs.getURI().toString());
-      all.put("dfs.namenode.http-address",
-          dfs.getNameNode().getHttpAddress().getHostString() + ":"
-              + dfs.getNameNode().getHttpAddress().getPort());
+      if (https == null) {
+        all.put("dfs.namenode.http-address",
+            LOOPBACK + ":" + dfs.getNameNode().getHttpAddress().getPort());
+      } else {
+        // HTTPS_ONLY: no HTTP server; the HTTPS one's bound address.
+        all.remove("dfs.namenode.http-address");
+        all.put("dfs.namenode.https-address",
+            LOOPBACK + ":" + dfs.getNameNode().getHttpsAddress().getPort());
+      }
       all.put("dfs.namenode.rpc-address", dfs.getNameNode().getNameNodeAddressHostPortString());
     }
     // Internal to the launcher or the test harness, or a path of one DataNode.
@@ -655,32 +700,39 @@ public final class MiniClusterLauncher {
         String upper = id.toUpperCase(java.util.Locale.ROOT);
         String suffix = NameNodeHa.NAMESERVICE + "." + id;
         env.put("MINICLUSTER_NN_RPC_" + upper, all.get("dfs.namenode.rpc-address." + suffix));
-        env.put("MINICLUSTER_NN_HTTP_" + upper, all.get("dfs.namenode.http-address." + suffix));
+        String web = https != null ? "https-address." : "http-address.";
+        env.put("MINICLUSTER_NN_HTTP_" + upper, all.get("dfs.namenode." + web + suffix));
       }
     } else {
       env.put("MINICLUSTER_NN_RPC", all.get("dfs.namenode.rpc-address"));
-      env.put("MINICLUSTER_NN_HTTP", all.get("dfs.namenode.http-address"));
+      env.put("MINICLUSTER_NN_HTTP",
+          all.get(https != null ? "dfs.namenode.https-address" : "dfs.namenode.http-address"));
     }
+    // The web app the RM serves: with --https, the HTTPS one.
+    String webapp = https != null ? YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS
+        : YarnConfiguration.RM_WEBAPP_ADDRESS;
     if (opt.rmHa) {
       env.put("MINICLUSTER_RM_HA_IDS", String.join(",", RM_IDS));
       for (String id : RM_IDS) {
         String upper = id.toUpperCase(java.util.Locale.ROOT);
         env.put("MINICLUSTER_RM_ADDRESS_" + upper,
             all.get(HAUtil.addSuffix(YarnConfiguration.RM_ADDRESS, id)));
-        env.put("MINICLUSTER_RM_WEBAPP_" + upper,
-            all.get(HAUtil.addSuffix(YarnConfiguration.RM_WEBAPP_ADDRESS, id)));
+        env.put("MINICLUSTER_RM_WEBAPP_" + upper, all.get(HAUtil.addSuffix(webapp, id)));
       }
     } else {
       env.put("MINICLUSTER_RM_ADDRESS", all.get(YarnConfiguration.RM_ADDRESS));
       env.put("MINICLUSTER_RM_SCHEDULER_ADDRESS",
           all.get(YarnConfiguration.RM_SCHEDULER_ADDRESS));
-      env.put("MINICLUSTER_RM_WEBAPP", all.get(YarnConfiguration.RM_WEBAPP_ADDRESS));
+      env.put("MINICLUSTER_RM_WEBAPP", all.get(webapp));
     }
     env.put("MINICLUSTER_USER", testUser);
     env.put("MINICLUSTER_NODEMANAGERS", Integer.toString(opt.nodeManagers));
     env.put("MINICLUSTER_GPUS_PER_NODE", Long.toString(opt.gpus));
     if (secure != null) {
       secure.env(env);
+    }
+    if (https != null) {
+      https.env(env);
     }
     StringBuilder sb = new StringBuilder();
     for (Map.Entry<String, String> e : env.entrySet()) {
@@ -710,7 +762,7 @@ public final class MiniClusterLauncher {
     }
   }
 
-  private static void writeXml(File f, Map<String, String> props) throws IOException {
+  static void writeXml(File f, Map<String, String> props) throws IOException {
     StringBuilder sb = new StringBuilder();
     sb.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     sb.append("<!-- Written by tony's test minicluster launcher: the live configuration. -->\n");

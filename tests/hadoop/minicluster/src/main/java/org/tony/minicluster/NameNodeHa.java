@@ -29,8 +29,11 @@ final class NameNodeHa {
     return MiniDFSNNTopology.simpleHATopology();
   }
 
-  /** The keys an HA cluster's HDFS clients have, from the live NameNodes. */
-  static Map<String, String> clientKeys(MiniDFSCluster dfs) {
+  /**
+   * The keys an HA cluster's HDFS clients have, from the live NameNodes: each one's HTTP address,
+   * or with `https` (HTTPS_ONLY) its HTTPS address.
+   */
+  static Map<String, String> clientKeys(MiniDFSCluster dfs, boolean https) {
     TreeMap<String, String> keys = new TreeMap<>();
     keys.put("fs.defaultFS", DEFAULT_FS);
     keys.put("dfs.nameservices", NAMESERVICE);
@@ -39,8 +42,13 @@ final class NameNodeHa {
       String suffix = NAMESERVICE + "." + IDS[i];
       keys.put("dfs.namenode.rpc-address." + suffix,
           hostPort(dfs.getNameNode(i).getNameNodeAddress()));
-      keys.put("dfs.namenode.http-address." + suffix,
-          hostPort(dfs.getNameNode(i).getHttpAddress()));
+      if (https) {
+        keys.put("dfs.namenode.https-address." + suffix,
+            hostPort(dfs.getNameNode(i).getHttpsAddress()));
+      } else {
+        keys.put("dfs.namenode.http-address." + suffix,
+            hostPort(dfs.getNameNode(i).getHttpAddress()));
+      }
     }
     keys.put("dfs.client.failover.proxy.provider." + NAMESERVICE,
         "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider");
