@@ -26,6 +26,10 @@ const std::map<std::string, std::string>& HadoopDefaults() {
       {"yarn.resourcemanager.webapp.address", "${yarn.resourcemanager.hostname}:8088"},
       {"yarn.resourcemanager.webapp.https.address", "${yarn.resourcemanager.hostname}:8090"},
       {"dfs.namenode.http-address", "0.0.0.0:9870"},
+      {"dfs.namenode.https-address", "0.0.0.0:9871"},
+      {"dfs.http.policy", "HTTP_ONLY"},
+      {"yarn.http.policy", "HTTP_ONLY"},
+      {"hadoop.ssl.client.conf", "ssl-client.xml"},
   };
   return *defaults;
 }
@@ -76,8 +80,19 @@ absl::StatusOr<HadoopConf> HadoopConf::Load(const std::vector<std::string>& dirs
       }
       result.files_[name] = path;
     }
+    result.dirs_.push_back(dir);
   }
   return result;
+}
+
+std::string HadoopConf::FindFile(const std::string& name) const {
+  std::error_code ec;
+  if (name.starts_with('/')) return fs::exists(name, ec) ? name : "";
+  for (size_t i = dirs_.size(); i > 0; --i) {
+    std::string path = StrCat(dirs_[i - 1], "/", name);
+    if (fs::exists(path, ec)) return path;
+  }
+  return "";
 }
 
 std::string HadoopConf::Get(const std::string& key) const {
@@ -178,7 +193,14 @@ absl::StatusOr<HostPort> HadoopConf::NameNodeHttpAddress() const {
 }
 absl::StatusOr<HostPort> HadoopConf::WebProxyAddress() const {
   if (!Get("yarn.web-proxy.address").empty()) return Address("yarn.web-proxy.address");
-  return Address("yarn.resourcemanager.webapp.address");
+  return Address(RmWebAppKey());
+}
+bool HadoopConf::YarnHttpsOnly() const {
+  return ToUpper(StripWhitespace(Get("yarn.http.policy"))) == "HTTPS_ONLY";
+}
+std::string HadoopConf::RmWebAppKey() const {
+  return YarnHttpsOnly() ? "yarn.resourcemanager.webapp.https.address"
+                         : "yarn.resourcemanager.webapp.address";
 }
 absl::StatusOr<std::vector<ServerAddress>> HadoopConf::WebProxyAddresses() const {
   if (!Get("yarn.web-proxy.address").empty()) {
@@ -186,7 +208,7 @@ absl::StatusOr<std::vector<ServerAddress>> HadoopConf::WebProxyAddresses() const
     if (!proxy.ok()) return proxy.status();
     return std::vector<ServerAddress>{{"", *std::move(proxy)}};
   }
-  return RmAddresses("yarn.resourcemanager.webapp.address");
+  return RmAddresses(RmWebAppKey());
 }
 bool HadoopConf::SecurityEnabled() const {
   return ToLower(Get("hadoop.security.authentication")) == "kerberos";

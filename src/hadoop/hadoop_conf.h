@@ -45,6 +45,9 @@ class HadoopConf {
   // The site files loaded, by name (a later directory's file replaces an earlier one's): the
   // client configuration tony ships to task containers.
   const std::map<std::string, std::string>& files() const { return files_; }
+  // The path of a further configuration file `name` (ssl-client.xml): `name` itself when it is
+  // absolute, else the last of the loaded directories that has it; "" when none has.
+  std::string FindFile(const std::string& name) const;
   // hadoop.security.authentication is kerberos.
   bool SecurityEnabled() const;
 
@@ -60,8 +63,13 @@ class HadoopConf {
   absl::StatusOr<HostPort> ResourceManagerAddress() const;  // yarn.resourcemanager.address
   absl::StatusOr<HostPort> SchedulerAddress() const;        // ...resourcemanager.scheduler.address
   absl::StatusOr<HostPort> NameNodeHttpAddress() const;     // dfs.namenode.http-address
+  // The RM's web app: yarn.resourcemanager.webapp.https.address when yarn.http.policy is
+  // HTTPS_ONLY, else yarn.resourcemanager.webapp.address.
+  std::string RmWebAppKey() const;
+  // yarn.http.policy is HTTPS_ONLY: the RMs' web apps and proxy serve HTTPS.
+  bool YarnHttpsOnly() const;
   // YARN's web proxy, through which the RM links to an AM's tracking URL: yarn.web-proxy.address
-  // when it runs on its own, else (inside the RM) yarn.resourcemanager.webapp.address.
+  // when it runs on its own, else (inside the RM) its web app (RmWebAppKey).
   absl::StatusOr<HostPort> WebProxyAddress() const;
   // The same for every ResourceManager: with HA and no yarn.web-proxy.address, each RM's
   // yarn.resourcemanager.webapp.address.<id>.
@@ -72,6 +80,7 @@ class HadoopConf {
   absl::StatusOr<HostPort> Address(const std::string& key) const;
   config::Configuration conf_;
   std::map<std::string, std::string> files_;
+  std::vector<std::string> dirs_;
 };
 
 // "host:port" with a port in 1..65535; errors name the key's value.

@@ -118,6 +118,16 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
     headers.reset(list);
   }
   if (headers != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
+  // The curl_blob must outlive the transfer (curl copies it, but not before perform).
+  curl_blob ca_blob{};
+  if (request.tls != nullptr && !request.tls->ca_pem.empty()) {
+    // Only these authorities, as a Java client with a truststore trusts only its truststore.
+    ca_blob.data = const_cast<char*>(request.tls->ca_pem.data());
+    ca_blob.len = request.tls->ca_pem.size();
+    ca_blob.flags = CURL_BLOB_NOCOPY;
+    curl_easy_setopt(handle, CURLOPT_CAINFO_BLOB, &ca_blob);
+    curl_easy_setopt(handle, CURLOPT_CAPATH, nullptr);
+  }
   curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(total_timeout_ms));
 
   CURLcode result = curl_easy_perform(handle);
@@ -135,6 +145,15 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
                               StrCat("WebHDFS ", op, " ", path, ": ", state.read_error.message()));
         }
         return absl::InternalError(StrCat(where, ": ", detail));
+      case CURLE_PEER_FAILED_VERIFICATION:
+      case CURLE_SSL_CACERT_BADFILE: {
+        const std::string trusted = request.tls != nullptr && !request.tls->ca_pem.empty()
+                                        ? request.tls->source
+                                        : "the system's certificate authorities";
+        return absl::InvalidArgumentError(
+            StrCat(where, ": the server's TLS certificate is not trusted by ", trusted, " (",
+                   detail, ")"));
+      }
       case CURLE_OPERATION_TIMEDOUT:
         return absl::DeadlineExceededError(StrCat(where, ": no complete response within ",
                                                   total_timeout_ms, " ms (", detail, ")"));

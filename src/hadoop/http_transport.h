@@ -26,6 +26,14 @@ struct UploadBody {
   std::function<size_t(char* buffer, size_t size, absl::Status& error)> read;
 };
 
+// What an https:// request trusts.
+struct Tls {
+  // PEM certificates of the authorities to trust, instead of the system's; empty: the system's.
+  std::string ca_pem;
+  // Where they came from, for messages ("the truststore /etc/hadoop/conf/truststore.jks").
+  std::string source;
+};
+
 struct Request {
   enum class Method { kGet, kPut, kPost, kDelete };
   Method method = Method::kGet;
@@ -34,6 +42,8 @@ struct Request {
   const UploadBody* body = nullptr;
   // A whole header line ("Authorization: Negotiate ..."), or empty.
   std::string authorization = {};
+  // For https://: whom to trust; nullptr: the system's authorities.
+  const Tls* tls = nullptr;
 };
 
 struct Response {
@@ -44,7 +54,9 @@ struct Response {
 };
 
 // Performs the request. Errors start "WebHDFS <op> <path>: <host:port>": kUnavailable when the
-// server cannot be reached or the transfer broke, kDeadlineExceeded past the time limit. With
+// server cannot be reached or the transfer broke, kDeadlineExceeded past the time limit,
+// kInvalidArgument when an https:// server's certificate is not trusted (the message names what
+// was trusted: the client's configuration is at fault, or someone is in the middle). With
 // `connected`, it is set to whether a connection to the server was made at all: a request that
 // never connected cannot have reached the server.
 absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::string_view op,

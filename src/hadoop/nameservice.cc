@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "common/strings.h"
+#include "hadoop/failover.h"
 
 namespace tony::hadoop {
 namespace {
@@ -37,12 +38,22 @@ absl::StatusOr<HostPort> AddressOf(const HadoopConf& conf, const std::string& ke
   return address;
 }
 
+bool HttpsOnly(const HadoopConf& conf) {
+  return ToUpper(StripWhitespace(conf.Get("dfs.http.policy"))) == "HTTPS_ONLY";
+}
+
+// The key of the NameNodes' WebHDFS addresses: with dfs.http.policy HTTPS_ONLY the HTTPS one.
+// (HTTP_AND_HTTPS serves both; tony then speaks HTTP, as Hadoop's webhdfs:// clients do.)
+std::string WebKey(const HadoopConf& conf) {
+  return HttpsOnly(conf) ? "dfs.namenode.https-address" : "dfs.namenode.http-address";
+}
+
 // The WebHDFS address in `key`, else (unset) the NameNode's host with the generic key's port; a
 // wildcard host is the NameNode's host.
 absl::StatusOr<HostPort> HttpAddressOf(const HadoopConf& conf, const std::string& key,
                                        const HostPort& rpc) {
   const bool set = !conf.Get(key).empty();
-  absl::StatusOr<HostPort> http = AddressOf(conf, set ? key : "dfs.namenode.http-address");
+  absl::StatusOr<HostPort> http = AddressOf(conf, set ? key : WebKey(conf));
   if (!http.ok()) return http.status();
   if (!set || http->host == "0.0.0.0") http->host = rpc.host;
   return http;
@@ -51,6 +62,7 @@ absl::StatusOr<HostPort> HttpAddressOf(const HadoopConf& conf, const std::string
 absl::StatusOr<NameService> ResolveLogical(const HadoopConf& conf, const std::string& ns) {
   NameService service;
   service.authority = ns;
+  service.https = HttpsOnly(conf);
   const std::vector<std::string> ids = ListOf(conf, StrCat("dfs.ha.namenodes.", ns));
   if (ids.empty()) {
     // A federated nameservice without HA: one NameNode under the nameservice's name.
@@ -63,7 +75,7 @@ absl::StatusOr<NameService> ResolveLogical(const HadoopConf& conf, const std::st
     absl::StatusOr<HostPort> rpc = AddressOf(conf, rpc_key);
     if (!rpc.ok()) return rpc.status();
     absl::StatusOr<HostPort> http =
-        HttpAddressOf(conf, StrCat("dfs.namenode.http-address.", ns), *rpc);
+        HttpAddressOf(conf, StrCat(WebKey(conf), ".", ns), *rpc);
     if (!http.ok()) return http.status();
     service.namenodes.push_back({"", *std::move(rpc), *std::move(http)});
     return service;
@@ -78,7 +90,7 @@ absl::StatusOr<NameService> ResolveLogical(const HadoopConf& conf, const std::st
     absl::StatusOr<HostPort> rpc = AddressOf(conf, rpc_key);
     if (!rpc.ok()) return rpc.status();
     absl::StatusOr<HostPort> http =
-        HttpAddressOf(conf, StrCat("dfs.namenode.http-address.", ns, ".", id), *rpc);
+        HttpAddressOf(conf, StrCat(WebKey(conf), ".", ns, ".", id), *rpc);
     if (!http.ok()) return http.status();
     service.namenodes.push_back({id, *std::move(rpc), *std::move(http)});
   }
@@ -96,6 +108,10 @@ std::vector<ServerAddress> NameService::RpcTargets() const {
   std::vector<ServerAddress> out;
   for (const NameNodeAddress& namenode : namenodes) out.push_back({namenode.id, namenode.rpc});
   return out;
+}
+
+std::string NameService::WebHdfsServers() const {
+  return StrCat(https ? "https://" : "", FormatServerList(HttpTargets()));
 }
 
 std::vector<ServerAddress> NameService::HttpTargets() const {
@@ -126,13 +142,14 @@ absl::StatusOr<NameService> ResolveNameService(const HadoopConf& conf, std::stri
   if (!rpc.ok()) {
     return absl::InvalidArgumentError(StrCat("'", uri, "': ", ToStd(rpc.status().message())));
   }
-  absl::StatusOr<HostPort> http = AddressOf(conf, "dfs.namenode.http-address");
+  absl::StatusOr<HostPort> http = AddressOf(conf, WebKey(conf));
   if (!http.ok()) return http.status();
   // A server-side wildcard (the NameNode listens on every address): clients reach it at its host.
   // Nothing binds here.
   if (http->host == "0.0.0.0") http->host = rpc->host;
   NameService service;
   service.authority = rpc->ToString();
+  service.https = HttpsOnly(conf);
   service.namenodes.push_back({"", *std::move(rpc), *std::move(http)});
   return service;
 }

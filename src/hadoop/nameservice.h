@@ -3,6 +3,8 @@
 // find them:
 // - hdfs://host[:port]: that one NameNode (RPC port 8020 when absent). Its WebHDFS address is
 //   dfs.namenode.http-address, with a wildcard host (0.0.0.0) read as the NameNode's host.
+//   With dfs.http.policy HTTPS_ONLY, every WebHDFS address below is the https-address instead
+//   (dfs.namenode.https-address...), and WebHDFS is spoken over TLS (swebhdfs).
 // - hdfs://<ns>, where <ns> is named by dfs.nameservices (or dfs.internal.nameservices, or has
 //   a dfs.client.failover.proxy.provider.<ns>): with HA, the NameNodes that dfs.ha.namenodes.<ns>
 //   names, each at dfs.namenode.rpc-address.<ns>.<id> and dfs.namenode.http-address.<ns>.<id>
@@ -24,7 +26,7 @@ namespace tony::hadoop {
 struct NameNodeAddress {
   std::string id;  // its id within an HA nameservice (nn1); empty otherwise
   HostPort rpc;    // ClientProtocol
-  HostPort http;   // WebHDFS
+  HostPort http;   // WebHDFS (its HTTPS address when the nameservice's `https`)
 };
 
 struct NameService {
@@ -32,6 +34,8 @@ struct NameService {
   std::string authority;
   // An HA nameservice: clients fail over among its NameNodes, and its tokens are logical.
   bool ha = false;
+  // dfs.http.policy is HTTPS_ONLY: WebHDFS over TLS, at the https-addresses.
+  bool https = false;
   std::vector<NameNodeAddress> namenodes;
 
   // The service of its HDFS delegation tokens, as Hadoop's clients look them up: "ha-hdfs:<ns>"
@@ -42,6 +46,8 @@ struct NameService {
   // FormatServerList of HttpTargets is what WebHdfsClient takes).
   std::vector<ServerAddress> RpcTargets() const;
   std::vector<ServerAddress> HttpTargets() const;
+  // What WebHdfsClient takes: FormatServerList of HttpTargets, behind "https://" when `https`.
+  std::string WebHdfsServers() const;
   // "hdfs://ns1", for messages.
   std::string Uri() const { return "hdfs://" + authority; }
 };

@@ -86,6 +86,33 @@ TEST_F(NameServiceTest, HaNameServiceHasEachNameNodeUnderItsId) {
   EXPECT_EQ(service->TokenService(), "ha-hdfs:ns1");
 }
 
+TEST_F(NameServiceTest, HttpsOnlyMeansEachNameNodesHttpsAddress) {
+  std::map<std::string, std::string> site = HaSite();
+  site["dfs.http.policy"] = "HTTPS_ONLY";
+  site["dfs.namenode.https-address.ns1.nn1"] = "10.0.0.1:9471";
+  // nn2's HTTPS address is unset: its RPC host with the generic key's port (its default 9871).
+  absl::StatusOr<NameService> service = ResolveNameService(Conf(site), "hdfs://ns1");
+  ASSERT_TRUE(service.ok()) << service.status();
+  EXPECT_TRUE(service->https);
+  EXPECT_EQ(service->WebHdfsServers(), "https://nn1=10.0.0.1:9471,nn2=10.0.0.2:9871");
+
+  const HadoopConf one = Conf({{"dfs.http.policy", "HTTPS_ONLY"},
+                               {"dfs.namenode.http-address", "0.0.0.0:9870"},
+                               {"dfs.namenode.https-address", "0.0.0.0:9443"}});
+  service = ResolveNameService(one, "hdfs://10.0.0.5:8020");
+  ASSERT_TRUE(service.ok()) << service.status();
+  EXPECT_EQ(service->WebHdfsServers(), "https://10.0.0.5:9443");
+}
+
+TEST_F(NameServiceTest, HttpAndHttpsIsSpokenOverHttpAsHadoopsWebhdfsClientsDo) {
+  std::map<std::string, std::string> site = HaSite();
+  site["dfs.http.policy"] = "HTTP_AND_HTTPS";
+  absl::StatusOr<NameService> service = ResolveNameService(Conf(site), "hdfs://ns1");
+  ASSERT_TRUE(service.ok()) << service.status();
+  EXPECT_FALSE(service->https);
+  EXPECT_EQ(service->WebHdfsServers(), "nn1=10.0.0.1:9870,nn2=10.0.0.2:9871");
+}
+
 TEST_F(NameServiceTest, HaNameServiceKnownByItsProxyProviderAlone) {
   std::map<std::string, std::string> site = HaSite();
   site.erase("dfs.nameservices");

@@ -32,6 +32,11 @@
 // the error (kUnavailable) names each NameNode and its last answer. Requests to DataNodes are not
 // failed over.
 //
+// HTTPS (swebhdfs): given NameNodes behind "https://" ("https://host:port", or
+// "https://nn1=host:port,nn2=host:port"), every request is made over TLS, the DataNodes' too (the
+// NameNode redirects to their HTTPS ports), trusting the authorities of SetTls (else the
+// system's). A certificate that is not trusted is kInvalidArgument, naming what was trusted.
+//
 // Threads: all methods are safe to call from any thread, concurrently; each call uses its own
 // connections and blocks the calling thread until it completes.
 
@@ -82,8 +87,9 @@ struct WebHdfsAuth {
 class WebHdfsClient {
  public:
   // namenode_http: "host:port" of the NameNode's HTTP address, or an HA nameservice's NameNodes
-  // as FormatServerList writes them ("nn1=host:port,nn2=host:port"; see nameservice.h); a text
-  // that is neither fails every call with kInvalidArgument. user: sent as user.name (SIMPLE
+  // as FormatServerList writes them ("nn1=host:port,nn2=host:port"; see nameservice.h), either
+  // behind "https://" for HTTPS (NameService::WebHdfsServers writes it); a text that is none of
+  // these fails every call with kInvalidArgument. user: sent as user.name (SIMPLE
   // authentication); must not be empty.
   WebHdfsClient(std::string namenode_http, std::string user, int timeout_ms = 30000);
   WebHdfsClient(std::string namenode_http, WebHdfsAuth auth, int timeout_ms = 30000);
@@ -142,6 +148,13 @@ class WebHdfsClient {
 
   // The NameNodes as given to the constructor.
   const std::string& namenode_http() const { return namenode_http_; }
+  // How many NameNodes it was given (1 for a text it cannot read).
+  size_t NameNodeCount() const;
+  // Whether it speaks HTTPS.
+  bool https() const { return https_; }
+  // For HTTPS: the authorities to trust instead of the system's (truststore.h's ClientTls). Call
+  // before sharing the client.
+  void SetTls(http::Tls tls);
   // Authenticates the calls that follow with this token (a fresh one, for a long job).
   void SetDelegationToken(Token token);
   // How long to keep looking for an active NameNode (FailoverPolicy's defaults otherwise), and how
@@ -169,8 +182,12 @@ class WebHdfsClient {
 
   WebHdfsAuth Auth() const;
 
+  static constexpr char kHttpsPrefix[] = "https://";
   const std::string namenode_http_;
+  const bool https_;
   const absl::StatusOr<std::vector<ServerAddress>> namenodes_;
+  // Shared with the client's copies; never null.
+  std::shared_ptr<const http::Tls> tls_ = std::make_shared<const http::Tls>();
   // The index in namenodes_ of the NameNode last found active (or the next to try); behind a
   // pointer for the same reason as auth_mu_.
   std::unique_ptr<std::atomic<size_t>> current_ = std::make_unique<std::atomic<size_t>>(0);
@@ -192,7 +209,8 @@ namespace webhdfs_internal {
 // Percent-encodes every byte except RFC 3986's unreserved characters (A-Z a-z 0-9 - . _ ~).
 std::string PercentEncode(std::string_view text);
 
-// "http://<namenode_http>/webhdfs/v1<path>?op=<op>&user.name=<user>[&key=value...]" with each
+// "http://<namenode_http>/webhdfs/v1<path>?op=<op>&user.name=<user>[&key=value...]" (with no
+// "http://" added when namenode_http has a scheme: "https://host:port") with each
 // path component and each query value percent-encoded; repeated and trailing slashes dropped.
 // kInvalidArgument for a relative path or a "." or ".." component.
 absl::StatusOr<std::string> BuildUrl(

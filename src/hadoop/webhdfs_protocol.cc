@@ -155,7 +155,9 @@ absl::StatusOr<std::string> BuildUrl(
   if (path.empty() || path.front() != '/') {
     return absl::InvalidArgumentError(StrCat("HDFS path '", path, "' is not absolute"));
   }
-  std::string url = StrCat("http://", namenode_http, "/webhdfs/v1");
+  std::string url = namenode_http.find("://") == std::string_view::npos
+                        ? StrCat("http://", namenode_http, "/webhdfs/v1")
+                        : StrCat(namenode_http, "/webhdfs/v1");
   bool any_component = false;
   for (std::string_view component : Split(path, '/')) {
     if (component.empty()) continue;

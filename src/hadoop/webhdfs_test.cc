@@ -146,6 +146,20 @@ TEST(ParseBooleanTest, TrueFalseAndMalformed) {
   EXPECT_FALSE(ParseBoolean("").ok());
 }
 
+TEST(BuildUrlTest, AnHttpsBaseKeepsItsScheme) {
+  EXPECT_EQ(*BuildUrl("https://nn:9871", "/a", "GETFILESTATUS", "u", {}),
+            "https://nn:9871/webhdfs/v1/a?op=GETFILESTATUS&user.name=u");
+}
+
+TEST(WebHdfsClientTest, AnHttpsServerListIsReadWithItsScheme) {
+  WebHdfsClient https("https://nn1=10.0.0.1:9871,nn2=10.0.0.2:9871", "u");
+  EXPECT_TRUE(https.https());
+  EXPECT_EQ(https.NameNodeCount(), 2u);
+  WebHdfsClient plain("10.0.0.1:9870", "u");
+  EXPECT_FALSE(plain.https());
+  EXPECT_EQ(plain.NameNodeCount(), 1u);
+}
+
 TEST(BuildUrlTest, NoUserNameWithoutAUser) {
   absl::StatusOr<std::string> url =
       BuildUrl("nn:9870", "/", "GETDELEGATIONTOKEN", "", {{"renewer", "rm/host@R"}});
