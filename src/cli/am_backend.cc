@@ -15,6 +15,7 @@
 #include "cluster/yarn/hdfs_history_fs.h"
 #include "cluster/yarn/yarn_asks.h"
 #include "cluster/yarn/yarn_container_allocator.h"
+#include "common/files.h"
 #include "common/strings.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/credentials.h"
@@ -37,7 +38,10 @@ namespace fs = std::filesystem;
 // proxy is admitted; links go to the first, which a standby redirects to the active one.
 absl::Status ResolveWebProxy(const std::string& app_id, const std::string& proxy,
                              am::AmOptions* options) {
-  absl::StatusOr<std::vector<hadoop::ServerAddress>> proxies = hadoop::ParseServerList(proxy);
+  // "https://..." when the proxy serves HTTPS (yarn.http.policy HTTPS_ONLY).
+  const bool https = proxy.starts_with("https://");
+  absl::StatusOr<std::vector<hadoop::ServerAddress>> proxies =
+      hadoop::ParseServerList(https ? proxy.substr(8) : proxy);
   if (!proxies.ok()) {
     return absl::InvalidArgumentError(
         StrCat(rpc::kEnvYarnWebProxy, ": ", ToStd(proxies.status().message())));
@@ -67,7 +71,7 @@ absl::Status ResolveWebProxy(const std::string& app_id, const std::string& proxy
   }
   const char* base = std::getenv("APPLICATION_WEB_PROXY_BASE");
   options->proxy_base_url =
-      StrCat("http://", proxies->front().address.ToString(),
+      StrCat(https ? "https://" : "http://", proxies->front().address.ToString(),
              base != nullptr && *base == '/' ? std::string(base) : StrCat("/proxy/", app_id));
   return absl::OkStatus();
 }
@@ -89,9 +93,9 @@ void SetYarnHistory(const std::string& app_id, const config::JobSpec& spec,
   }
   hadoop::WebHdfsAuth auth{yarn.user, nullptr, std::nullopt};
   if (!yarn.hdfs_tokens.empty()) auth.delegation = yarn.hdfs_tokens.front();
-  options->history_fs = cluster::HdfsHistoryFs(
-      std::make_shared<hadoop::WebHdfsClient>(yarn.webhdfs, auth, /*timeout_ms=*/10000),
-      yarn.default_fs);
+  auto client = std::make_shared<hadoop::WebHdfsClient>(yarn.webhdfs, auth, /*timeout_ms=*/10000);
+  client->SetTls(yarn.webhdfs_tls);
+  options->history_fs = cluster::HdfsHistoryFs(std::move(client), yarn.default_fs);
   options->history_dirs = *dirs;
 }
 
@@ -128,6 +132,17 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   if (schedulers->size() > 1) yarn.ha_schedulers = *schedulers;
   yarn.default_fs = launch.default_fs;
   yarn.webhdfs = launch.webhdfs;
+  yarn.web_https = launch.web_proxy.starts_with("https://");
+  if (!launch.webhdfs_ca.empty()) {
+    // The authorities the client trusts for WebHDFS over HTTPS, localized beside the AM.
+    absl::StatusOr<std::string> pem = ReadFile(launch.webhdfs_ca);
+    if (!pem.ok()) {
+      return absl::InvalidArgumentError(StrCat(rpc::kEnvWebHdfsCa, " (", launch.webhdfs_ca,
+                                               "): ", ToStd(pem.status().message())));
+    }
+    yarn.webhdfs_tls = {*std::move(pem),
+                        StrCat("the client's truststore (", launch.webhdfs_ca, ")")};
+  }
   yarn.user = hadoop::HadoopUser();
   yarn.am_rm_token = *am_rm_token;
   for (const auto& [alias, token] : credentials->tokens()) {

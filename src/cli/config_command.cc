@@ -9,6 +9,7 @@
 #include "config/key_catalog.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/nameservice.h"
+#include "hadoop/truststore.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
@@ -41,8 +42,13 @@ absl::StatusOr<std::string> ReadRemoteConfFile(const config::ConfigRequest& requ
   absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> kerberos =
       ClusterLogin(*conf, config::SecuritySpec{});
   if (!kerberos.ok()) return kerberos.status();
-  hadoop::WebHdfsClient hdfs(hadoop::FormatServerList(namenodes->HttpTargets()),
+  hadoop::WebHdfsClient hdfs(namenodes->WebHdfsServers(),
                              hadoop::WebHdfsAuth{hadoop::HadoopUser(), *kerberos, std::nullopt});
+  if (namenodes->https) {
+    absl::StatusOr<hadoop::http::Tls> tls = hadoop::ClientTls(*conf);
+    if (!tls.ok()) return tls.status();
+    hdfs.SetTls(*std::move(tls));
+  }
   absl::StatusOr<std::string> text = hdfs.Open(url->file);
   if (text.status().code() == absl::StatusCode::kNotFound) {
     return absl::NotFoundError("no such file");

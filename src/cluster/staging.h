@@ -24,6 +24,9 @@ inline constexpr char kHadoopConfZip[] = "hadoop-conf.zip";
 inline constexpr char kHadoopConfDir[] = "hadoop-conf";
 // The user's keytab, for the AM alone (YarnClusterOptions::am_keytab).
 inline constexpr char kAmKeytabFile[] = "tony.keytab";
+// With WebHDFS over HTTPS: the authorities the client trusts (its ssl-client.xml truststore, as
+// PEM), for the AM's own WebHDFS calls; absent when the client trusts the system's.
+inline constexpr char kWebHdfsCaFile[] = "webhdfs-ca.pem";
 
 struct ResourceSpec {
   std::string path;  // as the user wrote it

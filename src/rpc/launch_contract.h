@@ -30,6 +30,7 @@ inline constexpr char kEnvStagingDir[] = "TONY_STAGING_DIR";
 inline constexpr char kEnvYarnScheduler[] = "TONY_YARN_SCHEDULER";
 inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";
 inline constexpr char kEnvWebHdfs[] = "TONY_WEBHDFS";
+inline constexpr char kEnvWebHdfsCa[] = "TONY_WEBHDFS_CA";  // PEM file the AM trusts for HTTPS
 inline constexpr char kEnvHasSrc[] = "TONY_HAS_SRC";
 inline constexpr char kEnvHasVenv[] = "TONY_HAS_VENV";
 inline constexpr char kEnvHasHadoopConf[] = "TONY_HAS_HADOOP_CONF";
@@ -52,9 +53,10 @@ inline constexpr char kEnvHost[] = "TONY_HOST";
 inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
-inline constexpr std::array<std::string_view, 25> kInternalVariables = {
+inline constexpr std::array<std::string_view, 26> kInternalVariables = {
     kEnvAppId,       kEnvBackend,    kEnvAmAttempt,     kEnvStagingDir, kEnvYarnScheduler,
     kEnvSubmittedMs, kEnvBinaryPath, kEnvAmKeytab,      kEnvDefaultFs,  kEnvWebHdfs,
+    kEnvWebHdfsCa,
     kEnvHasSrc,      kEnvHasVenv,    kEnvHasHadoopConf, kEnvYarnNodes,  kEnvYarnWebProxy,
     kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,      kEnvTaskIndex,  kEnvTaskAttempt,
     kEnvContainerId, kEnvLogDir,     kEnvHost,          kEnvWorkDir,    kEnvContainerSecrets};
@@ -72,8 +74,11 @@ struct AmLaunch {
   std::string binary_path;
   std::string yarn_scheduler;  // host:port, or with RM HA rm1=host:port,rm2=host:port
   std::string default_fs;
-  std::string webhdfs;     // host:port (with NameNode HA nn1=host:port,nn2=host:port)
-  std::string web_proxy;   // host:port (with RM HA, id=host:port,...), or "" without one
+  // host:port (with NameNode HA nn1=host:port,nn2=host:port), behind "https://" for HTTPS
+  std::string webhdfs;
+  std::string webhdfs_ca;  // the localized PEM of the authorities to trust for HTTPS, or ""
+  // host:port (with RM HA, id=host:port,...), behind "https://" for HTTPS, or "" without one
+  std::string web_proxy;
   std::string keytab;      // the localized keytab, or ""
   std::string node_hints;  // "host@rack,..." (cluster/yarn/yarn_asks.h), or ""
   bool has_src = false;
@@ -93,6 +98,7 @@ struct AmLaunch {
     set(kEnvYarnScheduler, yarn_scheduler);
     set(kEnvDefaultFs, default_fs);
     set(kEnvWebHdfs, webhdfs);
+    set(kEnvWebHdfsCa, webhdfs_ca);
     set(kEnvYarnWebProxy, web_proxy);
     set(kEnvAmKeytab, keytab);
     set(kEnvYarnNodes, node_hints);
@@ -142,6 +148,7 @@ inline absl::StatusOr<AmLaunch> ReadAmLaunch(const EnvLookup& lookup = [](const 
   launch.yarn_scheduler = get(kEnvYarnScheduler);
   launch.default_fs = get(kEnvDefaultFs);
   launch.webhdfs = get(kEnvWebHdfs);
+  launch.webhdfs_ca = get(kEnvWebHdfsCa);
   launch.web_proxy = get(kEnvYarnWebProxy);
   launch.keytab = get(kEnvAmKeytab);
   launch.node_hints = get(kEnvYarnNodes);

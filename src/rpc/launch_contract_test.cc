@@ -28,7 +28,8 @@ AmLaunch FullYarnLaunch() {
   launch.binary_path = "/user/alice/.tony/bin/0123abcd/tony";
   launch.yarn_scheduler = "rm:8030";
   launch.default_fs = "hdfs://nn:8020";
-  launch.webhdfs = "nn:9870";
+  launch.webhdfs = "https://nn:9871";
+  launch.webhdfs_ca = "webhdfs-ca.pem";
   launch.web_proxy = "rm:8089";
   launch.keytab = "user.keytab";
   launch.node_hints = "n1@/rack1,n2@/rack2";
@@ -52,6 +53,7 @@ TEST(AmLaunchTest, WhatABackendWritesTheAmReadsBack) {
   EXPECT_EQ(read->yarn_scheduler, written.yarn_scheduler);
   EXPECT_EQ(read->default_fs, written.default_fs);
   EXPECT_EQ(read->webhdfs, written.webhdfs);
+  EXPECT_EQ(read->webhdfs_ca, written.webhdfs_ca);
   EXPECT_EQ(read->web_proxy, written.web_proxy);
   EXPECT_EQ(read->keytab, written.keytab);
   EXPECT_EQ(read->node_hints, written.node_hints);

@@ -12,11 +12,13 @@
 #include "cluster/yarn/hdfs_history_fs.h"
 #include "common/archive.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/strings.h"
 #include "hadoop/credentials.h"
 #include "hadoop/failover.h"
 #include "hadoop/namenode_client.h"
 #include "hadoop/nameservice.h"
+#include "hadoop/truststore.h"
 #include "openssl/evp.h"
 #include "rpc/launch_contract.h"
 
@@ -100,9 +102,16 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
   // viewfs:// which tony does not read yet) still serves list, status, kill and cluster; staging
   // then goes to dfs.namenode.http-address, as before NameNode HA.
   std::string webhdfs;
+  hadoop::http::Tls tls;
   absl::StatusOr<hadoop::NameService> hdfs = DefaultNameService(conf);
   if (hdfs.ok()) {
-    webhdfs = hadoop::FormatServerList(hdfs->HttpTargets());
+    webhdfs = hdfs->WebHdfsServers();
+    if (hdfs->https) {
+      // WebHDFS over HTTPS trusts what the cluster's clients trust (ssl-client.xml).
+      absl::StatusOr<hadoop::http::Tls> trusted = hadoop::ClientTls(conf);
+      if (!trusted.ok()) return trusted.status();
+      tls = *std::move(trusted);
+    }
   } else if (conf.DefaultFs().starts_with("hdfs://")) {
     return hdfs.status();
   } else if (absl::StatusOr<hadoop::HostPort> http = conf.NameNodeHttpAddress(); http.ok()) {
@@ -112,22 +121,23 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
       hadoop::YarnClient::Connect(conf, options.user, options.kerberos);
   if (!yarn.ok()) return yarn.status();
   return std::unique_ptr<YarnClusterClient>(new YarnClusterClient(
-      std::move(conf), std::move(options), *std::move(yarn), std::move(webhdfs)));
+      std::move(conf), std::move(options), *std::move(yarn), std::move(webhdfs), std::move(tls)));
 }
 
 YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
-                                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs)
+                                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs,
+                                     hadoop::http::Tls tls)
     : conf_(std::move(conf)),
       options_(std::move(options)),
       yarn_(std::move(yarn)),
-      hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}) {
+      hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}),
+      tls_(std::move(tls)) {
   hdfs_.SetFailoverPolicy(NameNodePolicy());
+  hdfs_.SetTls(tls_);
 }
 
 hadoop::FailoverPolicy YarnClusterClient::NameNodePolicy() const {
-  absl::StatusOr<std::vector<hadoop::ServerAddress>> namenodes =
-      hadoop::ParseServerList(hdfs_.namenode_http());
-  return hadoop::NameNodeFailoverPolicy(conf_, namenodes.ok() ? namenodes->size() : 1);
+  return hadoop::NameNodeFailoverPolicy(conf_, static_cast<int>(hdfs_.NameNodeCount()));
 }
 
 absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
@@ -139,6 +149,7 @@ absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
   auto client = std::make_shared<hadoop::WebHdfsClient>(
       hdfs_.namenode_http(), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}});
   client->SetFailoverPolicy(NameNodePolicy());
+  client->SetTls(tls_);
   return history::HistoryStore{HdfsHistoryFs(std::move(client), conf_.DefaultFs()), *dirs};
 }
 
@@ -345,6 +356,15 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
 
   // The client's Hadoop configuration, for the tasks' own HDFS clients.
   if (absl::Status s = ZipHadoopConf(submission.job_dir); !s.ok()) return s;
+  // What the client trusts for WebHDFS over HTTPS, for the AM's own calls.
+  const bool ship_ca = hdfs_.https() && !tls_.ca_pem.empty();
+  if (ship_ca) {
+    if (absl::Status s =
+            WriteFile(StrCat(submission.job_dir, "/", kWebHdfsCaFile), tls_.ca_pem, 0600);
+        !s.ok()) {
+      return s;
+    }
+  }
 
   hadoop::ContainerLaunchContext am;
   // Everything the client staged locally, except its private files, goes to HDFS: each upload
@@ -389,7 +409,8 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
       if (failed.ok()) failed = uploaded.status();
       continue;
     }
-    if (file.relative == kFinalConfFile || file.relative == kAmKeytabFile) {
+    if (file.relative == kFinalConfFile || file.relative == kAmKeytabFile ||
+        file.relative == kWebHdfsCaFile) {
       am.local_resources[file.relative] = *uploaded;
     }
     // The AM localizes the Hadoop configuration too (it reads it to get fresh tokens): the
@@ -416,10 +437,13 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   launch.yarn_scheduler = hadoop::FormatServerList(*schedulers);
   launch.default_fs = conf_.DefaultFs();
   launch.webhdfs = hdfs_.namenode_http();
+  if (ship_ca) launch.webhdfs_ca = kWebHdfsCaFile;
   // The status page serves task output only to the RM's web proxy (AmIpFilter's rule).
   if (absl::StatusOr<std::vector<hadoop::ServerAddress>> proxies = conf_.WebProxyAddresses();
       proxies.ok()) {
-    launch.web_proxy = hadoop::FormatServerList(*proxies);
+    launch.web_proxy =
+        StrCat(conf_.YarnHttpsOnly() ? "https://" : "",
+               hadoop::FormatServerList(*proxies));
   }
   launch.has_src = fs::exists(StrCat(submission.job_dir, "/", kSrcZip));
   launch.has_hadoop_conf = fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip));

@@ -83,7 +83,8 @@ class YarnClusterClient final : public ClusterClient {
   // Writes the site files the client loaded into job_dir/hadoop-conf.zip.
   absl::Status ZipHadoopConf(const std::string& job_dir) const;
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
-                    std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs);
+                    std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs,
+                    hadoop::http::Tls tls);
   // 0644 for the job's files: they lie in the 0700 staging directory, which no other user can
   // enter; the keytab is uploaded 0600 all the same.
   absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path,
@@ -104,6 +105,8 @@ class YarnClusterClient final : public ClusterClient {
   const YarnClusterOptions options_;
   std::unique_ptr<hadoop::YarnClient> yarn_;
   hadoop::WebHdfsClient hdfs_;
+  // What WebHDFS over HTTPS trusts (empty: the system's authorities).
+  const hadoop::http::Tls tls_;
   std::optional<hadoop::NewApplication> reserved_;
   std::optional<std::vector<hadoop::NodeReport>> running_nodes_;
 };

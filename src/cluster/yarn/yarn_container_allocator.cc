@@ -58,7 +58,9 @@ YarnContainerAllocator::YarnContainerAllocator(YarnAllocatorOptions options)
                                 options_.hdfs_tokens.empty()
                                     ? std::nullopt
                                     : std::optional<hadoop::Token>(options_.hdfs_tokens.front())}),
-      hdfs_tokens_(options_.hdfs_tokens) {}
+      hdfs_tokens_(options_.hdfs_tokens) {
+  hdfs_.SetTls(options_.webhdfs_tls);
+}
 
 YarnContainerAllocator::~YarnContainerAllocator() { Shutdown(); }
 
@@ -221,8 +223,9 @@ void YarnContainerAllocator::OnAllocated(const hadoop::AllocateResult& result) {
       container.resources = ask.resources;
       // Where people find the logs: the NodeManager's page for the container. The container
       // itself learns its log directory from YARN (LOG_DIRS).
-      container.log_dir = StrCat("http://", yarn.node_http_address, "/node/containerlogs/",
-                                 container.id, "/", options_.user);
+      container.log_dir =
+          StrCat(options_.web_https ? "https://" : "http://", yarn.node_http_address,
+                 "/node/containerlogs/", container.id, "/", options_.user);
       granted_[container.id] = yarn;
       granted.push_back(container);
     }

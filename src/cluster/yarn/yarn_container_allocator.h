@@ -39,6 +39,9 @@ struct YarnAllocatorOptions {
   hadoop::FailoverPolicy failover;
   std::string default_fs;     // fs.defaultFS, for the URLs of localized files
   std::string webhdfs;        // the NameNodes' WebHDFS addresses (WebHdfsClient's form)
+  hadoop::http::Tls webhdfs_tls;  // for HTTPS: the authorities to trust (empty: the system's)
+  // yarn.http.policy is HTTPS_ONLY: the NodeManagers' pages (the tasks' log links) are https://.
+  bool web_https = false;
   std::string user;           // the HDFS user
   hadoop::Token am_rm_token;  // from the AM container's credentials
   // On a Kerberized cluster, the HDFS delegation tokens the client got (from the AM container's
