@@ -195,7 +195,7 @@ TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
             0);
   std::smatch url;
   const std::string out = runner_.CurrentOutput();
-  ASSERT_TRUE(std::regex_search(out, url, std::regex(R"(tracking URL (http://\S+))"))) << out;
+  ASSERT_TRUE(std::regex_search(out, url, std::regex(R"(tracking URL (https?://\S+))"))) << out;
   std::string base = url[1].str();
   if (!base.ends_with("/")) base += "/";
   if (yarn()) {
@@ -204,13 +204,13 @@ TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
   // The page follows the job within a tick of the AM.
   std::string json;
   for (int i = 0; i < 100; ++i) {
-    json = HttpGet(base + "status.json");
+    json = Get(base + "status.json");
     if (std::regex_search(json, std::regex(R"(TASK_RUNNING[\s\S]*TASK_RUNNING)"))) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_NE(json.find("\"appId\":\"" + app_id_ + "\""), std::string::npos) << json;
   EXPECT_TRUE(std::regex_search(json, std::regex(R"(TASK_RUNNING[\s\S]*TASK_RUNNING)"))) << json;
-  const std::string html = HttpGet(base);
+  const std::string html = Get(base);
   EXPECT_NE(html.find("<td>worker:1</td><td class=\"RUNNING\">RUNNING</td>"), std::string::npos)
       << html;
   kill(tony, SIGINT);

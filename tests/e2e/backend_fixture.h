@@ -144,11 +144,13 @@ inline std::string DescribeProcesses(const std::vector<pid_t>& pids) {
 
 // GET `url` (redirects followed): the body, or "" on any failure. A server that asks for
 // Kerberos (a Kerberized cluster's web proxy) gets SPNEGO from this process's ticket cache.
-inline std::string HttpGet(const std::string& url) {
+inline std::string HttpGet(const std::string& url, const std::string& ca_file = "") {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return "";
   std::string body;
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  // An --https mini cluster's web proxy: its test CA.
+  if (!ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_NEGOTIATE);
   curl_easy_setopt(curl, CURLOPT_USERPWD, ":");
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
@@ -169,6 +171,10 @@ inline std::string HttpGet(const std::string& url) {
 class BackendE2eTest : public ::testing::TestWithParam<std::string> {
  protected:
   bool yarn() const { return GetParam() == "yarn"; }
+  // HttpGet, trusting an --https mini cluster's test CA.
+  std::string Get(const std::string& url) const {
+    return HttpGet(url, yarn() ? cluster_->Value("MINICLUSTER_CA_PEM") : "");
+  }
 
   void SetUp() override {
     if (!yarn()) return;

@@ -143,7 +143,7 @@ TEST_P(HaE2eTest, NameServiceTokenIsLogicalAndGoodAtEitherNameNode) {
   ASSERT_TRUE(hdfs.ok()) << hdfs.status();
   const std::string file = "/user/" + cluster_->user() + "/ha-token-" + std::to_string(getpid());
   ASSERT_TRUE(hdfs->Create(file, "read with the nameservice's token").ok());
-  hadoop::WebHdfsClient with_token(hadoop::FormatServerList(namenodes->HttpTargets()),
+  hadoop::WebHdfsClient with_token(namenodes->WebHdfsServers(),
                                    hadoop::WebHdfsAuth{"", nullptr, *token});
   // Good at the active NameNode, and at the other once it is active.
   for (int round = 0; round < 2; ++round) {

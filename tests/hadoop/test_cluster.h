@@ -21,6 +21,7 @@
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/kerberos.h"
 #include "hadoop/nameservice.h"
+#include "hadoop/truststore.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
@@ -155,8 +156,15 @@ class TestCluster {
     if (!namenodes.ok()) return namenodes.status();
     absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = Login();
     if (!login.ok()) return login.status();
-    return hadoop::WebHdfsClient(hadoop::FormatServerList(namenodes->HttpTargets()),
+    hadoop::WebHdfsClient client(namenodes->WebHdfsServers(),
                                  hadoop::WebHdfsAuth{user(), *login, std::nullopt});
+    if (namenodes->https) {
+      // An --https cluster: its CA, from the ssl-client.xml it wrote.
+      absl::StatusOr<hadoop::http::Tls> tls = hadoop::ClientTls(*conf);
+      if (!tls.ok()) return tls.status();
+      client.SetTls(*std::move(tls));
+    }
+    return client;
   }
 
  private:
