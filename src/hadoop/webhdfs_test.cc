@@ -104,7 +104,7 @@ TEST(ParseFileStatusTest, RejectsMalformedBodiesWithoutThrowing) {
         R"("permission":"644","owner":"o"}})",
         R"({"FileStatus":{"pathSuffix":"","length":3,"type":"FILE","permission":"644",)"
         R"("owner":"o"}})",
-        "{\"FileStatus\":{\"length\":1", "{\"FileStatus\":\xff}"}) {
+        R"({"FileStatus":{"length":1)", "{\"FileStatus\":\xff}"}) {
     absl::StatusOr<FileStatus> status = ParseFileStatus(body);
     EXPECT_FALSE(status.ok()) << body;
   }
