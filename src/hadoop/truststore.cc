@@ -12,7 +12,6 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "common/strings.h"
@@ -180,14 +179,33 @@ absl::StatusOr<std::string> JksToPem(std::string_view bytes, std::string_view pa
   return pem;
 }
 
-// PKCS12 files from older Java (RC2 and 3DES encryption) need OpenSSL's legacy provider.
-void LoadLegacyProviders() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    (void)OSSL_PROVIDER_load(nullptr, "legacy");
-    (void)OSSL_PROVIDER_load(nullptr, "default");
-  });
-}
+// OpenSSL's legacy provider (with the default one) in a library context of its own, the calling
+// thread's default while it lives: PKCS12 files from older Java (RC2 and 3DES) need it. Nothing
+// of it outlives the call.
+class LegacyContext {
+ public:
+  LegacyContext() : ctx_(OSSL_LIB_CTX_new()) {
+    if (ctx_ == nullptr) return;
+    legacy_ = OSSL_PROVIDER_load(ctx_, "legacy");
+    default_ = OSSL_PROVIDER_load(ctx_, "default");
+    previous_ = OSSL_LIB_CTX_set0_default(ctx_);
+  }
+  ~LegacyContext() {
+    if (ctx_ == nullptr) return;
+    OSSL_LIB_CTX_set0_default(previous_);
+    if (legacy_ != nullptr) OSSL_PROVIDER_unload(legacy_);
+    if (default_ != nullptr) OSSL_PROVIDER_unload(default_);
+    OSSL_LIB_CTX_free(ctx_);
+  }
+  LegacyContext(const LegacyContext&) = delete;
+  LegacyContext& operator=(const LegacyContext&) = delete;
+
+ private:
+  OSSL_LIB_CTX* ctx_;
+  OSSL_PROVIDER* legacy_ = nullptr;
+  OSSL_PROVIDER* default_ = nullptr;
+  OSSL_LIB_CTX* previous_ = nullptr;
+};
 
 absl::StatusOr<std::string> Pkcs12ToPem(std::string_view bytes, std::string_view password) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -200,12 +218,10 @@ absl::StatusOr<std::string> Pkcs12ToPem(std::string_view bytes, std::string_view
   EVP_PKEY* key_raw = nullptr;
   X509* cert_raw = nullptr;
   STACK_OF(X509)* ca_raw = nullptr;
-  int parsed = PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw);
-  if (parsed != 1) {
+  if (PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw) != 1) {
     const std::string first = OpenSslError();
-    LoadLegacyProviders();
-    parsed = PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw);
-    if (parsed != 1) {
+    const LegacyContext legacy;
+    if (PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw) != 1) {
       ERR_clear_error();
       return absl::InvalidArgumentError(
           StrCat("cannot open the PKCS12 truststore (a wrong password?): ", first));

@@ -12,7 +12,8 @@
 // testdata/truststore was made with the JDK's keytool: two CAs (ca.pem, other.pem, EC keys, 100
 // years), each imported into a JKS, a JCEKS and a PKCS12 truststore (two.*), all with the
 // password "changeit"; withkey.jks has a private-key entry of its own and the CA as a trusted
-// certificate.
+// certificate. legacy-rc2.p12 is the CA in a PKCS12 file under RC2-40 (openssl pkcs12 -export
+// -legacy -nokeys).
 
 namespace tony::hadoop {
 namespace {
@@ -56,8 +57,17 @@ TEST_P(TrustStoreFormatTest, HoldsBothAuthorities) {
 INSTANTIATE_TEST_SUITE_P(Formats, TrustStoreFormatTest,
                          ::testing::Values("jks", "jceks", "pkcs12"));
 
+TEST(TrustStoreTest, AnOldPkcs12FileWithRc2EncryptionIsRead) {
+  // As Java before 8u301 wrote PKCS12: certificates under RC2-40, which OpenSSL 3 keeps in its
+  // legacy provider.
+  absl::StatusOr<std::string> pem = TrustStoreToPem(Read("legacy-rc2.p12"), kPassword);
+  ASSERT_TRUE(pem.ok()) << pem.status();
+  EXPECT_EQ(Certificates(*pem), 1);
+  EXPECT_TRUE(Holds(*pem, "ca.pem"));
+}
+
 TEST(TrustStoreTest, AWrongPasswordIsRefused) {
-  for (const char* name : {"two.jks", "two.jceks", "two.pkcs12"}) {
+  for (const char* name : {"two.jks", "two.jceks", "two.pkcs12", "legacy-rc2.p12"}) {
     absl::StatusOr<std::string> pem = TrustStoreToPem(Read(name), "not-it");
     ASSERT_FALSE(pem.ok()) << name;
     EXPECT_EQ(pem.status().code(), absl::StatusCode::kInvalidArgument) << name;
