@@ -79,10 +79,11 @@ absl::Status ResolveWebProxy(const std::string& app_id, const std::string& proxy
 // The job's history on YARN: HDFS, with the AM container's HDFS token (or as the user without
 // Kerberos). A location that is not on the default file system means no history, with a warning.
 void SetYarnHistory(const std::string& app_id, const config::JobSpec& spec,
-                    const cluster::YarnAllocatorOptions& yarn, am::AmOptions* options) {
+                    const cluster::YarnAllocatorOptions& yarn, const std::string& tony_root,
+                    am::AmOptions* options) {
   absl::StatusOr<history::HistoryDirs> dirs =
       cluster::HdfsHistoryDirs(spec.history_location, spec.history_intermediate,
-                               spec.history_finished, yarn.default_fs, yarn.user);
+                               spec.history_finished, yarn.default_fs, tony_root + "/history");
   if (!dirs.ok()) {
     spdlog::warn("[{}] no history for this job: {}", app_id, ToStd(dirs.status().message()));
     return;
@@ -172,7 +173,12 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   backend.options.user = yarn.user;
   backend.options.backend = "yarn";
   backend.options.submitted_ms = launch.submitted_ms;
-  SetYarnHistory(app_id, spec, yarn, &backend.options);
+  // The user's tony directory, where the client staged the job (.../.tony/<app id>); with ViewFS
+  // already resolved to its NameNode's path.
+  const std::string tony_root = staging.empty()
+                                    ? StrCat("/user/", yarn.user, "/.tony")
+                                    : fs::path(staging).parent_path().string();
+  SetYarnHistory(app_id, spec, yarn, tony_root, &backend.options);
   if (!spec.history_url.empty()) {
     yarn.final_tracking_url = StrCat(spec.history_url, "/jobs/", app_id);
   }

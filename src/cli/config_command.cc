@@ -6,10 +6,12 @@
 
 #include "cli/roles.h"
 #include "cluster/staging.h"
+#include "common/strings.h"
 #include "config/key_catalog.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/nameservice.h"
 #include "hadoop/truststore.h"
+#include "hadoop/viewfs.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
@@ -33,10 +35,23 @@ absl::StatusOr<std::string> ReadRemoteConfFile(const config::ConfigRequest& requ
   }
   absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load(dirs);
   if (!conf.ok()) return conf.status();
-  absl::StatusOr<hadoop::YarnUrl> url =
-      hadoop::ResolveOnDefaultFs(*request.conf_file, conf->DefaultFs());
+  // With a ViewFS default file system, hdfs:///<path> is <path> through its mount table; an
+  // hdfs://<authority>/ URI names its own NameNodes.
+  std::string uri = *request.conf_file;
+  const bool viewfs = hadoop::IsViewFs(conf->DefaultFs());
+  if (viewfs && uri.starts_with("hdfs:///")) {
+    std::string root = conf->DefaultFs();
+    while (root.ends_with('/')) root.pop_back();
+    absl::StatusOr<std::string> resolved =
+        hadoop::ResolveViewFs(*conf, StrCat(root, uri.substr(std::string_view("hdfs://").size())));
+    if (!resolved.ok()) return resolved.status();
+    uri = *std::move(resolved);
+  }
+  absl::StatusOr<hadoop::YarnUrl> url = viewfs ? hadoop::YarnUrl::Parse(uri)
+                                               : hadoop::ResolveOnDefaultFs(uri, conf->DefaultFs());
   if (!url.ok()) return url.status();
-  absl::StatusOr<hadoop::NameService> namenodes = hadoop::DefaultNameService(*conf);
+  absl::StatusOr<hadoop::NameService> namenodes =
+      viewfs ? hadoop::ResolveNameService(*conf, uri) : hadoop::DefaultNameService(*conf);
   if (!namenodes.ok()) return namenodes.status();
   // The job's own Kerberos keys are in the file being read: log in from the ticket cache.
   absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> kerberos =

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include "cluster/staging.h"
 #include "common/strings.h"
 #include "hadoop/namenode_client.h"
+#include "hadoop/viewfs.h"
 #include "nlohmann/json.hpp"
 #include "rpc/job_credentials.h"
 #include "rpc/launch_contract.h"
@@ -81,6 +83,19 @@ absl::StatusOr<cluster::TokenRefreshOptions> TokenRefreshFromContainer(
   if (!conf.ok()) return conf.status();
   refresh.conf = *std::move(conf);
   std::vector<std::string> uris = {default_fs};
+  // With ViewFS, the client resolved tony's own file system (default_fs); the job's tokens are of
+  // every NameNode the mount table names.
+  if (hadoop::IsViewFs(refresh.conf.DefaultFs())) {
+    absl::StatusOr<hadoop::MountTable> table =
+        hadoop::LoadMountTable(refresh.conf, refresh.conf.DefaultFs());
+    if (!table.ok()) return table.status();
+    for (const std::string& target : table->TargetFileSystems()) {
+      if (target.starts_with("hdfs://") &&
+          std::find(uris.begin(), uris.end(), target) == uris.end()) {
+        uris.push_back(target);
+      }
+    }
+  }
   uris.insert(uris.end(), security.other_namenodes.begin(), security.other_namenodes.end());
   for (const std::string& uri : uris) {
     absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(refresh.conf, uri);

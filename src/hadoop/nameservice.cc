@@ -142,7 +142,18 @@ absl::StatusOr<NameService> ResolveNameService(const HadoopConf& conf, std::stri
   if (!rpc.ok()) {
     return absl::InvalidArgumentError(StrCat("'", uri, "': ", ToStd(rpc.status().message())));
   }
-  absl::StatusOr<HostPort> http = AddressOf(conf, WebKey(conf));
+  // A NameNode of a federated cluster, named by its RPC address (as ViewFS mount tables name
+  // them): its nameservice's own WebHDFS address.
+  std::string web_key = WebKey(conf);
+  for (const std::string& ns : ListOf(conf, "dfs.nameservices")) {
+    absl::StatusOr<HostPort> own = ParseHostPort(conf.Get(StrCat("dfs.namenode.rpc-address.", ns)));
+    if (own.ok() && own->host == rpc->host && own->port == rpc->port &&
+        !conf.Get(StrCat(web_key, ".", ns)).empty()) {
+      web_key = StrCat(web_key, ".", ns);
+      break;
+    }
+  }
+  absl::StatusOr<HostPort> http = AddressOf(conf, web_key);
   if (!http.ok()) return http.status();
   // A server-side wildcard (the NameNode listens on every address): clients reach it at its host.
   // Nothing binds here.

@@ -2,7 +2,8 @@
 // The NameNodes behind an hdfs:// URI, found in the cluster's configuration as Hadoop's clients
 // find them:
 // - hdfs://host[:port]: that one NameNode (RPC port 8020 when absent). Its WebHDFS address is
-//   dfs.namenode.http-address, with a wildcard host (0.0.0.0) read as the NameNode's host.
+//   dfs.namenode.http-address, with a wildcard host (0.0.0.0) read as the NameNode's host; in a
+//   federated cluster, the http-address.<ns> of the nameservice whose rpc-address.<ns> it is.
 //   With dfs.http.policy HTTPS_ONLY, every WebHDFS address below is the https-address instead
 //   (dfs.namenode.https-address...), and WebHDFS is spoken over TLS (swebhdfs).
 // - hdfs://<ns>, where <ns> is named by dfs.nameservices (or dfs.internal.nameservices, or has

@@ -162,6 +162,23 @@ TEST_F(NameServiceTest, FederatedNameServiceWithoutHa) {
             "nor dfs.namenode.rpc-address.ns1 is set");
 }
 
+TEST_F(NameServiceTest, AFederatedNameNodeByItsRpcAddressHasItsOwnHttpAddress) {
+  const HadoopConf conf = Conf({{"dfs.nameservices", "ns1,ns2"},
+                                {"dfs.namenode.http-address", "0.0.0.0:9870"},
+                                {"dfs.namenode.rpc-address.ns1", "127.0.0.1:8020"},
+                                {"dfs.namenode.http-address.ns1", "127.0.0.1:9870"},
+                                {"dfs.namenode.rpc-address.ns2", "127.0.0.1:8021"},
+                                {"dfs.namenode.http-address.ns2", "127.0.0.1:9871"}});
+  absl::StatusOr<NameService> service = ResolveNameService(conf, "hdfs://127.0.0.1:8021/data");
+  ASSERT_TRUE(service.ok()) << service.status();
+  EXPECT_EQ(service->WebHdfsServers(), "127.0.0.1:9871");
+  // The token of a NameNode named by address is by address, as Hadoop's clients name it.
+  EXPECT_EQ(service->TokenService(), "127.0.0.1:8021");
+  service = ResolveNameService(conf, "hdfs://127.0.0.1:8022/data");
+  ASSERT_TRUE(service.ok()) << service.status();
+  EXPECT_EQ(service->WebHdfsServers(), "127.0.0.1:9870");
+}
+
 TEST_F(NameServiceTest, NotAnHdfsUri) {
   EXPECT_EQ(ResolveNameService(Conf({}), "viewfs://cluster/x").status().code(),
             absl::StatusCode::kInvalidArgument);

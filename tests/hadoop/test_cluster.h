@@ -22,6 +22,7 @@
 #include "hadoop/kerberos.h"
 #include "hadoop/nameservice.h"
 #include "hadoop/truststore.h"
+#include "hadoop/viewfs.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
@@ -151,8 +152,13 @@ class TestCluster {
   absl::StatusOr<hadoop::WebHdfsClient> Hdfs() const {
     absl::StatusOr<hadoop::HadoopConf> conf = Conf();
     if (!conf.ok()) return conf.status();
-    // fs.defaultFS's NameNodes: with HA, the client finds the active one.
-    absl::StatusOr<hadoop::NameService> namenodes = hadoop::DefaultNameService(*conf);
+    // fs.defaultFS's NameNodes: with HA, the client finds the active one; with ViewFS, those of
+    // /user (where tony's files are; the paths there are the same on its NameNode).
+    absl::StatusOr<hadoop::NameService> namenodes =
+        hadoop::IsViewFs(conf->DefaultFs())
+            ? ResolveNameService(*conf, hadoop::ResolveViewFs(*conf, conf->DefaultFs() + "user")
+                                            .value_or(conf->DefaultFs()))
+            : hadoop::DefaultNameService(*conf);
     if (!namenodes.ok()) return namenodes.status();
     absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = Login();
     if (!login.ok()) return login.status();

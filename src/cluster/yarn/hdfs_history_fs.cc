@@ -91,7 +91,7 @@ absl::StatusOr<history::HistoryDirs> HdfsHistoryDirs(const std::string& location
                                                      const std::string& intermediate,
                                                      const std::string& finished,
                                                      const std::string& default_fs,
-                                                     const std::string& user) {
+                                                     const std::string& default_root) {
   absl::StatusOr<std::string> root =
       HistoryPathOnHdfs("tony.history.location", location, default_fs);
   absl::StatusOr<std::string> running =
@@ -101,8 +101,7 @@ absl::StatusOr<history::HistoryDirs> HdfsHistoryDirs(const std::string& location
   for (const absl::StatusOr<std::string>* path : {&root, &running, &ended}) {
     if (!path->ok()) return path->status();
   }
-  return history::DirsAt(root->empty() ? StrCat("/user/", user, "/.tony/history") : *root, *running,
-                         *ended);
+  return history::DirsAt(root->empty() ? default_root : *root, *running, *ended);
 }
 
 }  // namespace tony::cluster

@@ -16,12 +16,12 @@ std::shared_ptr<history::HistoryFs> HdfsHistoryFs(std::shared_ptr<hadoop::WebHdf
                                                   std::string default_fs);
 
 // The history directories on HDFS from tony.history.location, .intermediate and .finished: each a
-// path or an hdfs:// URI on the default file system; location "" is /user/<user>/.tony/history.
-// Errors name the key.
+// path or an hdfs:// URI on `default_fs`; location "" is `default_root` (the user's
+// .tony/history directory). Errors name the key.
 absl::StatusOr<history::HistoryDirs> HdfsHistoryDirs(const std::string& location,
                                                      const std::string& intermediate,
                                                      const std::string& finished,
                                                      const std::string& default_fs,
-                                                     const std::string& user);
+                                                     const std::string& default_root);
 
 }  // namespace tony::cluster

@@ -19,6 +19,7 @@
 #include "hadoop/namenode_client.h"
 #include "hadoop/nameservice.h"
 #include "hadoop/truststore.h"
+#include "hadoop/viewfs.h"
 #include "openssl/evp.h"
 #include "rpc/launch_contract.h"
 
@@ -96,14 +97,50 @@ AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
 
 }  // namespace
 
+absl::StatusOr<YarnClusterClient::Home> YarnClusterClient::HomeOf(const hadoop::HadoopConf& conf,
+                                                                  const std::string& user) {
+  Home home{conf.DefaultFs(), StrCat("/user/", user, "/.tony"), {conf.DefaultFs()}};
+  if (!hadoop::IsViewFs(home.fs)) return home;
+  const auto bad = [&conf](const absl::Status& status) {
+    return absl::InvalidArgumentError(
+        StrCat("fs.defaultFS (", conf.DefaultFs(), "): ", ToStd(status.message())));
+  };
+  absl::StatusOr<hadoop::MountTable> table = hadoop::LoadMountTable(conf, home.fs);
+  if (!table.ok()) return bad(table.status());
+  absl::StatusOr<std::string> resolved =
+      table->Resolve(StrCat(table->homedir, "/", user, "/.tony"));
+  if (!resolved.ok()) return bad(resolved.status());
+  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(*resolved);
+  if (!url.ok() || url->scheme != "hdfs") {
+    return bad(absl::InvalidArgumentError(
+        StrCat("tony's directory ", table->homedir, "/", user, "/.tony is ", *resolved,
+               " through the mount table, not on HDFS")));
+  }
+  home.root = url->file;
+  url->file.clear();
+  home.fs = url->ToString();
+  home.token_fs.clear();
+  for (const std::string& target : table->TargetFileSystems()) {
+    if (target.starts_with("hdfs://")) home.token_fs.push_back(target);
+  }
+  return home;
+}
+
 absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
     hadoop::HadoopConf conf, YarnClusterOptions options) {
-  // fs.defaultFS's NameNodes. A cluster whose default file system is not HDFS (file:///, or
-  // viewfs:// which tony does not read yet) still serves list, status, kill and cluster; staging
-  // then goes to dfs.namenode.http-address, as before NameNode HA.
+  // Where the user's tony files live (<home>/<user>/.tony): on fs.defaultFS, or with ViewFS on the
+  // NameNode its mount table names for that directory. A cluster whose default file system is
+  // neither (file:///) still serves list, status, kill and cluster; staging then goes to
+  // dfs.namenode.http-address, as before NameNode HA.
+  absl::StatusOr<Home> home = HomeOf(conf, options.user);
+  if (!home.ok()) return home.status();
   std::string webhdfs;
   hadoop::http::Tls tls;
-  absl::StatusOr<hadoop::NameService> hdfs = DefaultNameService(conf);
+  absl::StatusOr<hadoop::NameService> hdfs = hadoop::ResolveNameService(conf, home->fs);
+  if (!hdfs.ok() && home->fs == conf.DefaultFs()) {
+    hdfs = absl::Status(hdfs.status().code(), StrCat("fs.defaultFS (", conf.DefaultFs(), "): ",
+                                                     ToStd(hdfs.status().message())));
+  }
   if (hdfs.ok()) {
     webhdfs = hdfs->WebHdfsServers();
     if (hdfs->https) {
@@ -112,7 +149,7 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
       if (!trusted.ok()) return trusted.status();
       tls = *std::move(trusted);
     }
-  } else if (conf.DefaultFs().starts_with("hdfs://")) {
+  } else if (home->fs.starts_with("hdfs://")) {
     return hdfs.status();
   } else if (absl::StatusOr<hadoop::HostPort> http = conf.NameNodeHttpAddress(); http.ok()) {
     webhdfs = http->ToString();
@@ -120,18 +157,20 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
   absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn =
       hadoop::YarnClient::Connect(conf, options.user, options.kerberos);
   if (!yarn.ok()) return yarn.status();
-  return std::unique_ptr<YarnClusterClient>(new YarnClusterClient(
-      std::move(conf), std::move(options), *std::move(yarn), std::move(webhdfs), std::move(tls)));
+  return std::unique_ptr<YarnClusterClient>(
+      new YarnClusterClient(std::move(conf), std::move(options), *std::move(yarn),
+                            std::move(webhdfs), std::move(tls), *std::move(home)));
 }
 
 YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
                                      std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs,
-                                     hadoop::http::Tls tls)
+                                     hadoop::http::Tls tls, Home home)
     : conf_(std::move(conf)),
       options_(std::move(options)),
       yarn_(std::move(yarn)),
       hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}),
-      tls_(std::move(tls)) {
+      tls_(std::move(tls)),
+      home_(std::move(home)) {
   hdfs_.SetFailoverPolicy(NameNodePolicy());
   hdfs_.SetTls(tls_);
 }
@@ -144,13 +183,13 @@ absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
     const std::string& location, const std::string& intermediate,
     const std::string& finished) const {
   absl::StatusOr<history::HistoryDirs> dirs =
-      HdfsHistoryDirs(location, intermediate, finished, conf_.DefaultFs(), options_.user);
+      HdfsHistoryDirs(location, intermediate, finished, home_.fs, home_.root + "/history");
   if (!dirs.ok()) return dirs.status();
   auto client = std::make_shared<hadoop::WebHdfsClient>(
       hdfs_.namenode_http(), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}});
   client->SetFailoverPolicy(NameNodePolicy());
   client->SetTls(tls_);
-  return history::HistoryStore{HdfsHistoryFs(std::move(client), conf_.DefaultFs()), *dirs};
+  return history::HistoryStore{HdfsHistoryFs(std::move(client), home_.fs), *dirs};
 }
 
 absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credentials) const {
@@ -163,14 +202,19 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
   const std::string renewer =
       hadoop::SubstituteHost(conf_.Get("yarn.resourcemanager.principal"),
                              hadoop::CanonicalHostName(rms->front().address.host));
-  std::vector<std::string> uris = {conf_.DefaultFs()};
+  // fs.defaultFS's NameNodes (with ViewFS, every NameNode its mount table names), then the
+  // other NameNodes the job reads.
+  std::vector<std::string> uris = home_.token_fs;
+  const size_t defaults = uris.size();
   uris.insert(uris.end(), options_.other_namenodes.begin(), options_.other_namenodes.end());
-  for (const std::string& uri : uris) {
+  for (size_t i = 0; i < uris.size(); ++i) {
+    const std::string& uri = uris[i];
     absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(conf_, uri);
     if (!namenode.ok()) {
       return absl::InvalidArgumentError(
-          StrCat(uri == conf_.DefaultFs() ? "fs.defaultFS" : "tony.other.namenodes", ": ",
-                 ToStd(namenode.status().message())));
+          StrCat(i < defaults ? StrCat("fs.defaultFS (", conf_.DefaultFs(), ")")
+                              : std::string("tony.other.namenodes"),
+                 ": ", ToStd(namenode.status().message())));
     }
     absl::StatusOr<hadoop::Token> token =
         hadoop::GetHdfsDelegationToken(conf_, *namenode, options_.kerberos, renewer);
@@ -256,7 +300,7 @@ std::string YarnClusterClient::JobDir(const std::string& app_id) const {
 }
 
 std::string YarnClusterClient::StagingDir(const std::string& app_id) const {
-  return StrCat("/user/", options_.user, "/.tony/", app_id);
+  return StrCat(home_.root, "/", app_id);
 }
 
 absl::StatusOr<hadoop::LocalResource> YarnClusterClient::Upload(const std::string& local,
@@ -271,7 +315,7 @@ absl::StatusOr<hadoop::LocalResource> YarnClusterClient::Upload(const std::strin
 absl::StatusOr<hadoop::LocalResource> YarnClusterClient::CachedBinary(const std::string& app_id) {
   absl::StatusOr<std::string> digest = FileSha256(options_.executable);
   if (!digest.ok()) return digest.status();
-  const std::string dir = StrCat("/user/", options_.user, "/.tony/cache");
+  const std::string dir = StrCat(home_.root, "/cache");
   const std::string path = StrCat(dir, "/tony-", digest->substr(0, 32));
   absl::StatusOr<hadoop::LocalResource> cached = Describe(path);
   if (cached.ok() || cached.status().code() != absl::StatusCode::kNotFound) return cached;
@@ -305,7 +349,7 @@ absl::StatusOr<hadoop::LocalResource> YarnClusterClient::Describe(const std::str
   // YARN checks the exact length and modification time when it localizes the file.
   absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(path);
   if (!status.ok()) return status.status();
-  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(conf_.DefaultFs());
+  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(home_.fs);
   if (!url.ok()) return url.status();
   hadoop::LocalResource resource;
   resource.url = *url;
@@ -435,7 +479,8 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   launch.staging_dir = staging;
   launch.binary_path = binary->url.file;
   launch.yarn_scheduler = hadoop::FormatServerList(*schedulers);
-  launch.default_fs = conf_.DefaultFs();
+  // The AM works on the file system tony's files are on (with ViewFS, resolved here).
+  launch.default_fs = home_.fs;
   launch.webhdfs = hdfs_.namenode_http();
   if (ship_ca) launch.webhdfs_ca = kWebHdfsCaFile;
   // The status page serves task output only to the RM's web proxy (AmIpFilter's rule).
@@ -515,7 +560,7 @@ absl::Status YarnClusterClient::AwaitAmExit(const std::string& app_id, int64_t t
 }
 
 absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& uri) {
-  absl::StatusOr<hadoop::YarnUrl> url = hadoop::ResolveOnDefaultFs(uri, conf_.DefaultFs());
+  absl::StatusOr<hadoop::YarnUrl> url = hadoop::ResolveOnDefaultFs(uri, home_.fs);
   if (!url.ok()) return url.status();
   absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(url->file);
   if (status.status().code() == absl::StatusCode::kNotFound) {

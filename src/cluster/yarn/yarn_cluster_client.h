@@ -73,6 +73,17 @@ class YarnClusterClient final : public ClusterClient {
                                                 const std::string& finished) const;
 
  private:
+  // Where the user's tony files are: the hdfs:// file system and the directory on it
+  // ("/user/alice/.tony"), fs.defaultFS's or, with ViewFS, its mount table's for that directory;
+  // and the file systems whose delegation tokens a job needs (fs.defaultFS's, or every one the
+  // mount table names).
+  struct Home {
+    std::string fs;
+    std::string root;
+    std::vector<std::string> token_fs;
+  };
+  static absl::StatusOr<Home> HomeOf(const hadoop::HadoopConf& conf, const std::string& user);
+
   // Submit's work; Submit removes the staging directory when this fails.
   absl::Status StageAndSubmit(const hadoop::ApplicationId& id, const AmSubmission& submission);
   // With Kerberos: an HDFS delegation token from every NameNode the job names, renewable by the
@@ -84,7 +95,7 @@ class YarnClusterClient final : public ClusterClient {
   absl::Status ZipHadoopConf(const std::string& job_dir) const;
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs,
-                    hadoop::http::Tls tls);
+                    hadoop::http::Tls tls, Home home);
   // 0644 for the job's files: they lie in the 0700 staging directory, which no other user can
   // enter; the keytab is uploaded 0600 all the same.
   absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path,
@@ -107,6 +118,7 @@ class YarnClusterClient final : public ClusterClient {
   hadoop::WebHdfsClient hdfs_;
   // What WebHDFS over HTTPS trusts (empty: the system's authorities).
   const hadoop::http::Tls tls_;
+  const Home home_;
   std::optional<hadoop::NewApplication> reserved_;
   std::optional<std::vector<hadoop::NodeReport>> running_nodes_;
 };

@@ -44,7 +44,7 @@ import sun.misc.Signal;
  * MiniClusterLauncher DIR [--nodemanagers N] [--gpus G] [--nm-memory-mb M]
  *                         [--nm-vcores V] [--max-lifetime-s S]
  *                         [--secure [--rpc-protection authentication|integrity|privacy]
- *                                   [--token-lifetime-s S]] [--rm-ha | --ha] [--https]
+ *                                   [--token-lifetime-s S]] [--rm-ha | --ha] [--https] [--viewfs]
  * </pre>
  *
  * With --rm-ha, two ResourceManagers (rm1, rm2) in HA without automatic failover, recovery and
@@ -62,6 +62,9 @@ import sun.misc.Signal;
  *
  * With --https, every web endpoint of HDFS and YARN serves HTTPS only, with a certificate of a
  * test CA; DIR gets ssl-client.xml, truststore.jks and ca.pem (see HttpsMode).
+ *
+ * With --viewfs, HDFS is federated over two NameNodes and the clients' default file system is a
+ * ViewFS mount table over both (see ViewFsMode).
  *
  * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
  * DIR also gets krb5.conf and user.keytab, and minicluster.env the MINICLUSTER_KRB5_CONF,
@@ -90,6 +93,7 @@ public final class MiniClusterLauncher {
     boolean rmHa;
     boolean nnHa;
     boolean https;
+    boolean viewfs;
   }
 
   /** The ResourceManagers' ids with --rm-ha. */
@@ -123,7 +127,7 @@ public final class MiniClusterLauncher {
       System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
           + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]"
           + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha | --ha]"
-          + " [--https]");
+          + " [--https] [--viewfs]");
       System.exit(2);
       return;
     }
@@ -188,6 +192,8 @@ public final class MiniClusterLauncher {
         o.rmHa = true;
       } else if (a.equals("--https")) {
         o.https = true;
+      } else if (a.equals("--viewfs")) {
+        o.viewfs = true;
       } else if (a.equals("--ha")) {
         o.rmHa = true;
         o.nnHa = true;
@@ -233,6 +239,9 @@ public final class MiniClusterLauncher {
       }
     } else if (o.secure) {
       o.rpcProtection = "authentication";
+    }
+    if (o.viewfs && o.nnHa) {
+      throw new IllegalArgumentException("--viewfs and --ha do not go together (yet)");
     }
     if (o.tokenLifetimeS != 0 && (!o.secure || o.tokenLifetimeS < 4)) {
       throw new IllegalArgumentException("--token-lifetime-s needs --secure and at least 4 s");
@@ -346,6 +355,14 @@ public final class MiniClusterLauncher {
         }
       }
     }
+    if (opt.viewfs) {
+      builder.nnTopology(ViewFsMode.topology());
+      if (https != null) {
+        for (String ns : ViewFsMode.NAMESERVICES) {
+          conf.set("dfs.namenode.https-address." + ns, LOOPBACK + ":" + freePort());
+        }
+      }
+    }
     dfs = builder.build();
     dfs.waitActive();
     // What the daemons of this JVM read from the classpath (a NodeManager's localizer) must know
@@ -354,6 +371,10 @@ public final class MiniClusterLauncher {
     if (opt.nnHa) {
       dfs.transitionToActive(0);
       site.putAll(NameNodeHa.clientKeys(dfs, https != null));
+      site.remove("fs.defaultFS");
+    }
+    if (opt.viewfs) {
+      site.putAll(ViewFsMode.clientKeys(dfs, https != null));
       site.remove("fs.defaultFS");
     }
     if (conf.get("dfs.data.transfer.protection") != null) {
@@ -375,6 +396,14 @@ public final class MiniClusterLauncher {
     if (secure != null) {
       fs.setOwner(home, testUser, null);
     }
+    if (opt.viewfs) {
+      // What the mount table puts on the second NameNode: /data, and (the fallback) its root.
+      FileSystem second = dfs.getFileSystem(1);
+      Path dataDir = new Path("/data");
+      second.mkdirs(dataDir);
+      second.setPermission(dataDir, new FsPermission((short) 01777));
+      second.setPermission(new Path("/"), new FsPermission((short) 01777));
+    }
   }
 
   // ---------------------------------------------------------------- YARN
@@ -382,7 +411,14 @@ public final class MiniClusterLauncher {
   private void startYarn(Configuration base) throws Exception {
     // Starts from the live HDFS configuration, so it has the real fs.defaultFS.
     YarnConfiguration conf = new YarnConfiguration(dfs.getConfiguration(0));
-    if (!opt.nnHa) {
+    if (opt.viewfs) {
+      // The daemons' own default is the first NameNode; they know both (the RM renews the tokens
+      // of each).
+      for (Map.Entry<String, String> e : ViewFsMode.clientKeys(dfs, https != null).entrySet()) {
+        conf.set(e.getKey(), e.getValue());
+      }
+      conf.set("fs.defaultFS", ViewFsMode.uri(dfs, 0));
+    } else if (!opt.nnHa) {
       conf.set("fs.defaultFS", dfs.getURI().toString());
     } else {
       // The RM renews HDFS tokens and the NodeManagers localize through the nameservice.
@@ -636,6 +672,9 @@ public final class MiniClusterLauncher {
       // Each NameNode under its id, no single-NameNode address, nothing of one NameNode's own.
       all.keySet().removeIf(NameNodeHa::isServerSideKey);
       all.putAll(NameNodeHa.clientKeys(dfs, https != null));
+    } else if (opt.viewfs) {
+      all.keySet().removeIf(ViewFsMode::isServerSideKey);
+      all.putAll(ViewFsMode.clientKeys(dfs, https != null));
     } else {
       all.put("fs.defaultFS", dfs.getURI().toString());
       if (https == null) {
@@ -703,6 +742,13 @@ public final class MiniClusterLauncher {
         String web = https != null ? "https-address." : "http-address.";
         env.put("MINICLUSTER_NN_HTTP_" + upper, all.get("dfs.namenode." + web + suffix));
       }
+    } else if (opt.viewfs) {
+      env.put("MINICLUSTER_VIEWFS", "true");
+      String web = https != null ? "dfs.namenode.https-address." : "dfs.namenode.http-address.";
+      env.put("MINICLUSTER_NN_RPC", all.get("dfs.namenode.rpc-address.ns1"));
+      env.put("MINICLUSTER_NN_HTTP", all.get(web + "ns1"));
+      env.put("MINICLUSTER_NN2_RPC", all.get("dfs.namenode.rpc-address.ns2"));
+      env.put("MINICLUSTER_NN2_HTTP", all.get(web + "ns2"));
     } else {
       env.put("MINICLUSTER_NN_RPC", all.get("dfs.namenode.rpc-address"));
       env.put("MINICLUSTER_NN_HTTP",
