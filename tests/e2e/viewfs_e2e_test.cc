@@ -105,6 +105,19 @@ TEST_P(ViewFsE2eTest, AMountTableTonyCannotFollowIsOneLineNamingTheKey) {
                 "/.tony: no mount point of the ViewFS table 'minicluster' holds it");
 }
 
+TEST_P(ViewFsE2eTest, AResourceTheMountTablePutsElsewhereIsRefusedNotMisread) {
+  // /data is on ns2; the AM localizes from ns1, the user's directory's NameNode.
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.resources=hdfs:///data/x.zip"},
+                            "echo never"));
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_NE(r.err.find("hdfs:///data/x.zip: through the ViewFS mount table of fs.defaultFS "
+                       "(viewfs://minicluster/) this is hdfs://" +
+                       cluster_->Value("MINICLUSTER_NN2_RPC") + "/data/x.zip"),
+            std::string::npos)
+      << Describe(r);
+  EXPECT_EQ(r.out.find("submitted"), std::string::npos) << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ViewFsE2eTest, ::testing::Values("yarn"),
                          [](const auto& info) { return info.param; });
 

@@ -562,6 +562,20 @@ absl::Status YarnClusterClient::AwaitAmExit(const std::string& app_id, int64_t t
 absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& uri) {
   absl::StatusOr<hadoop::YarnUrl> url = hadoop::ResolveOnDefaultFs(uri, home_.fs);
   if (!url.ok()) return url.status();
+  if (hadoop::IsViewFs(conf_.DefaultFs()) && uri.starts_with("hdfs:///")) {
+    // With ViewFS, hdfs:///<path> is <path> through the mount table. The AM localizes from the
+    // NameNode of the user's directory, at the same path: anything else is refused, not misread.
+    std::string root = conf_.DefaultFs();
+    while (root.ends_with('/')) root.pop_back();
+    absl::StatusOr<std::string> resolved = hadoop::ResolveViewFs(conf_, root + url->file);
+    if (!resolved.ok()) return absl::InvalidArgumentError(resolved.status().message());
+    if (*resolved != home_.fs + url->file) {
+      return absl::InvalidArgumentError(
+          StrCat(uri, ": through the ViewFS mount table of fs.defaultFS (", conf_.DefaultFs(),
+                 ") this is ", *resolved, "; tony localizes files from ", home_.fs,
+                 " (where the user's directory is) only, at the same path"));
+    }
+  }
   absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(url->file);
   if (status.status().code() == absl::StatusCode::kNotFound) {
     return absl::NotFoundError(StrCat(uri, ": no such file or directory"));
