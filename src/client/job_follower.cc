@@ -222,6 +222,9 @@ JobFollower::Step JobFollower::Watch(const std::string& app_id) {
     ShowProgress(last_);
     if (last_.complete()) {
       (void)session_->Acknowledge();
+      // Closes the connection now: the AM's server, shutting down, waits for its clients'
+      // connections (up to its 2 s deadline), and `tony submit` waits for the AM to end.
+      SetSession(nullptr);
       return Step::kDone;
     }
     return Step::kContinue;

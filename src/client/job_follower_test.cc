@@ -24,6 +24,7 @@ struct AmLog {
   std::vector<int64_t> watched_after;  // after_version of each Watch
   std::vector<std::string> kill_reasons;
   int acknowledgements = 0;
+  int closed = 0;  // sessions destroyed (their channels closed)
 };
 
 // Each Watch answers from `watch`, given the call's after_version.
@@ -32,6 +33,9 @@ using WatchScript = std::function<absl::StatusOr<rpc::JobStatus>(int64_t after_v
 class ScriptedAm final : public AmSession {
  public:
   ScriptedAm(AmLog* log, WatchScript watch) : log_(log), watch_(std::move(watch)) {}
+  ~ScriptedAm() override { ++log_->closed; }
+  ScriptedAm(const ScriptedAm&) = delete;
+  ScriptedAm& operator=(const ScriptedAm&) = delete;
   absl::StatusOr<rpc::JobStatus> Watch(int64_t after_version, int64_t) override {
     log_->watched_after.push_back(after_version);
     return watch_(after_version);
@@ -132,6 +136,9 @@ TEST_F(JobFollowerTest, TheAmsAddressIsPolledLessAndLessOftenThenWatchedUntilAck
   EXPECT_EQ(am_.connected, std::vector<std::string>{"am-host:7000"});
   EXPECT_EQ(am_.watched_after, (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(am_.acknowledgements, 1);
+  // Its connection to the AM is closed at once, before the follower goes: an AM shutting down
+  // waits for its clients' connections (up to 2 s), and `tony submit` waits for the AM to end.
+  EXPECT_EQ(am_.closed, 1);
   // The progress line is printed once: it did not change between versions 1 and 2.
   const std::string out = out_.str();
   EXPECT_EQ(out.find("worker: 1 running"), out.rfind("worker: 1 running")) << out;
