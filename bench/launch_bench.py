@@ -11,12 +11,16 @@ For each task count N it runs, R times each (interleaved):
 
 Every task runs the same tiny shell command
 
-    date +%s%N > "$STAMP_DIR/worker.<index>"; sleep <sleep>
+    date +%s%N > "$STAMP_DIR/worker.<index>"; sleep <sleep>; date +%s%N > "$STAMP_DIR/end.<index>"
 
 so the launch latency of a run is  max(stamp) - t0, where t0 is
 CLOCK_REALTIME taken just before the launcher is spawned. The stamp includes
 the start of one /bin/sh and of `date` itself (about 1 ms each on an idle
 machine, more on a loaded one); the `direct` column shows that floor.
+
+The job's end is the launcher's exit (CLOCK_REALTIME, taken by a thread blocked in
+waitpid) minus the last task's end stamp: how long after its tasks ended the
+launcher tells its user so.
 
 While the tasks sleep, the script samples /proc/<pid>/status (VmHWM, VmRSS,
 RssAnon, RssFile) of tony's AM (am.pid), of one `tony executor` of the job, of
@@ -43,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -70,7 +75,24 @@ main()
 
 
 def stamp_command(index_var, sleep_s):
-    return ('date +%%s%%N > "$STAMP_DIR/worker.$%s"; sleep %s' % (index_var, sleep_s))
+    return ('date +%%s%%N > "$STAMP_DIR/worker.$%s"; sleep %s; date +%%s%%N > "$STAMP_DIR/end.$%s"'
+            % (index_var, sleep_s, index_var))
+
+
+class ExitWatch:
+    """The wall-clock time (ns) at which a process exits, from a thread blocked in waitpid."""
+
+    def __init__(self, popen):
+        self.ns = None
+        self._thread = threading.Thread(target=self._wait, args=(popen,), daemon=True)
+        self._thread.start()
+
+    def _wait(self, popen):
+        popen.wait()
+        self.ns = time.time_ns()
+
+    def join(self, timeout):
+        self._thread.join(timeout)
 
 
 # ---------------------------------------------------------------- /proc helpers
@@ -226,11 +248,11 @@ def cleanup(markers, tmp, popen, label):
     return leftovers
 
 
-def read_stamps(stamp_dir, n):
+def read_stamps(stamp_dir, n, kind="worker"):
     stamps = []
     for i in range(n):
         try:
-            with open(os.path.join(stamp_dir, "worker.%d" % i)) as f:
+            with open(os.path.join(stamp_dir, "%s.%d" % (kind, i))) as f:
                 stamps.append(int(f.read().strip()))
         except (OSError, ValueError):
             pass
@@ -238,14 +260,24 @@ def read_stamps(stamp_dir, n):
 
 
 def wait_stamps(stamp_dir, n, popen, deadline):
-    """Poll cheaply (every 5 ms) until all n stamp files exist."""
+    """Poll cheaply (every 5 ms) until all n start stamp files exist."""
+    def started():
+        return sum(1 for name in os.listdir(stamp_dir) if name.startswith("worker.")) >= n
     while time.monotonic() < deadline:
-        if len(os.listdir(stamp_dir)) >= n:
+        if started():
             return True
         if popen is not None and popen.poll() is not None:
-            return len(os.listdir(stamp_dir)) >= n
+            return started()
         time.sleep(0.005)
     return False
+
+
+def end_ms(stamp_dir, n, exit_watch):
+    """The launcher's exit after the last task's end stamp, in ms; None if unknown."""
+    ends = read_stamps(stamp_dir, n, "end")
+    if len(ends) != n or exit_watch.ns is None:
+        return None
+    return (exit_watch.ns - max(ends)) / 1e6
 
 
 # ---------------------------------------------------------------- runs
@@ -280,6 +312,7 @@ def run_tony(args, n, extra=()):
         m0 = time.monotonic_ns()
         popen = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
+        exit_watch = ExitWatch(popen)
         wait_stamps(stamps, n, popen, deadline)
         am, ex, guard = Peak(), Peak(), Peak()
         am_pid = ex_pid = guard_pid = None
@@ -318,10 +351,12 @@ def run_tony(args, n, extra=()):
         st = read_stamps(stamps, n)
         res.update(rc=rc, total_ms=(m1 - m0) / 1e6, am=am.as_dict(), executor=ex.as_dict(),
                    guard=guard.as_dict(), stamps=len(st))
+        exit_watch.join(1.0)
         if rc == 0 and len(st) == n:
             res["ok"] = True
             res["launch_ms"] = (max(st) - t0) / 1e6
             res["first_ms"] = (min(st) - t0) / 1e6
+            res["end_ms"] = end_ms(stamps, n, exit_watch)
         else:
             out.flush()
             with open(os.path.join(tmp, "submit.out"), errors="replace") as f:
@@ -356,6 +391,7 @@ def run_torchrun(args, n):
         m0 = time.monotonic_ns()
         popen = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
+        exit_watch = ExitWatch(popen)
         wait_stamps(stamps, n, popen, deadline)
         launcher = Peak()
         while popen.poll() is None and time.monotonic() < deadline:
@@ -368,10 +404,12 @@ def run_torchrun(args, n):
         m1 = time.monotonic_ns()
         st = read_stamps(stamps, n)
         res.update(rc=rc, total_ms=(m1 - m0) / 1e6, launcher=launcher.as_dict(), stamps=len(st))
+        exit_watch.join(1.0)
         if rc == 0 and len(st) == n:
             res["ok"] = True
             res["launch_ms"] = (max(st) - t0) / 1e6
             res["first_ms"] = (min(st) - t0) / 1e6
+            res["end_ms"] = end_ms(stamps, n, exit_watch)
         else:
             out.flush()
             with open(os.path.join(tmp, "torchrun.out"), errors="replace") as f:
@@ -544,6 +582,14 @@ def main():
             off = [r["launch_ms"] for r in results[n]["tony-notls"] if r["ok"]]
             ratio = ("%.2f" % (statistics.median(on) / statistics.median(off))) if on and off else "-"
             print("  %d tasks: %s with TLS, %s without, ratio %s" % (n, med_min(on), med_min(off), ratio))
+    print("job end: the launcher's exit after its last task ended, ms median/min")
+    for n in tasks:
+        te = [r["end_ms"] for r in results[n]["tony"] if r["ok"] and r.get("end_ms") is not None]
+        qe = [r["end_ms"] for r in results[n]["torchrun"]
+              if r["ok"] and r.get("end_ms") is not None]
+        ratio = ("%.2f" % (statistics.median(te) / statistics.median(qe))) if te and qe else "-"
+        print("  %d tasks: tony %s, torchrun %s, ratio %s"
+              % (n, med_min(te), med_min(qe) if have_torch else "skipped", ratio))
     maps = [r["ex_maps"] for n in tasks for r in results[n]["tony"] if r.get("ex_maps")]
     if maps:
         print("one tony executor's largest mappings (Rss kB / Pss kB, N=%d): %s" % (
