@@ -149,6 +149,12 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   for (const auto& [alias, token] : credentials->tokens()) {
     if (token.kind == hadoop::kHdfsDelegationTokenKind) yarn.hdfs_tokens.push_back(token);
   }
+  // The AM's own WebHDFS calls use the first: its default file system's (with ViewFS or
+  // tony.other.namenodes there are others, and the credentials keep no order).
+  std::stable_partition(yarn.hdfs_tokens.begin(), yarn.hdfs_tokens.end(),
+                        [&launch](const hadoop::Token& token) {
+                          return token.service == launch.webhdfs_token;
+                        });
   yarn.common_files = {
       {"tony", !launch.binary_path.empty() ? launch.binary_path : StrCat(staging, "/tony")},
       {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};

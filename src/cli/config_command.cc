@@ -40,10 +40,8 @@ absl::StatusOr<std::string> ReadRemoteConfFile(const config::ConfigRequest& requ
   std::string uri = *request.conf_file;
   const bool viewfs = hadoop::IsViewFs(conf->DefaultFs());
   if (viewfs && uri.starts_with("hdfs:///")) {
-    std::string root = conf->DefaultFs();
-    while (root.ends_with('/')) root.pop_back();
-    absl::StatusOr<std::string> resolved =
-        hadoop::ResolveViewFs(*conf, StrCat(root, uri.substr(std::string_view("hdfs://").size())));
+    absl::StatusOr<std::string> resolved = hadoop::ResolveDefaultFsPath(
+        *conf, std::string_view(uri).substr(std::string_view("hdfs://").size()));
     if (!resolved.ok()) return resolved.status();
     uri = *std::move(resolved);
   }

@@ -87,10 +87,11 @@ absl::StatusOr<HadoopConf> HadoopConf::Load(const std::vector<std::string>& dirs
 
 std::string HadoopConf::FindFile(const std::string& name) const {
   std::error_code ec;
-  if (name.starts_with('/')) return fs::exists(name, ec) ? name : "";
+  if (name.empty()) return "";
+  if (name.starts_with('/')) return fs::is_regular_file(name, ec) ? name : "";
   for (size_t i = dirs_.size(); i > 0; --i) {
     std::string path = StrCat(dirs_[i - 1], "/", name);
-    if (fs::exists(path, ec)) return path;
+    if (fs::is_regular_file(path, ec)) return path;
   }
   return "";
 }

@@ -46,7 +46,8 @@ class HadoopConf {
   // client configuration tony ships to task containers.
   const std::map<std::string, std::string>& files() const { return files_; }
   // The path of a further configuration file `name` (ssl-client.xml): `name` itself when it is
-  // absolute, else the last of the loaded directories that has it; "" when none has.
+  // absolute, else the last of the loaded directories that has it; "" when none has (a name
+  // that is empty or not a regular file is none).
   std::string FindFile(const std::string& name) const;
   // hadoop.security.authentication is kerberos.
   bool SecurityEnabled() const;

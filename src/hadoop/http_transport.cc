@@ -75,7 +75,11 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error_buffer);
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (request.https_only && !request.url.starts_with("https://")) {
+    return absl::InvalidArgumentError(StrCat("WebHDFS ", op, " ", path, ": ", Authority(request.url),
+                                             ": an HTTPS client was sent to ", request.url.substr(0, request.url.find('?'))));
+  }
+  curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, request.https_only ? "https" : "http,https");
   // The cluster is reached directly: an http_proxy meant for the outside world must not apply.
   curl_easy_setopt(handle, CURLOPT_PROXY, "");
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout_ms));
@@ -145,15 +149,28 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
                               StrCat("WebHDFS ", op, " ", path, ": ", state.read_error.message()));
         }
         return absl::InternalError(StrCat(where, ": ", detail));
-      case CURLE_PEER_FAILED_VERIFICATION:
-      case CURLE_SSL_CACERT_BADFILE: {
+      case CURLE_PEER_FAILED_VERIFICATION: {
         const std::string trusted = request.tls != nullptr && !request.tls->ca_pem.empty()
                                         ? request.tls->source
                                         : "the system's certificate authorities";
+        // A chain that verified, on a certificate that does not name the host.
+        long verify = -1;
+        curl_easy_getinfo(handle, CURLINFO_SSL_VERIFYRESULT, &verify);
+        if (verify == 0) {
+          return absl::InvalidArgumentError(StrCat(
+              where, ": the server's TLS certificate does not name the host (", detail, ")"));
+        }
         return absl::InvalidArgumentError(
             StrCat(where, ": the server's TLS certificate is not trusted by ", trusted, " (",
                    detail, ")"));
       }
+      case CURLE_SSL_CACERT_BADFILE:
+        return absl::InvalidArgumentError(
+            StrCat(where, ": the certificates of ",
+                   request.tls != nullptr && !request.tls->ca_pem.empty()
+                       ? request.tls->source
+                       : std::string("the system"),
+                   " cannot be loaded (", detail, ")"));
       case CURLE_OPERATION_TIMEDOUT:
         return absl::DeadlineExceededError(StrCat(where, ": no complete response within ",
                                                   total_timeout_ms, " ms (", detail, ")"));

@@ -44,6 +44,8 @@ struct Request {
   std::string authorization = {};
   // For https://: whom to trust; nullptr: the system's authorities.
   const Tls* tls = nullptr;
+  // Only https:// may be followed (a redirect of an HTTPS client must not fall back to HTTP).
+  bool https_only = false;
 };
 
 struct Response {
@@ -55,8 +57,9 @@ struct Response {
 
 // Performs the request. Errors start "WebHDFS <op> <path>: <host:port>": kUnavailable when the
 // server cannot be reached or the transfer broke, kDeadlineExceeded past the time limit,
-// kInvalidArgument when an https:// server's certificate is not trusted (the message names what
-// was trusted: the client's configuration is at fault, or someone is in the middle). With
+// kInvalidArgument when an https:// server's certificate is not trusted or does not name the host
+// (the message names what was trusted: the client's configuration is at fault, or someone is in
+// the middle). With
 // `connected`, it is set to whether a connection to the server was made at all: a request that
 // never connected cannot have reached the server.
 absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::string_view op,

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/strings.h"
@@ -26,6 +27,7 @@ constexpr uint32_t kPrivateKeyEntry = 1;
 constexpr uint32_t kTrustedCertEntry = 2;
 constexpr uint32_t kSecretKeyEntry = 3;
 constexpr size_t kSha1Size = 20;
+constexpr size_t kMaxTrustStoreBytes = size_t{64} << 20;
 // What Java's JKS digest mixes in after the password.
 constexpr std::string_view kJksWhitener = "Mighty Aphrodite";
 
@@ -106,14 +108,44 @@ class Reader {
   bool ok_ = true;
 };
 
-absl::Status CheckJksDigest(std::string_view bytes, size_t body_size, std::string_view password) {
-  // SHA-1 of the password as UTF-16BE (ASCII and Latin-1 passwords; others are rare in
-  // ssl-client.xml), the whitener, and the file's bytes before the digest.
-  std::string key;
-  for (unsigned char c : password) {
-    key.push_back('\0');
-    key.push_back(static_cast<char>(c));
+// A UTF-8 password as Java's char[] of it, UTF-16BE; a byte that is not UTF-8 stands for itself.
+std::string Utf16Be(std::string_view utf8) {
+  std::string out;
+  const auto unit = [&out](uint32_t u) {
+    out.push_back(static_cast<char>(u >> 8));
+    out.push_back(static_cast<char>(u & 0xFF));
+  };
+  for (size_t i = 0; i < utf8.size();) {
+    const auto byte = static_cast<unsigned char>(utf8[i]);
+    const int extra = byte >= 0xF0 ? 3 : byte >= 0xE0 ? 2 : byte >= 0xC0 ? 1 : 0;
+    uint32_t code = extra == 0 ? byte : byte & (0x3F >> extra);
+    bool valid = i + extra < utf8.size() || extra == 0;
+    for (int k = 1; valid && k <= extra; ++k) {
+      const auto next = static_cast<unsigned char>(utf8[i + k]);
+      valid = (next & 0xC0) == 0x80;
+      code = (code << 6) | (next & 0x3F);
+    }
+    if (!valid) {
+      code = byte;
+      i += 1;
+    } else {
+      i += static_cast<size_t>(extra) + 1;
+    }
+    if (code >= 0x10000) {
+      code -= 0x10000;
+      unit(0xD800 + (code >> 10));
+      unit(0xDC00 + (code & 0x3FF));
+    } else {
+      unit(code);
+    }
   }
+  return out;
+}
+
+absl::Status CheckJksDigest(std::string_view bytes, size_t body_size, std::string_view password) {
+  // SHA-1 of the password as Java's chars (UTF-16BE), the whitener, and the file's bytes before
+  // the digest.
+  const std::string key = Utf16Be(password);
   unsigned char digest[kSha1Size];
   unsigned int size = 0;
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
@@ -138,7 +170,8 @@ absl::StatusOr<std::string> JksToPem(std::string_view bytes, std::string_view pa
   const uint32_t version = in.U32();
   const uint32_t count = in.U32();
   const char* format = magic == kJceksMagic ? "JCEKS" : "JKS";
-  if (!in.ok() || (version != 1 && version != 2)) {
+  if (!in.ok()) return absl::InvalidArgumentError(StrCat("a truncated ", format, " keystore"));
+  if (version != 1 && version != 2) {
     return absl::InvalidArgumentError(StrCat("a ", format, " keystore of unknown version ",
                                              version));
   }
@@ -148,11 +181,17 @@ absl::StatusOr<std::string> JksToPem(std::string_view bytes, std::string_view pa
     (void)in.Utf();  // alias
     (void)in.U64();  // creation time
     if (tag == kPrivateKeyEntry) {
+      // As Java's trust managers read a keystore: the entry's own certificate (its chain's first)
+      // is trusted, not the rest of its chain.
       (void)in.Bytes(in.U32());  // the protected key
       const uint32_t chain = in.U32();
       for (uint32_t c = 0; c < chain && in.ok(); ++c) {
         if (version == 2) (void)in.Utf();  // certificate type
-        (void)in.Bytes(in.U32());
+        std::string_view der = in.Bytes(in.U32());
+        if (c > 0 || !in.ok()) continue;
+        absl::StatusOr<std::string> own = DerToPem(der);
+        if (!own.ok()) return own.status();
+        pem += *own;
       }
     } else if (tag == kTrustedCertEntry) {
       if (version == 2) {
@@ -218,9 +257,11 @@ absl::StatusOr<std::string> Pkcs12ToPem(std::string_view bytes, std::string_view
   EVP_PKEY* key_raw = nullptr;
   X509* cert_raw = nullptr;
   STACK_OF(X509)* ca_raw = nullptr;
+  // Declared before what it may create, so that it outlives them.
+  std::optional<LegacyContext> legacy;
   if (PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw) != 1) {
     const std::string first = OpenSslError();
-    const LegacyContext legacy;
+    legacy.emplace();
     if (PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw) != 1) {
       ERR_clear_error();
       return absl::InvalidArgumentError(
@@ -245,16 +286,28 @@ absl::StatusOr<std::string> Pkcs12ToPem(std::string_view bytes, std::string_view
 }
 
 absl::StatusOr<std::string> PemCertificates(std::string_view bytes) {
+  constexpr std::string_view kBegin = "-----BEGIN CERTIFICATE-----";
+  if (bytes.size() > kMaxTrustStoreBytes) {
+    return absl::InvalidArgumentError("a PEM file over 64 MiB is not a truststore");
+  }
   std::unique_ptr<BIO, BioDeleter> in(BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
   std::string pem;
-  while (true) {
+  size_t expected = 0;
+  for (size_t at = bytes.find(kBegin); at != std::string_view::npos;
+       at = bytes.find(kBegin, at + 1)) {
+    ++expected;
+  }
+  for (size_t i = 0; i < expected; ++i) {
     std::unique_ptr<X509, X509Deleter> cert(PEM_read_bio_X509(in.get(), nullptr, nullptr, nullptr));
-    if (cert == nullptr) break;
+    if (cert == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat("certificate ", i + 1, " of the PEM file cannot be read: ", OpenSslError()));
+    }
     absl::StatusOr<std::string> one = CertToPem(cert.get());
     if (!one.ok()) return one.status();
     pem += *one;
   }
-  ERR_clear_error();  // the end of the input
+  ERR_clear_error();
   return pem;
 }
 

@@ -10,15 +10,6 @@ namespace {
 constexpr std::string_view kScheme = "viewfs://";
 constexpr char kPrefix[] = "fs.viewfs.mounttable.";
 
-// "/a//b/" -> "/a/b"; "/" stays "/".
-std::string NormalizePath(std::string_view path) {
-  std::string out;
-  for (std::string_view part : Split(path, '/')) {
-    if (!part.empty()) out += StrCat("/", part);
-  }
-  return out.empty() ? "/" : out;
-}
-
 std::string WithoutTrailingSlash(std::string target) {
   while (target.size() > 1 && target.ends_with('/') && !target.ends_with("://")) target.pop_back();
   return target;
@@ -47,6 +38,14 @@ std::string_view Below(std::string_view path, std::string_view prefix) {
 }  // namespace
 
 bool IsViewFs(std::string_view uri) { return uri.starts_with(kScheme); }
+
+std::string NormalizePath(std::string_view path) {
+  std::string out;
+  for (std::string_view part : Split(path, '/')) {
+    if (!part.empty()) out += StrCat("/", part);
+  }
+  return out.empty() ? "/" : out;
+}
 
 absl::StatusOr<std::string> MountTable::Resolve(std::string_view path) const {
   const std::string normal = NormalizePath(path);
@@ -140,6 +139,12 @@ absl::StatusOr<MountTable> LoadMountTable(const HadoopConf& conf, std::string_vi
                                              "' has no links (no ", prefix, "link.* keys)"));
   }
   return table;
+}
+
+absl::StatusOr<std::string> ResolveDefaultFsPath(const HadoopConf& conf, std::string_view path) {
+  absl::StatusOr<MountTable> table = LoadMountTable(conf, conf.DefaultFs());
+  if (!table.ok()) return table.status();
+  return table->Resolve(path);
 }
 
 absl::StatusOr<std::string> ResolveViewFs(const HadoopConf& conf, std::string_view uri) {

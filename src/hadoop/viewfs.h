@@ -58,4 +58,10 @@ absl::StatusOr<MountTable> LoadMountTable(const HadoopConf& conf, std::string_vi
 // returned as it is.
 absl::StatusOr<std::string> ResolveViewFs(const HadoopConf& conf, std::string_view uri);
 
+// The URI an absolute path of fs.defaultFS (a viewfs:// one) names, through its mount table.
+absl::StatusOr<std::string> ResolveDefaultFsPath(const HadoopConf& conf, std::string_view path);
+
+// "/a//b/" -> "/a/b" ("/" stays "/"), as ViewFS compares paths.
+std::string NormalizePath(std::string_view path);
+
 }  // namespace tony::hadoop

@@ -64,6 +64,7 @@ TEST_F(ViewFsTest, EachPathGoesToItsLongestMountPoint) {
   EXPECT_EQ(table->Resolve("/database").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(*ResolveViewFs(conf, "viewfs://cluster1/tmp//a/"), "hdfs://nn3.example:8020/tmp/a");
   EXPECT_EQ(*ResolveViewFs(conf, "hdfs://ns1/x"), "hdfs://ns1/x");
+  EXPECT_EQ(*ResolveDefaultFsPath(conf, "/user//bob/"), "hdfs://ns1/user/bob");
 }
 
 TEST_F(ViewFsTest, EveryTargetFileSystemOnceInOrder) {
@@ -89,6 +90,11 @@ TEST_F(ViewFsTest, ViewFsWithoutATableIsTheDefaultTable) {
                      "viewfs:///");
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(table->name, "default");
+  // A default file system of viewfs:/// is the default table too.
+  const HadoopConf no_table =
+      Conf({{"fs.defaultFS", "viewfs:///"},
+            {"fs.viewfs.mounttable.default.link./user", "hdfs://ns1/user"}});
+  EXPECT_EQ(*ResolveDefaultFsPath(no_table, "/user/a"), "hdfs://ns1/user/a");
   table = LoadMountTable(Conf({{"fs.viewfs.mounttable.default.name.key", "mine"},
                                {"fs.viewfs.mounttable.mine.link./user", "hdfs://ns1/user"},
                                {"fs.viewfs.mounttable.mine.homedir", "/home/"}}),

@@ -108,7 +108,7 @@ absl::StatusOr<Response> WebHdfsClient::AtNameNode(
       if (!prepared.ok()) return prepared.status();
       bool connected = true;
       absl::StatusOr<Response> response =
-          Perform({method, prepared->url, nullptr, prepared->authorization, &*tls_}, timeout_ms_,
+          Perform({method, prepared->url, nullptr, prepared->authorization, &*tls_, https_}, timeout_ms_,
                   op, path, &connected);
       // Without HA, the one NameNode's answer is the caller's, whatever it is.
       if (targets.size() == 1) return response;
@@ -251,7 +251,7 @@ absl::Status WebHdfsClient::Upload(const std::string& path,
       DataNodeLocation(AtNameNode(Request::Method::kPut, path, "CREATE", params), "CREATE", path);
   if (!location.ok()) return location.status();
   absl::StatusOr<Response> response =
-      Perform({Request::Method::kPut, *location, &body, "", &*tls_}, timeout_ms_, "CREATE", path);
+      Perform({Request::Method::kPut, *location, &body, "", &*tls_, https_}, timeout_ms_, "CREATE", path);
   if (!response.ok()) return response.status();
   if (response->status != 201 && response->status != 200) {
     return HttpErrorStatus("CREATE", path, response->status, response->body);
@@ -306,7 +306,7 @@ absl::Status WebHdfsClient::Append(const std::string& path, std::string_view dat
       DataNodeLocation(AtNameNode(Request::Method::kPost, path, "APPEND", {}), "APPEND", path);
   if (!location.ok()) return location.status();
   absl::StatusOr<Response> response =
-      Perform({Request::Method::kPost, *location, &body, "", &*tls_}, timeout_ms_, "APPEND",
+      Perform({Request::Method::kPost, *location, &body, "", &*tls_, https_}, timeout_ms_, "APPEND",
               path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
@@ -334,7 +334,7 @@ absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path, int64_t
       DataNodeLocation(AtNameNode(Request::Method::kGet, path, "OPEN", range), "OPEN", path);
   if (!location.ok()) return location.status();
   absl::StatusOr<Response> response =
-      Perform({Request::Method::kGet, *location, nullptr, "", &*tls_}, timeout_ms_, "OPEN", path);
+      Perform({Request::Method::kGet, *location, nullptr, "", &*tls_, https_}, timeout_ms_, "OPEN", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("OPEN", path, response->status, response->body);

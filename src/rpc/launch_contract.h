@@ -31,6 +31,9 @@ inline constexpr char kEnvYarnScheduler[] = "TONY_YARN_SCHEDULER";
 inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";
 inline constexpr char kEnvWebHdfs[] = "TONY_WEBHDFS";
 inline constexpr char kEnvWebHdfsCa[] = "TONY_WEBHDFS_CA";  // PEM file the AM trusts for HTTPS
+// The service of the HDFS token the AM's WebHDFS calls use (its default file system's): the
+// container's credentials hold one per NameNode, in no particular order.
+inline constexpr char kEnvWebHdfsToken[] = "TONY_WEBHDFS_TOKEN";
 inline constexpr char kEnvHasSrc[] = "TONY_HAS_SRC";
 inline constexpr char kEnvHasVenv[] = "TONY_HAS_VENV";
 inline constexpr char kEnvHasHadoopConf[] = "TONY_HAS_HADOOP_CONF";
@@ -53,10 +56,10 @@ inline constexpr char kEnvHost[] = "TONY_HOST";
 inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
-inline constexpr std::array<std::string_view, 26> kInternalVariables = {
+inline constexpr std::array<std::string_view, 27> kInternalVariables = {
     kEnvAppId,       kEnvBackend,    kEnvAmAttempt,     kEnvStagingDir, kEnvYarnScheduler,
     kEnvSubmittedMs, kEnvBinaryPath, kEnvAmKeytab,      kEnvDefaultFs,  kEnvWebHdfs,
-    kEnvWebHdfsCa,
+    kEnvWebHdfsCa,   kEnvWebHdfsToken,
     kEnvHasSrc,      kEnvHasVenv,    kEnvHasHadoopConf, kEnvYarnNodes,  kEnvYarnWebProxy,
     kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,      kEnvTaskIndex,  kEnvTaskAttempt,
     kEnvContainerId, kEnvLogDir,     kEnvHost,          kEnvWorkDir,    kEnvContainerSecrets};
@@ -77,6 +80,7 @@ struct AmLaunch {
   // host:port (with NameNode HA nn1=host:port,nn2=host:port), behind "https://" for HTTPS
   std::string webhdfs;
   std::string webhdfs_ca;  // the localized PEM of the authorities to trust for HTTPS, or ""
+  std::string webhdfs_token;  // the service of default_fs's HDFS token, or ""
   // host:port (with RM HA, id=host:port,...), behind "https://" for HTTPS, or "" without one
   std::string web_proxy;
   std::string keytab;      // the localized keytab, or ""
@@ -99,6 +103,7 @@ struct AmLaunch {
     set(kEnvDefaultFs, default_fs);
     set(kEnvWebHdfs, webhdfs);
     set(kEnvWebHdfsCa, webhdfs_ca);
+    set(kEnvWebHdfsToken, webhdfs_token);
     set(kEnvYarnWebProxy, web_proxy);
     set(kEnvAmKeytab, keytab);
     set(kEnvYarnNodes, node_hints);
@@ -149,6 +154,7 @@ inline absl::StatusOr<AmLaunch> ReadAmLaunch(const EnvLookup& lookup = [](const 
   launch.default_fs = get(kEnvDefaultFs);
   launch.webhdfs = get(kEnvWebHdfs);
   launch.webhdfs_ca = get(kEnvWebHdfsCa);
+  launch.webhdfs_token = get(kEnvWebHdfsToken);
   launch.web_proxy = get(kEnvYarnWebProxy);
   launch.keytab = get(kEnvAmKeytab);
   launch.node_hints = get(kEnvYarnNodes);

@@ -30,6 +30,7 @@ AmLaunch FullYarnLaunch() {
   launch.default_fs = "hdfs://nn:8020";
   launch.webhdfs = "https://nn:9871";
   launch.webhdfs_ca = "webhdfs-ca.pem";
+  launch.webhdfs_token = "ha-hdfs:ns1";
   launch.web_proxy = "rm:8089";
   launch.keytab = "user.keytab";
   launch.node_hints = "n1@/rack1,n2@/rack2";
@@ -54,6 +55,7 @@ TEST(AmLaunchTest, WhatABackendWritesTheAmReadsBack) {
   EXPECT_EQ(read->default_fs, written.default_fs);
   EXPECT_EQ(read->webhdfs, written.webhdfs);
   EXPECT_EQ(read->webhdfs_ca, written.webhdfs_ca);
+  EXPECT_EQ(read->webhdfs_token, written.webhdfs_token);
   EXPECT_EQ(read->web_proxy, written.web_proxy);
   EXPECT_EQ(read->keytab, written.keytab);
   EXPECT_EQ(read->node_hints, written.node_hints);

@@ -3,7 +3,8 @@
 // truststore in DIR), given only the cluster's client configuration: the client stages the job and
 // the AM writes its history over WebHDFS with TLS, trusting the CA of ssl-client.xml, and the
 // links go to the HTTPS web proxy. A truststore that does not trust the NameNode, none at all, or
-// one that cannot be opened is one line naming it, exit 2, with nothing staged.
+// one that cannot be opened is one line naming it, exit 2, with nothing staged (and `tony list`,
+// which needs no WebHDFS, still works).
 
 #include <fstream>
 #include <regex>
@@ -106,6 +107,12 @@ TEST_P(HttpsE2eTest, ATruststoreThatCannotBeOpenedNamesTheKeyAndTheFile) {
   ExpectRefused(r, "ssl.client.truststore.location in ");
   EXPECT_NE(r.err.find(truststore + ": the keystore's integrity check failed"), std::string::npos)
       << Describe(r);
+  // What needs no WebHDFS still works with it.
+  std::map<std::string, std::string> env = Env();
+  env["HADOOP_CONF_DIR"] = runner_.work_dir() + "/conf";
+  env.erase("YARN_CONF_DIR");
+  TonyResult list = runner_.Run({"list", "--backend", "yarn"}, 60000, env);
+  EXPECT_EQ(list.exit_code, 0) << Describe(list);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HttpsE2eTest, ::testing::Values("yarn"),

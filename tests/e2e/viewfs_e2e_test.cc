@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "e2e/backend_fixture.h"
+#include "hadoop/truststore.h"
 
 namespace tony::testing {
 namespace {
@@ -33,8 +34,14 @@ class ViewFsE2eTest : public BackendE2eTest {
     EXPECT_TRUE(ns2.ok()) << ns2.status();
     absl::StatusOr<std::shared_ptr<const hadoop::KerberosCredentials>> login = cluster_->Login();
     EXPECT_TRUE(login.ok()) << login.status();
-    return hadoop::WebHdfsClient(ns2->WebHdfsServers(),
+    hadoop::WebHdfsClient client(ns2->WebHdfsServers(),
                                  hadoop::WebHdfsAuth{cluster_->user(), *login, std::nullopt});
+    if (ns2->https) {
+      absl::StatusOr<hadoop::http::Tls> tls = hadoop::ClientTls(*conf);
+      EXPECT_TRUE(tls.ok()) << tls.status();
+      if (tls.ok()) client.SetTls(*std::move(tls));
+    }
+    return client;
   }
 
   // A copy of the cluster's client configuration with `sed` applied to core-site.xml.

@@ -99,7 +99,7 @@ AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
 
 absl::StatusOr<YarnClusterClient::Home> YarnClusterClient::HomeOf(const hadoop::HadoopConf& conf,
                                                                   const std::string& user) {
-  Home home{conf.DefaultFs(), StrCat("/user/", user, "/.tony"), {conf.DefaultFs()}};
+  Home home{conf.DefaultFs(), StrCat("/user/", user, "/.tony"), {conf.DefaultFs()}, "", {}};
   if (!hadoop::IsViewFs(home.fs)) return home;
   const auto bad = [&conf](const absl::Status& status) {
     return absl::InvalidArgumentError(
@@ -143,11 +143,16 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
   }
   if (hdfs.ok()) {
     webhdfs = hdfs->WebHdfsServers();
+    home->token_service = hdfs->TokenService();
     if (hdfs->https) {
-      // WebHDFS over HTTPS trusts what the cluster's clients trust (ssl-client.xml).
+      // WebHDFS over HTTPS trusts what the cluster's clients trust (ssl-client.xml). A truststore
+      // that cannot be read fails what needs WebHDFS, not list, status or kill.
       absl::StatusOr<hadoop::http::Tls> trusted = hadoop::ClientTls(conf);
-      if (!trusted.ok()) return trusted.status();
-      tls = *std::move(trusted);
+      if (trusted.ok()) {
+        tls = *std::move(trusted);
+      } else {
+        home->webhdfs_error = trusted.status();
+      }
     }
   } else if (home->fs.starts_with("hdfs://")) {
     return hdfs.status();
@@ -182,6 +187,7 @@ hadoop::FailoverPolicy YarnClusterClient::NameNodePolicy() const {
 absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
     const std::string& location, const std::string& intermediate,
     const std::string& finished) const {
+  if (!home_.webhdfs_error.ok()) return home_.webhdfs_error;
   absl::StatusOr<history::HistoryDirs> dirs =
       HdfsHistoryDirs(location, intermediate, finished, home_.fs, home_.root + "/history");
   if (!dirs.ok()) return dirs.status();
@@ -375,6 +381,7 @@ absl::Status YarnClusterClient::ZipHadoopConf(const std::string& job_dir) const 
 }
 
 absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
+  if (!home_.webhdfs_error.ok()) return home_.webhdfs_error;
   absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(submission.app_id);
   if (!id.ok()) return id.status();
   absl::Status submitted = StageAndSubmit(*id, submission);
@@ -483,6 +490,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   launch.default_fs = home_.fs;
   launch.webhdfs = hdfs_.namenode_http();
   if (ship_ca) launch.webhdfs_ca = kWebHdfsCaFile;
+  launch.webhdfs_token = home_.token_service;
   // The status page serves task output only to the RM's web proxy (AmIpFilter's rule).
   if (absl::StatusOr<std::vector<hadoop::ServerAddress>> proxies = conf_.WebProxyAddresses();
       proxies.ok()) {
@@ -560,16 +568,17 @@ absl::Status YarnClusterClient::AwaitAmExit(const std::string& app_id, int64_t t
 }
 
 absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& uri) {
+  if (!home_.webhdfs_error.ok()) return home_.webhdfs_error;
   absl::StatusOr<hadoop::YarnUrl> url = hadoop::ResolveOnDefaultFs(uri, home_.fs);
   if (!url.ok()) return url.status();
-  if (hadoop::IsViewFs(conf_.DefaultFs()) && uri.starts_with("hdfs:///")) {
+  absl::StatusOr<hadoop::YarnUrl> given = hadoop::YarnUrl::Parse(uri);
+  if (hadoop::IsViewFs(conf_.DefaultFs()) && given.ok() && given->host.empty()) {
     // With ViewFS, hdfs:///<path> is <path> through the mount table. The AM localizes from the
     // NameNode of the user's directory, at the same path: anything else is refused, not misread.
-    std::string root = conf_.DefaultFs();
-    while (root.ends_with('/')) root.pop_back();
-    absl::StatusOr<std::string> resolved = hadoop::ResolveViewFs(conf_, root + url->file);
+    const std::string path = hadoop::NormalizePath(url->file);
+    absl::StatusOr<std::string> resolved = hadoop::ResolveDefaultFsPath(conf_, path);
     if (!resolved.ok()) return absl::InvalidArgumentError(resolved.status().message());
-    if (*resolved != home_.fs + url->file) {
+    if (*resolved != home_.fs + path) {
       return absl::InvalidArgumentError(
           StrCat(uri, ": through the ViewFS mount table of fs.defaultFS (", conf_.DefaultFs(),
                  ") this is ", *resolved, "; tony localizes files from ", home_.fs,

@@ -81,6 +81,9 @@ class YarnClusterClient final : public ClusterClient {
     std::string fs;
     std::string root;
     std::vector<std::string> token_fs;
+    std::string token_service;  // of fs's delegation token (known once its NameNodes are)
+    // Why WebHDFS cannot be used (a truststore that cannot be read), or OK.
+    absl::Status webhdfs_error;
   };
   static absl::StatusOr<Home> HomeOf(const hadoop::HadoopConf& conf, const std::string& user);
 
