@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <memory>
 #include <thread>
 
 #include "cluster/staging.h"
 #include "cluster/yarn/hdfs_history_fs.h"
+#include "cluster/yarn/hdfs_job_files.h"
 #include "common/archive.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -20,39 +20,10 @@
 #include "hadoop/nameservice.h"
 #include "hadoop/truststore.h"
 #include "hadoop/viewfs.h"
-#include "openssl/evp.h"
 #include "rpc/launch_contract.h"
 
 namespace tony::cluster {
 namespace {
-
-constexpr int64_t kDayMs = int64_t{24} * 3600 * 1000;
-// How long a cached tony binary stays after it was uploaded.
-constexpr int64_t kBinaryCacheRetentionDays = 30;
-
-// The SHA-256 of the file's content, in hex.
-absl::StatusOr<std::string> FileSha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(StrCat("cannot read ", path));
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (ctx == nullptr || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    return absl::InternalError("SHA-256 is not available");
-  }
-  std::vector<char> buffer(1 << 20);
-  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
-    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(in.gcount()));
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &length);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
-}
 
 namespace fs = std::filesystem;
 
@@ -112,9 +83,9 @@ absl::StatusOr<YarnClusterClient::Home> YarnClusterClient::HomeOf(const hadoop::
   if (!resolved.ok()) return bad(resolved.status());
   absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(*resolved);
   if (!url.ok() || url->scheme != "hdfs") {
-    return bad(absl::InvalidArgumentError(
-        StrCat("tony's directory ", table->homedir, "/", user, "/.tony is ", *resolved,
-               " through the mount table, not on HDFS")));
+    return bad(absl::InvalidArgumentError(StrCat("tony's directory ", table->homedir, "/", user,
+                                                 "/.tony is ", *resolved,
+                                                 " through the mount table, not on HDFS")));
   }
   home.root = url->file;
   url->file.clear();
@@ -138,8 +109,8 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
   hadoop::http::Tls tls;
   absl::StatusOr<hadoop::NameService> hdfs = hadoop::ResolveNameService(conf, home->fs);
   if (!hdfs.ok() && home->fs == conf.DefaultFs()) {
-    hdfs = absl::Status(hdfs.status().code(), StrCat("fs.defaultFS (", conf.DefaultFs(), "): ",
-                                                     ToStd(hdfs.status().message())));
+    hdfs = absl::Status(hdfs.status().code(), StrCat("fs.defaultFS (", conf.DefaultFs(),
+                                                     "): ", ToStd(hdfs.status().message())));
   }
   if (hdfs.ok()) {
     webhdfs = hdfs->WebHdfsServers();
@@ -175,7 +146,8 @@ YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions
       yarn_(std::move(yarn)),
       hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}),
       tls_(std::move(tls)),
-      home_(std::move(home)) {
+      home_(std::move(home)),
+      files_(&hdfs_, home_.fs, home_.root) {
   hdfs_.SetFailoverPolicy(NameNodePolicy());
   hdfs_.SetTls(tls_);
 }
@@ -306,63 +278,7 @@ std::string YarnClusterClient::JobDir(const std::string& app_id) const {
 }
 
 std::string YarnClusterClient::StagingDir(const std::string& app_id) const {
-  return StrCat(home_.root, "/", app_id);
-}
-
-absl::StatusOr<hadoop::LocalResource> YarnClusterClient::Upload(const std::string& local,
-                                                                const std::string& path,
-                                                                int permission) {
-  if (absl::Status s = hdfs_.CreateFromFile(path, local, /*overwrite=*/true, permission); !s.ok()) {
-    return s;
-  }
-  return Describe(path);
-}
-
-absl::StatusOr<hadoop::LocalResource> YarnClusterClient::CachedBinary(const std::string& app_id) {
-  absl::StatusOr<std::string> digest = FileSha256(options_.executable);
-  if (!digest.ok()) return digest.status();
-  const std::string dir = StrCat(home_.root, "/cache");
-  const std::string path = StrCat(dir, "/tony-", digest->substr(0, 32));
-  absl::StatusOr<hadoop::LocalResource> cached = Describe(path);
-  if (cached.ok() || cached.status().code() != absl::StatusCode::kNotFound) return cached;
-  if (absl::Status s = hdfs_.Mkdirs(dir, 0700); !s.ok()) return s;
-  const std::string partial = StrCat(path, ".", app_id, ".partial");
-  absl::StatusOr<hadoop::LocalResource> uploaded = Upload(options_.executable, partial, 0755);
-  if (!uploaded.ok()) return uploaded.status();
-  if (absl::Status renamed = hdfs_.Rename(partial, path); !renamed.ok()) {
-    (void)hdfs_.Delete(partial, /*recursive=*/false);  // another job put the same binary there
-  }
-  // Old entries go; a job still running on one keeps its containers (their files are localized).
-  if (absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_.ListStatus(dir);
-      entries.ok()) {
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-    for (const hadoop::FileStatus& entry : *entries) {
-      const std::string name = entry.path_suffix;
-      const int64_t age_ms = now_ms - entry.modification_time_ms;
-      const bool old = name.ends_with(".partial") ? age_ms > kDayMs
-                                                  : age_ms > kBinaryCacheRetentionDays * kDayMs;
-      if (name.starts_with("tony-") && StrCat(dir, "/", name) != path && old) {
-        (void)hdfs_.Delete(StrCat(dir, "/", name), /*recursive=*/false);
-      }
-    }
-  }
-  return Describe(path);
-}
-
-absl::StatusOr<hadoop::LocalResource> YarnClusterClient::Describe(const std::string& path) {
-  // YARN checks the exact length and modification time when it localizes the file.
-  absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(path);
-  if (!status.ok()) return status.status();
-  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(home_.fs);
-  if (!url.ok()) return url.status();
-  hadoop::LocalResource resource;
-  resource.url = *url;
-  resource.url.file = path;
-  resource.size = status->length;
-  resource.timestamp_ms = status->modification_time_ms;
-  return resource;
+  return files_.StagingDir(app_id);
 }
 
 absl::Status YarnClusterClient::ZipHadoopConf(const std::string& job_dir) const {
@@ -440,17 +356,18 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
     staged.push_back(
         {relative, std::async(std::launch::async, [this, local = entry.path().string(),
                                                    remote = StrCat(staging, "/", relative)] {
-           return Upload(local, remote);
+           return files_.Upload(local, remote);
          })});
   }
   if (!options_.am_keytab.empty()) {
     staged.push_back({kAmKeytabFile, std::async(std::launch::async, [this, &staging] {
-                        return Upload(options_.am_keytab, StrCat(staging, "/", kAmKeytabFile),
-                                      0600);
+                        return files_.Upload(options_.am_keytab,
+                                             StrCat(staging, "/", kAmKeytabFile), 0600);
                       })});
   }
-  auto binary_future = std::async(std::launch::async,
-                                  [this, &submission] { return CachedBinary(submission.app_id); });
+  auto binary_future = std::async(std::launch::async, [this, &submission] {
+    return files_.CachedBinary(options_.executable, submission.app_id);
+  });
   absl::Status failed = ec ? absl::InternalError(StrCat("cannot read the job directory ",
                                                         submission.job_dir, ": ", ec.message()))
                            : absl::OkStatus();
@@ -495,8 +412,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   if (absl::StatusOr<std::vector<hadoop::ServerAddress>> proxies = conf_.WebProxyAddresses();
       proxies.ok()) {
     launch.web_proxy =
-        StrCat(conf_.YarnHttpsOnly() ? "https://" : "",
-               hadoop::FormatServerList(*proxies));
+        StrCat(conf_.YarnHttpsOnly() ? "https://" : "", hadoop::FormatServerList(*proxies));
   }
   launch.has_src = fs::exists(StrCat(submission.job_dir, "/", kSrcZip));
   launch.has_hadoop_conf = fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip));

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "cluster/cluster_client.h"
+#include "cluster/yarn/hdfs_job_files.h"
 #include "cluster/yarn/yarn_asks.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/webhdfs.h"
@@ -99,16 +100,6 @@ class YarnClusterClient final : public ClusterClient {
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs,
                     hadoop::http::Tls tls, Home home);
-  // 0644 for the job's files: they lie in the 0700 staging directory, which no other user can
-  // enter; the keytab is uploaded 0600 all the same.
-  absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path,
-                                               int permission = 0644);
-  // The file at `path` as YARN localizes it: its URL, exact length and modification time.
-  absl::StatusOr<hadoop::LocalResource> Describe(const std::string& path);
-  // options_.executable in the binary cache, uploaded if it is not there yet (under a name of the
-  // job's own, then renamed into place, so that a cached binary is whole). Removes entries that
-  // were not replaced for kBinaryCacheRetentionDays, and partial uploads older than a day.
-  absl::StatusOr<hadoop::LocalResource> CachedBinary(const std::string& app_id);
   // The RUNNING NodeManagers for node-local asks (yarn_asks.h); empty when there are too many or
   // the RM does not answer.
   std::vector<NodeHint> NodeHints();
@@ -122,6 +113,8 @@ class YarnClusterClient final : public ClusterClient {
   // What WebHDFS over HTTPS trusts (empty: the system's authorities).
   const hadoop::http::Tls tls_;
   const Home home_;
+  // The job's files and the binary cache, under home_ (uses hdfs_).
+  HdfsJobFiles files_;
   std::optional<hadoop::NewApplication> reserved_;
   std::optional<std::vector<hadoop::NodeReport>> running_nodes_;
 };

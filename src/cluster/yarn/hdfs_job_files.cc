@@ -1,0 +1,110 @@
+#include "cluster/yarn/hdfs_job_files.h"
+
+#include <openssl/evp.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "common/strings.h"
+
+namespace tony::cluster {
+namespace {
+
+constexpr int64_t kDayMs = int64_t{24} * 3600 * 1000;
+// How long a cached tony binary stays after it was uploaded.
+constexpr int64_t kBinaryCacheRetentionDays = 30;
+
+// The SHA-256 of the file's content, in hex.
+absl::StatusOr<std::string> FileSha256(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(StrCat("cannot read ", path));
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  if (ctx == nullptr || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
+    return absl::InternalError("SHA-256 is not available");
+  }
+  std::vector<char> buffer(1 << 20);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<size_t>(in.gcount()));
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx.get(), digest, &length);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 0xf];
+  }
+  return hex;
+}
+
+}  // namespace
+
+HdfsJobFiles::HdfsJobFiles(hadoop::WebHdfsClient* hdfs, std::string fs, std::string root)
+    : hdfs_(hdfs), fs_(std::move(fs)), root_(std::move(root)) {}
+
+std::string HdfsJobFiles::StagingDir(const std::string& app_id) const {
+  return StrCat(root_, "/", app_id);
+}
+
+absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Upload(const std::string& local,
+                                                           const std::string& path,
+                                                           int permission) {
+  if (absl::Status s = hdfs_->CreateFromFile(path, local, /*overwrite=*/true, permission);
+      !s.ok()) {
+    return s;
+  }
+  return Describe(path);
+}
+
+absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::CachedBinary(const std::string& executable,
+                                                                 const std::string& app_id) {
+  absl::StatusOr<std::string> digest = FileSha256(executable);
+  if (!digest.ok()) return digest.status();
+  const std::string dir = StrCat(root_, "/cache");
+  const std::string path = StrCat(dir, "/tony-", digest->substr(0, 32));
+  absl::StatusOr<hadoop::LocalResource> cached = Describe(path);
+  if (cached.ok() || cached.status().code() != absl::StatusCode::kNotFound) return cached;
+  if (absl::Status s = hdfs_->Mkdirs(dir, 0700); !s.ok()) return s;
+  const std::string partial = StrCat(path, ".", app_id, ".partial");
+  absl::StatusOr<hadoop::LocalResource> uploaded = Upload(executable, partial, 0755);
+  if (!uploaded.ok()) return uploaded.status();
+  if (absl::Status renamed = hdfs_->Rename(partial, path); !renamed.ok()) {
+    (void)hdfs_->Delete(partial, /*recursive=*/false);  // another job put the same binary there
+  }
+  // Old entries go; a job still running on one keeps its containers (their files are localized).
+  if (absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_->ListStatus(dir);
+      entries.ok()) {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    for (const hadoop::FileStatus& entry : *entries) {
+      const std::string name = entry.path_suffix;
+      const int64_t age_ms = now_ms - entry.modification_time_ms;
+      const bool old = name.ends_with(".partial") ? age_ms > kDayMs
+                                                  : age_ms > kBinaryCacheRetentionDays * kDayMs;
+      if (name.starts_with("tony-") && StrCat(dir, "/", name) != path && old) {
+        (void)hdfs_->Delete(StrCat(dir, "/", name), /*recursive=*/false);
+      }
+    }
+  }
+  return Describe(path);
+}
+
+absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Describe(const std::string& path) {
+  // YARN checks the exact length and modification time when it localizes the file.
+  absl::StatusOr<hadoop::FileStatus> status = hdfs_->GetFileStatus(path);
+  if (!status.ok()) return status.status();
+  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(fs_);
+  if (!url.ok()) return url.status();
+  hadoop::LocalResource resource;
+  resource.url = *url;
+  resource.url.file = path;
+  resource.size = status->length;
+  resource.timestamp_ms = status->modification_time_ms;
+  return resource;
+}
+
+}  // namespace tony::cluster

@@ -1,0 +1,44 @@
+#pragma once
+// A user's tony files on HDFS, as YARN localizes them: the jobs' staging directories and the
+// content-addressed cache of the tony binary, under one directory ("/user/alice/.tony") of one
+// file system (fs.defaultFS's, or with ViewFS the NameNode its mount table names for it).
+//
+// Threads: every method may be called from several threads at once (the client uploads a job's
+// files side by side); the WebHdfsClient is shared.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "hadoop/webhdfs.h"
+#include "hadoop/yarn_client.h"
+
+namespace tony::cluster {
+
+class HdfsJobFiles {
+ public:
+  // hdfs: the client of `fs`'s NameNodes, which outlives this; fs: "hdfs://ns1"; root: the
+  // directory on it ("/user/alice/.tony").
+  HdfsJobFiles(hadoop::WebHdfsClient* hdfs, std::string fs, std::string root);
+
+  // Where a job's files are staged.
+  std::string StagingDir(const std::string& app_id) const;
+  // Uploads a local file to `path` and describes it. 0644 for the job's files: they lie in the
+  // 0700 staging directory, which no other user can enter; the keytab is uploaded 0600 all the
+  // same.
+  absl::StatusOr<hadoop::LocalResource> Upload(const std::string& local, const std::string& path,
+                                               int permission = 0644);
+  // The file at `path` as YARN localizes it: its URL, exact length and modification time.
+  absl::StatusOr<hadoop::LocalResource> Describe(const std::string& path);
+  // `executable` in the binary cache, uploaded if it is not there yet (under a name of the job's
+  // own, then renamed into place, so that a cached binary is whole). Removes entries that were
+  // not replaced for 30 days, and partial uploads older than a day.
+  absl::StatusOr<hadoop::LocalResource> CachedBinary(const std::string& executable,
+                                                     const std::string& app_id);
+
+ private:
+  hadoop::WebHdfsClient* const hdfs_;
+  const std::string fs_;
+  const std::string root_;
+};
+
+}  // namespace tony::cluster
