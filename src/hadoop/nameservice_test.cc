@@ -1,40 +1,20 @@
 #include "hadoop/nameservice.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "common/strings.h"
 #include "hadoop/failover.h"
+#include "hadoop/temp_conf_dir.h"
 
 namespace tony::hadoop {
 namespace {
 
-namespace fs = std::filesystem;
-
 class NameServiceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tony-nameservice-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   HadoopConf Conf(const std::map<std::string, std::string>& hdfs_site) {
-    std::ofstream out(dir_ / "hdfs-site.xml");
-    out << "<configuration>\n";
-    for (const auto& [key, value] : hdfs_site) {
-      out << "<property><name>" << key << "</name><value>" << value << "</value></property>\n";
-    }
-    out << "</configuration>\n";
-    out.close();
-    absl::StatusOr<HadoopConf> conf = HadoopConf::Load({dir_.string()});
-    EXPECT_TRUE(conf.ok()) << conf.status();
-    return *std::move(conf);
+    return dir_.Load("hdfs-site.xml", hdfs_site);
   }
 
   // An HA cluster's client configuration, as Hadoop's documentation writes it.
@@ -49,7 +29,7 @@ class NameServiceTest : public ::testing::Test {
              "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"}};
   }
 
-  fs::path dir_;
+  TempConfDir dir_;
 };
 
 TEST_F(NameServiceTest, OneNameNodeByHostAndPort) {

@@ -1,39 +1,19 @@
 #include "hadoop/viewfs.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "common/strings.h"
+#include "hadoop/temp_conf_dir.h"
 
 namespace tony::hadoop {
 namespace {
 
-namespace fs = std::filesystem;
-
 class ViewFsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "tony-viewfs-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   HadoopConf Conf(const std::map<std::string, std::string>& core_site) {
-    std::ofstream out(dir_ / "core-site.xml");
-    out << "<configuration>\n";
-    for (const auto& [key, value] : core_site) {
-      out << "<property><name>" << key << "</name><value>" << value << "</value></property>\n";
-    }
-    out << "</configuration>\n";
-    out.close();
-    absl::StatusOr<HadoopConf> conf = HadoopConf::Load({dir_.string()});
-    EXPECT_TRUE(conf.ok()) << conf.status();
-    return *std::move(conf);
+    return dir_.Load("core-site.xml", core_site);
   }
 
   // A cluster's table as Hadoop's documentation writes one: home directories on one nameservice,
@@ -46,7 +26,7 @@ class ViewFsTest : public ::testing::Test {
             {"fs.viewfs.mounttable.cluster1.link./tmp", "hdfs://nn3.example:8020/tmp"}};
   }
 
-  fs::path dir_;
+  TempConfDir dir_;
 };
 
 TEST_F(ViewFsTest, EachPathGoesToItsLongestMountPoint) {
@@ -85,9 +65,8 @@ TEST_F(ViewFsTest, AFallbackTakesWhatNoLinkHolds) {
 }
 
 TEST_F(ViewFsTest, ViewFsWithoutATableIsTheDefaultTable) {
-  absl::StatusOr<MountTable> table =
-      LoadMountTable(Conf({{"fs.viewfs.mounttable.default.link./user", "hdfs://ns1/user"}}),
-                     "viewfs:///");
+  absl::StatusOr<MountTable> table = LoadMountTable(
+      Conf({{"fs.viewfs.mounttable.default.link./user", "hdfs://ns1/user"}}), "viewfs:///");
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(table->name, "default");
   // A default file system of viewfs:/// is the default table too.
