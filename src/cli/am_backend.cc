@@ -151,10 +151,9 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   }
   // The AM's own WebHDFS calls use the first: its default file system's (with ViewFS or
   // tony.other.namenodes there are others, and the credentials keep no order).
-  std::stable_partition(yarn.hdfs_tokens.begin(), yarn.hdfs_tokens.end(),
-                        [&launch](const hadoop::Token& token) {
-                          return token.service == launch.webhdfs_token;
-                        });
+  std::stable_partition(
+      yarn.hdfs_tokens.begin(), yarn.hdfs_tokens.end(),
+      [&launch](const hadoop::Token& token) { return token.service == launch.webhdfs_token; });
   yarn.common_files = {
       {"tony", !launch.binary_path.empty() ? launch.binary_path : StrCat(staging, "/tony")},
       {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
@@ -181,9 +180,8 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   backend.options.submitted_ms = launch.submitted_ms;
   // The user's tony directory, where the client staged the job (.../.tony/<app id>); with ViewFS
   // already resolved to its NameNode's path.
-  const std::string tony_root = staging.empty()
-                                    ? StrCat("/user/", yarn.user, "/.tony")
-                                    : fs::path(staging).parent_path().string();
+  const std::string tony_root = staging.empty() ? StrCat("/user/", yarn.user, "/.tony")
+                                                : fs::path(staging).parent_path().string();
   SetYarnHistory(app_id, spec, yarn, tony_root, &backend.options);
   if (!spec.history_url.empty()) {
     yarn.final_tracking_url = StrCat(spec.history_url, "/jobs/", app_id);

@@ -45,8 +45,8 @@ absl::StatusOr<std::string> ReadRemoteConfFile(const config::ConfigRequest& requ
     if (!resolved.ok()) return resolved.status();
     uri = *std::move(resolved);
   }
-  absl::StatusOr<hadoop::YarnUrl> url = viewfs ? hadoop::YarnUrl::Parse(uri)
-                                               : hadoop::ResolveOnDefaultFs(uri, conf->DefaultFs());
+  absl::StatusOr<hadoop::YarnUrl> url =
+      viewfs ? hadoop::YarnUrl::Parse(uri) : hadoop::ResolveOnDefaultFs(uri, conf->DefaultFs());
   if (!url.ok()) return url.status();
   absl::StatusOr<hadoop::NameService> namenodes =
       viewfs ? hadoop::ResolveNameService(*conf, uri) : hadoop::DefaultNameService(*conf);

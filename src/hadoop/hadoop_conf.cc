@@ -26,6 +26,7 @@ const std::map<std::string, std::string>& HadoopDefaults() {
       {"yarn.resourcemanager.webapp.address", "${yarn.resourcemanager.hostname}:8088"},
       {"yarn.resourcemanager.webapp.https.address", "${yarn.resourcemanager.hostname}:8090"},
       {"dfs.namenode.http-address", "0.0.0.0:9870"},
+      // Hadoop's own default; a client reads the wildcard as the NameNode's host (nothing binds).
       {"dfs.namenode.https-address", "0.0.0.0:9871"},
       {"dfs.http.policy", "HTTP_ONLY"},
       {"yarn.http.policy", "HTTP_ONLY"},

@@ -76,8 +76,9 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
   if (request.https_only && !request.url.starts_with("https://")) {
-    return absl::InvalidArgumentError(StrCat("WebHDFS ", op, " ", path, ": ", Authority(request.url),
-                                             ": an HTTPS client was sent to ", request.url.substr(0, request.url.find('?'))));
+    return absl::InvalidArgumentError(
+        StrCat("WebHDFS ", op, " ", path, ": ", Authority(request.url),
+               ": an HTTPS client was sent to ", request.url.substr(0, request.url.find('?'))));
   }
   curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, request.https_only ? "https" : "http,https");
   // The cluster is reached directly: an http_proxy meant for the outside world must not apply.
@@ -165,12 +166,11 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
                    detail, ")"));
       }
       case CURLE_SSL_CACERT_BADFILE:
-        return absl::InvalidArgumentError(
-            StrCat(where, ": the certificates of ",
-                   request.tls != nullptr && !request.tls->ca_pem.empty()
-                       ? request.tls->source
-                       : std::string("the system"),
-                   " cannot be loaded (", detail, ")"));
+        return absl::InvalidArgumentError(StrCat(
+            where, ": the certificates of ",
+            request.tls != nullptr && !request.tls->ca_pem.empty() ? request.tls->source
+                                                                   : std::string("the system"),
+            " cannot be loaded (", detail, ")"));
       case CURLE_OPERATION_TIMEDOUT:
         return absl::DeadlineExceededError(StrCat(where, ": no complete response within ",
                                                   total_timeout_ms, " ms (", detail, ")"));

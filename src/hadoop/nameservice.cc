@@ -74,8 +74,7 @@ absl::StatusOr<NameService> ResolveLogical(const HadoopConf& conf, const std::st
     }
     absl::StatusOr<HostPort> rpc = AddressOf(conf, rpc_key);
     if (!rpc.ok()) return rpc.status();
-    absl::StatusOr<HostPort> http =
-        HttpAddressOf(conf, StrCat(WebKey(conf), ".", ns), *rpc);
+    absl::StatusOr<HostPort> http = HttpAddressOf(conf, StrCat(WebKey(conf), ".", ns), *rpc);
     if (!http.ok()) return http.status();
     service.namenodes.push_back({"", *std::move(rpc), *std::move(http)});
     return service;

@@ -172,8 +172,8 @@ absl::StatusOr<std::string> JksToPem(std::string_view bytes, std::string_view pa
   const char* format = magic == kJceksMagic ? "JCEKS" : "JKS";
   if (!in.ok()) return absl::InvalidArgumentError(StrCat("a truncated ", format, " keystore"));
   if (version != 1 && version != 2) {
-    return absl::InvalidArgumentError(StrCat("a ", format, " keystore of unknown version ",
-                                             version));
+    return absl::InvalidArgumentError(
+        StrCat("a ", format, " keystore of unknown version ", version));
   }
   std::string pem;
   for (uint32_t i = 0; i < count && in.ok(); ++i) {
@@ -248,7 +248,8 @@ class LegacyContext {
 
 absl::StatusOr<std::string> Pkcs12ToPem(std::string_view bytes, std::string_view password) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  std::unique_ptr<PKCS12, Pkcs12Deleter> p12(d2i_PKCS12(nullptr, &p, static_cast<long>(bytes.size())));
+  std::unique_ptr<PKCS12, Pkcs12Deleter> p12(
+      d2i_PKCS12(nullptr, &p, static_cast<long>(bytes.size())));
   if (p12 == nullptr) {
     ERR_clear_error();
     return absl::InvalidArgumentError("not a JKS, JCEKS, PKCS12 or PEM truststore");
@@ -290,7 +291,8 @@ absl::StatusOr<std::string> PemCertificates(std::string_view bytes) {
   if (bytes.size() > kMaxTrustStoreBytes) {
     return absl::InvalidArgumentError("a PEM file over 64 MiB is not a truststore");
   }
-  std::unique_ptr<BIO, BioDeleter> in(BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
+  std::unique_ptr<BIO, BioDeleter> in(
+      BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
   std::string pem;
   size_t expected = 0;
   for (size_t at = bytes.find(kBegin); at != std::string_view::npos;
@@ -347,8 +349,8 @@ absl::StatusOr<http::Tls> ClientTls(const HadoopConf& conf) {
   if (path.empty()) return http::Tls{};  // the system's authorities
   config::Configuration ssl;
   if (absl::Status s = ssl.LoadXmlFile(path, config::SourceKind::kSiteFile); !s.ok()) {
-    return absl::InvalidArgumentError(StrCat("hadoop.ssl.client.conf (", name, "): ",
-                                             ToStd(s.message())));
+    return absl::InvalidArgumentError(
+        StrCat("hadoop.ssl.client.conf (", name, "): ", ToStd(s.message())));
   }
   const auto value = [&ssl](std::string_view key) {
     const config::ConfigEntry* entry = ssl.Find(key);
@@ -359,8 +361,8 @@ absl::StatusOr<http::Tls> ClientTls(const HadoopConf& conf) {
   absl::StatusOr<std::string> pem =
       LoadTrustStore(location, value("ssl.client.truststore.password"));
   if (!pem.ok()) {
-    return absl::InvalidArgumentError(StrCat("ssl.client.truststore.location in ", path, ": ",
-                                             ToStd(pem.status().message())));
+    return absl::InvalidArgumentError(
+        StrCat("ssl.client.truststore.location in ", path, ": ", ToStd(pem.status().message())));
   }
   return http::Tls{*std::move(pem), StrCat("the truststore ", location, " (", path, ")")};
 }

@@ -72,8 +72,7 @@ TEST(TrustStoreTest, AWrongPasswordIsRefused) {
     absl::StatusOr<std::string> pem = TrustStoreToPem(Read(name), "not-it");
     ASSERT_FALSE(pem.ok()) << name;
     EXPECT_EQ(pem.status().code(), absl::StatusCode::kInvalidArgument) << name;
-    EXPECT_NE(ToStd(pem.status().message()).find("password"), std::string::npos)
-        << pem.status();
+    EXPECT_NE(ToStd(pem.status().message()).find("password"), std::string::npos) << pem.status();
   }
 }
 
@@ -175,7 +174,8 @@ TEST_F(ClientTlsTest, HadoopSslClientConfNamesAnotherFile) {
   ASSERT_TRUE(WriteFile((dir_ / "my-ssl.xml").string(),
                         StrCat("<configuration><property><name>ssl.client.truststore.location"
                                "</name><value>",
-                               kDir, "/two.pkcs12</value></property><property><name>"
+                               kDir,
+                               "/two.pkcs12</value></property><property><name>"
                                "ssl.client.truststore.password</name><value>changeit</value>"
                                "</property></configuration>\n"),
                         0600)

@@ -26,8 +26,8 @@ std::string FileSystemOf(std::string_view uri) {
 // Whether `path` is `prefix` or lies below it (whole components).
 bool Under(std::string_view path, std::string_view prefix) {
   if (prefix == "/") return true;
-  return path == prefix || (path.starts_with(prefix) && path.size() > prefix.size() &&
-                            path[prefix.size()] == '/');
+  return path == prefix ||
+         (path.starts_with(prefix) && path.size() > prefix.size() && path[prefix.size()] == '/');
 }
 
 // The path below `prefix` ("/user/a" under "/user" is "/a"; the prefix itself is "").
@@ -59,7 +59,7 @@ absl::StatusOr<std::string> MountTable::Resolve(std::string_view path) const {
     const std::string_view rest = Below(normal, best->path);
     if (rest.empty()) return best->target;
     return StrCat(best->target.ends_with('/') ? best->target.substr(0, best->target.size() - 1)
-                                               : best->target,
+                                              : best->target,
                   rest);
   }
   if (!fallback.empty()) {
@@ -107,8 +107,8 @@ absl::StatusOr<MountTable> LoadMountTable(const HadoopConf& conf, std::string_vi
         return absl::InvalidArgumentError(
             StrCat(key, ": a link of / is linkMergeSlash in Hadoop, which tony does not read"));
       }
-      table.links.push_back({NormalizePath(path),
-                             WithoutTrailingSlash(std::string(StripWhitespace(value)))});
+      table.links.push_back(
+          {NormalizePath(path), WithoutTrailingSlash(std::string(StripWhitespace(value)))});
     } else if (kind == "linkFallback") {
       if (FileSystemOf(StripWhitespace(value)).empty()) {
         return absl::InvalidArgumentError(
@@ -119,9 +119,9 @@ absl::StatusOr<MountTable> LoadMountTable(const HadoopConf& conf, std::string_vi
       table.homedir = NormalizePath(value);
     } else if (kind.starts_with("linkMerge") || kind.starts_with("linkNfly") ||
                kind.starts_with("linkRegex")) {
-      return absl::InvalidArgumentError(StrCat(
-          key, ": tony reads ViewFS's link, linkFallback and homedir, not ",
-          kind.substr(0, kind.find('.'))));
+      return absl::InvalidArgumentError(
+          StrCat(key, ": tony reads ViewFS's link, linkFallback and homedir, not ",
+                 kind.substr(0, kind.find('.'))));
     }
   }
   // As Hadoop's InodeTree: a link is a leaf, no link lies below another.

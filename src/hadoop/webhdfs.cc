@@ -63,12 +63,14 @@ WebHdfsClient::WebHdfsClient(std::string namenode_http, std::string user, int ti
 WebHdfsClient::WebHdfsClient(std::string namenode_http, WebHdfsAuth auth, int timeout_ms)
     : namenode_http_(std::move(namenode_http)),
       https_(namenode_http_.starts_with(kHttpsPrefix)),
-      namenodes_(ParseServerList(https_ ? namenode_http_.substr(std::string_view(kHttpsPrefix).size())
-                                        : namenode_http_)),
+      namenodes_(ParseServerList(
+          https_ ? namenode_http_.substr(std::string_view(kHttpsPrefix).size()) : namenode_http_)),
       auth_(std::move(auth)),
       timeout_ms_(timeout_ms) {}
 
-void WebHdfsClient::SetTls(http::Tls tls) { tls_ = std::make_shared<const http::Tls>(std::move(tls)); }
+void WebHdfsClient::SetTls(http::Tls tls) {
+  tls_ = std::make_shared<const http::Tls>(std::move(tls));
+}
 
 size_t WebHdfsClient::NameNodeCount() const { return namenodes_.ok() ? namenodes_->size() : 1; }
 
@@ -108,8 +110,8 @@ absl::StatusOr<Response> WebHdfsClient::AtNameNode(
       if (!prepared.ok()) return prepared.status();
       bool connected = true;
       absl::StatusOr<Response> response =
-          Perform({method, prepared->url, nullptr, prepared->authorization, &*tls_, https_}, timeout_ms_,
-                  op, path, &connected);
+          Perform({method, prepared->url, nullptr, prepared->authorization, &*tls_, https_},
+                  timeout_ms_, op, path, &connected);
       // Without HA, the one NameNode's answer is the caller's, whatever it is.
       if (targets.size() == 1) return response;
       bool next = false;
@@ -250,8 +252,8 @@ absl::Status WebHdfsClient::Upload(const std::string& path,
   absl::StatusOr<std::string> location =
       DataNodeLocation(AtNameNode(Request::Method::kPut, path, "CREATE", params), "CREATE", path);
   if (!location.ok()) return location.status();
-  absl::StatusOr<Response> response =
-      Perform({Request::Method::kPut, *location, &body, "", &*tls_, https_}, timeout_ms_, "CREATE", path);
+  absl::StatusOr<Response> response = Perform(
+      {Request::Method::kPut, *location, &body, "", &*tls_, https_}, timeout_ms_, "CREATE", path);
   if (!response.ok()) return response.status();
   if (response->status != 201 && response->status != 200) {
     return HttpErrorStatus("CREATE", path, response->status, response->body);
@@ -305,9 +307,8 @@ absl::Status WebHdfsClient::Append(const std::string& path, std::string_view dat
   absl::StatusOr<std::string> location =
       DataNodeLocation(AtNameNode(Request::Method::kPost, path, "APPEND", {}), "APPEND", path);
   if (!location.ok()) return location.status();
-  absl::StatusOr<Response> response =
-      Perform({Request::Method::kPost, *location, &body, "", &*tls_, https_}, timeout_ms_, "APPEND",
-              path);
+  absl::StatusOr<Response> response = Perform(
+      {Request::Method::kPost, *location, &body, "", &*tls_, https_}, timeout_ms_, "APPEND", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("APPEND", path, response->status, response->body);
@@ -333,8 +334,8 @@ absl::StatusOr<std::string> WebHdfsClient::Open(const std::string& path, int64_t
   absl::StatusOr<std::string> location =
       DataNodeLocation(AtNameNode(Request::Method::kGet, path, "OPEN", range), "OPEN", path);
   if (!location.ok()) return location.status();
-  absl::StatusOr<Response> response =
-      Perform({Request::Method::kGet, *location, nullptr, "", &*tls_, https_}, timeout_ms_, "OPEN", path);
+  absl::StatusOr<Response> response = Perform(
+      {Request::Method::kGet, *location, nullptr, "", &*tls_, https_}, timeout_ms_, "OPEN", path);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return HttpErrorStatus("OPEN", path, response->status, response->body);

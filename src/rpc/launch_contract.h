@@ -57,12 +57,12 @@ inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
 inline constexpr std::array<std::string_view, 27> kInternalVariables = {
-    kEnvAppId,       kEnvBackend,    kEnvAmAttempt,     kEnvStagingDir, kEnvYarnScheduler,
-    kEnvSubmittedMs, kEnvBinaryPath, kEnvAmKeytab,      kEnvDefaultFs,  kEnvWebHdfs,
-    kEnvWebHdfsCa,   kEnvWebHdfsToken,
-    kEnvHasSrc,      kEnvHasVenv,    kEnvHasHadoopConf, kEnvYarnNodes,  kEnvYarnWebProxy,
-    kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,      kEnvTaskIndex,  kEnvTaskAttempt,
-    kEnvContainerId, kEnvLogDir,     kEnvHost,          kEnvWorkDir,    kEnvContainerSecrets};
+    kEnvAppId,       kEnvBackend,         kEnvAmAttempt,   kEnvStagingDir, kEnvYarnScheduler,
+    kEnvSubmittedMs, kEnvBinaryPath,      kEnvAmKeytab,    kEnvDefaultFs,  kEnvWebHdfs,
+    kEnvWebHdfsCa,   kEnvWebHdfsToken,    kEnvHasSrc,      kEnvHasVenv,    kEnvHasHadoopConf,
+    kEnvYarnNodes,   kEnvYarnWebProxy,    kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,
+    kEnvTaskIndex,   kEnvTaskAttempt,     kEnvContainerId, kEnvLogDir,     kEnvHost,
+    kEnvWorkDir,     kEnvContainerSecrets};
 
 // What a backend tells the AM it starts (client -> AM), typed: the backends write it with ToEnv()
 // and `tony am` reads it with ReadAmLaunch(), whose errors name the variable. The backends add
@@ -79,7 +79,7 @@ struct AmLaunch {
   std::string default_fs;
   // host:port (with NameNode HA nn1=host:port,nn2=host:port), behind "https://" for HTTPS
   std::string webhdfs;
-  std::string webhdfs_ca;  // the localized PEM of the authorities to trust for HTTPS, or ""
+  std::string webhdfs_ca;     // the localized PEM of the authorities to trust for HTTPS, or ""
   std::string webhdfs_token;  // the service of default_fs's HDFS token, or ""
   // host:port (with RM HA, id=host:port,...), behind "https://" for HTTPS, or "" without one
   std::string web_proxy;

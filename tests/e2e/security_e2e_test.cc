@@ -326,8 +326,7 @@ TEST_P(SecurityE2eTest, ControlPlaneIsBoundNarrowlyEncryptedAndAuthenticated) {
     absl::StatusOr<hadoop::NameService> namenodes = hadoop::DefaultNameService(*conf);
     ASSERT_TRUE(namenodes.ok()) << namenodes.status();
     absl::StatusOr<hadoop::FileStatus> staging =
-        hadoop::WebHdfsClient(namenodes->WebHdfsServers(),
-                              hadoop::HadoopUser())
+        hadoop::WebHdfsClient(namenodes->WebHdfsServers(), hadoop::HadoopUser())
             .GetFileStatus("/user/" + hadoop::HadoopUser() + "/.tony/" + app_id_);
     ASSERT_TRUE(staging.ok()) << staging.status();
     EXPECT_EQ(staging->permission & 0777, 0700) << "HDFS staging directory";

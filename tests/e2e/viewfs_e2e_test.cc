@@ -59,8 +59,7 @@ class ViewFsE2eTest : public BackendE2eTest {
     std::map<std::string, std::string> env = Env();
     env["HADOOP_CONF_DIR"] = conf_dir;
     env.erase("YARN_CONF_DIR");
-    TonyResult r =
-        runner_.Run(Submit({"tony.worker.instances=1"}, "echo never"), 120000, env);
+    TonyResult r = runner_.Run(Submit({"tony.worker.instances=1"}, "echo never"), 120000, env);
     EXPECT_EQ(r.exit_code, 2) << Describe(r);
     EXPECT_NE(r.err.find(text), std::string::npos) << Describe(r);
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line:\n" << r.err;
@@ -81,9 +80,8 @@ TEST_P(ViewFsE2eTest, TasksReadOneNameNodeAndWriteTheOtherThroughTheMountTable) 
   const std::string out = "/user/" + cluster_->user() + "/" + name;
   ASSERT_TRUE(second.Create(input, "first line\nsecond\n").ok());
   ASSERT_TRUE(first->Mkdirs(out).ok());
-  std::vector<std::string> args =
-      Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
-             "/usr/bin/python3 hdfs_io.py " + input + " " + out);
+  std::vector<std::string> args = Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
+                                         "/usr/bin/python3 hdfs_io.py " + input + " " + out);
   args.insert(args.end(), {"--shell_env", "PYTHONPATH=" + PyDepsDir()});
   TonyResult r = Run(args);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -91,8 +89,8 @@ TEST_P(ViewFsE2eTest, TasksReadOneNameNodeAndWriteTheOtherThroughTheMountTable) 
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_EQ(*written, "worker-0 read 2 lines: first line");
   // Staged and recorded where the mount table puts the user's directory: ns1's /user.
-  absl::StatusOr<std::string> job = first->Open("/user/" + cluster_->user() +
-                                                "/.tony/history/finished/" + r.app_id + "/job.json");
+  absl::StatusOr<std::string> job = first->Open(
+      "/user/" + cluster_->user() + "/.tony/history/finished/" + r.app_id + "/job.json");
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_NE(job->find("SUCCEEDED"), std::string::npos) << *job;
   (void)first->Delete(out, /*recursive=*/true);

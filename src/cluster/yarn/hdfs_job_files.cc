@@ -69,6 +69,7 @@ absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::CachedBinary(const std::stri
   if (cached.ok() || cached.status().code() != absl::StatusCode::kNotFound) return cached;
   if (absl::Status s = hdfs_->Mkdirs(dir, 0700); !s.ok()) return s;
   const std::string partial = StrCat(path, ".", app_id, ".partial");
+  // 0755: the cache is the user's 0700 directory; the NodeManager localizes it as an executable.
   absl::StatusOr<hadoop::LocalResource> uploaded = Upload(executable, partial, 0755);
   if (!uploaded.ok()) return uploaded.status();
   if (absl::Status renamed = hdfs_->Rename(partial, path); !renamed.ok()) {

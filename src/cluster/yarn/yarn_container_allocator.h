@@ -37,8 +37,8 @@ struct YarnAllocatorOptions {
   // the AM finds the active one and fails over (hadoop/failover.h).
   std::vector<hadoop::ServerAddress> ha_schedulers;
   hadoop::FailoverPolicy failover;
-  std::string default_fs;     // fs.defaultFS, for the URLs of localized files
-  std::string webhdfs;        // the NameNodes' WebHDFS addresses (WebHdfsClient's form)
+  std::string default_fs;         // fs.defaultFS, for the URLs of localized files
+  std::string webhdfs;            // the NameNodes' WebHDFS addresses (WebHdfsClient's form)
   hadoop::http::Tls webhdfs_tls;  // for HTTPS: the authorities to trust (empty: the system's)
   // yarn.http.policy is HTTPS_ONLY: the NodeManagers' pages (the tasks' log links) are https://.
   bool web_https = false;
