@@ -45,6 +45,7 @@ import sun.misc.Signal;
  *                         [--nm-vcores V] [--max-lifetime-s S]
  *                         [--secure [--rpc-protection authentication|integrity|privacy]
  *                                   [--token-lifetime-s S]] [--rm-ha | --ha] [--https] [--viewfs]
+ *                         [--kms]
  * </pre>
  *
  * With --rm-ha, two ResourceManagers (rm1, rm2) in HA without automatic failover, recovery and
@@ -65,6 +66,9 @@ import sun.misc.Signal;
  *
  * With --viewfs, HDFS is federated over two NameNodes and the clients' default file system is a
  * ViewFS mount table over both (see ViewFsMode).
+ *
+ * With --kms, a Key Management Server (Hadoop's MiniKMS) and an encryption zone, /ez, with one
+ * file in it (see KmsMode). Not with --ha or --viewfs.
  *
  * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
  * DIR also gets krb5.conf and user.keytab, and minicluster.env the MINICLUSTER_KRB5_CONF,
@@ -94,6 +98,7 @@ public final class MiniClusterLauncher {
     boolean nnHa;
     boolean https;
     boolean viewfs;
+    boolean kms;
   }
 
   /** The ResourceManagers' ids with --rm-ha. */
@@ -109,6 +114,8 @@ public final class MiniClusterLauncher {
   private SecureMode secure;
   /** The HTTPS mode's keys; null without --https. */
   private HttpsMode https;
+  /** The KMS; null without --kms. */
+  private KmsMode kms;
   /** The user the tests run as (the OS user, and in secure mode the user principal's name). */
   private String testUser;
   private final AtomicBoolean stopped = new AtomicBoolean(false);
@@ -127,7 +134,7 @@ public final class MiniClusterLauncher {
       System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
           + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]"
           + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha | --ha]"
-          + " [--https] [--viewfs]");
+          + " [--https] [--viewfs] [--kms]");
       System.exit(2);
       return;
     }
@@ -194,6 +201,8 @@ public final class MiniClusterLauncher {
         o.https = true;
       } else if (a.equals("--viewfs")) {
         o.viewfs = true;
+      } else if (a.equals("--kms")) {
+        o.kms = true;
       } else if (a.equals("--ha")) {
         o.rmHa = true;
         o.nnHa = true;
@@ -243,6 +252,9 @@ public final class MiniClusterLauncher {
     if (o.viewfs && o.nnHa) {
       throw new IllegalArgumentException("--viewfs and --ha do not go together (yet)");
     }
+    if (o.kms && (o.viewfs || o.nnHa)) {
+      throw new IllegalArgumentException("--kms goes with neither --ha nor --viewfs (yet)");
+    }
     if (o.tokenLifetimeS != 0 && (!o.secure || o.tokenLifetimeS < 4)) {
       throw new IllegalArgumentException("--token-lifetime-s needs --secure and at least 4 s");
     }
@@ -281,6 +293,12 @@ public final class MiniClusterLauncher {
       https.createKeys();
       https.writeConf(new File(data, "conf"));
       https.apply(conf);
+    }
+    if (opt.kms) {
+      // Before HDFS: the NameNode asks the KMS for the zone's keys.
+      kms = new KmsMode(data);
+      kms.start(secure, 120);
+      kms.apply(conf);
     }
     UserGroupInformation.setConfiguration(conf);
     if (secure == null) {
@@ -403,6 +421,9 @@ public final class MiniClusterLauncher {
       second.mkdirs(dataDir);
       second.setPermission(dataDir, new FsPermission((short) 01777));
       second.setPermission(new Path("/"), new FsPermission((short) 01777));
+    }
+    if (kms != null) {
+      kms.createZone(fs, conf);
     }
   }
 
@@ -780,6 +801,11 @@ public final class MiniClusterLauncher {
     if (https != null) {
       https.env(env);
     }
+    if (kms != null) {
+      kms.env(env);
+    }
+    // The launcher's own classpath: Hadoop's Java client, for tests that run it (FsShell).
+    env.put("MINICLUSTER_CLASSPATH", System.getProperty("java.class.path"));
     StringBuilder sb = new StringBuilder();
     for (Map.Entry<String, String> e : env.entrySet()) {
       sb.append(e.getKey()).append('=').append(e.getValue()).append('\n');
@@ -1038,6 +1064,9 @@ public final class MiniClusterLauncher {
       } catch (Throwable t) {
         System.err.println("minicluster: stopping HDFS: " + t);
       }
+    }
+    if (kms != null) {
+      kms.stop();
     }
     if (secure != null) {
       secure.stop();
