@@ -21,6 +21,7 @@
 #include "hadoop/credentials.h"
 #include "hadoop/failover.h"
 #include "hadoop/hadoop_conf.h"
+#include "hadoop/kms.h"
 #include "hadoop/namenode_client.h"
 #include "hadoop/webhdfs.h"
 #include "history/history_fs.h"
@@ -148,6 +149,7 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   yarn.am_rm_token = *am_rm_token;
   for (const auto& [alias, token] : credentials->tokens()) {
     if (token.kind == hadoop::kHdfsDelegationTokenKind) yarn.hdfs_tokens.push_back(token);
+    if (token.kind == hadoop::kKmsDelegationTokenKind) yarn.kms_tokens.push_back(token);
   }
   // The AM's own WebHDFS calls use the first: its default file system's (with ViewFS or
   // tony.other.namenodes there are others, and the credentials keep no order).
@@ -174,6 +176,7 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
           StrCat("cannot keep the job's HDFS tokens fresh: ", ToStd(refresh.status().message())));
     }
     yarn.token_refresh = *std::move(refresh);
+    yarn.token_refresh->tls = yarn.webhdfs_tls;  // the client's truststore, for an https:// KMS
   }
   backend.options.user = yarn.user;
   backend.options.backend = "yarn";

@@ -102,6 +102,9 @@ absl::StatusOr<cluster::TokenRefreshOptions> TokenRefreshFromContainer(
     if (!namenode.ok()) return namenode.status();
     refresh.namenodes.push_back(*std::move(namenode));
   }
+  absl::StatusOr<std::vector<hadoop::KmsProvider>> key_servers = hadoop::KmsProviders(refresh.conf);
+  if (!key_servers.ok()) return key_servers.status();
+  refresh.key_servers = *std::move(key_servers);
   return refresh;
 }
 

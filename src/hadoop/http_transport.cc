@@ -65,7 +65,8 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
   EnsureCurlInitialized();
   std::unique_ptr<CURL, CurlEasyDeleter> curl(curl_easy_init());
   if (curl == nullptr) {
-    return absl::InternalError(StrCat("WebHDFS ", op, " ", path, ": curl_easy_init failed"));
+    return absl::InternalError(
+        StrCat(request.service, " ", op, " ", path, ": curl_easy_init failed"));
   }
   Response response;
   TransferState state{&response.body, request.body, absl::OkStatus()};
@@ -77,7 +78,7 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
   curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
   if (request.https_only && !request.url.starts_with("https://")) {
     return absl::InvalidArgumentError(
-        StrCat("WebHDFS ", op, " ", path, ": ", Authority(request.url),
+        StrCat(request.service, " ", op, " ", path, ": ", Authority(request.url),
                ": an HTTPS client was sent to ", request.url.substr(0, request.url.find('?'))));
   }
   curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, request.https_only ? "https" : "http,https");
@@ -141,13 +142,13 @@ absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::st
                  !(result == CURLE_OPERATION_TIMEDOUT && ConnectTimeOf(handle) == 0);
   }
   if (result != CURLE_OK) {
-    std::string where = StrCat("WebHDFS ", op, " ", path, ": ", Authority(request.url));
+    std::string where = StrCat(request.service, " ", op, " ", path, ": ", Authority(request.url));
     std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(result);
     switch (result) {
       case CURLE_ABORTED_BY_CALLBACK:
         if (!state.read_error.ok()) {
-          return absl::Status(state.read_error.code(),
-                              StrCat("WebHDFS ", op, " ", path, ": ", state.read_error.message()));
+          return absl::Status(state.read_error.code(), StrCat(request.service, " ", op, " ", path,
+                                                              ": ", state.read_error.message()));
         }
         return absl::InternalError(StrCat(where, ": ", detail));
       case CURLE_PEER_FAILED_VERIFICATION: {

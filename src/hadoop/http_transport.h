@@ -46,6 +46,8 @@ struct Request {
   const Tls* tls = nullptr;
   // Only https:// may be followed (a redirect of an HTTPS client must not fall back to HTTP).
   bool https_only = false;
+  // Who is asked, first in every error ("WebHDFS", "KMS").
+  std::string_view service = "WebHDFS";
 };
 
 struct Response {
@@ -55,13 +57,12 @@ struct Response {
   std::string location;
 };
 
-// Performs the request. Errors start "WebHDFS <op> <path>: <host:port>": kUnavailable when the
-// server cannot be reached or the transfer broke, kDeadlineExceeded past the time limit,
-// kInvalidArgument when an https:// server's certificate is not trusted or does not name the host
-// (the message names what was trusted: the client's configuration is at fault, or someone is in
-// the middle). With
-// `connected`, it is set to whether a connection to the server was made at all: a request that
-// never connected cannot have reached the server.
+// Performs the request. Errors start "<service> <op> <path>: <host:port>" ("WebHDFS ..."):
+// kUnavailable when the server cannot be reached or the transfer broke, kDeadlineExceeded past the
+// time limit, kInvalidArgument when an https:// server's certificate is not trusted or does not
+// name the host (the message names what was trusted: the client's configuration is at fault, or
+// someone is in the middle). With `connected`, it is set to whether a connection to the server was
+// made at all: a request that never connected cannot have reached the server.
 absl::StatusOr<Response> Perform(const Request& request, int timeout_ms, std::string_view op,
                                  std::string_view path, bool* connected = nullptr);
 

@@ -236,11 +236,12 @@ absl::StatusOr<bool> ParseBoolean(std::string_view body);
 // not one.
 std::string RemoteExceptionName(std::string_view body);
 
-// The error for an HTTP response that is not the expected one: "WebHDFS <op> <path>: HTTP
+// The error for an HTTP response that is not the expected one: "<service> <op> <path>: HTTP
 // <status> <exception>: <first line of message>", coded from the exception (else from the HTTP
-// status). A body that is not a RemoteException is quoted, shortened, instead.
+// status). A body that is not a RemoteException is quoted, shortened, instead. The KMS answers
+// in WebHDFS's form too.
 absl::Status HttpErrorStatus(std::string_view op, std::string_view path, long http_status,
-                             std::string_view body);
+                             std::string_view body, std::string_view service = "WebHDFS");
 
 }  // namespace webhdfs_internal
 

@@ -249,8 +249,8 @@ std::string RemoteExceptionName(std::string_view body) {
 }
 
 absl::Status HttpErrorStatus(std::string_view op, std::string_view path, long http_status,
-                             std::string_view body) {
-  std::string prefix = StrCat("WebHDFS ", op, " ", path, ": HTTP ", http_status);
+                             std::string_view body, std::string_view service) {
+  std::string prefix = StrCat(service, " ", op, " ", path, ": HTTP ", http_status);
   nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (json.is_object()) {
     auto remote = json.find("RemoteException");

@@ -5,10 +5,14 @@
 // suites, and yarn_e2e_test's HDFS cases (tasks that read and write HDFS with their delegation
 // tokens alone, the digits example), run on this cluster too (tests/CMakeLists.txt).
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <krb5/krb5.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +31,23 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Message(const absl::Status& status) { return std::string(ToStd(status.message())); }
+
+// A loopback port nothing listens on: bound (port 0), then closed; 0 on failure.
+int FreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
 
 // A keytab for `principal` whose key the KDC has never seen.
 void WriteWrongKeytab(const std::string& path, const std::string& principal) {
@@ -193,6 +214,64 @@ TEST_F(SecureE2eTest, TicketCacheLoginWorksAsKinitLeavesIt) {
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
+// A task reads a file of an HDFS encryption zone (scripts/hadoop-minicluster --kms: a KMS, the
+// zone /ez and a file in it) with Hadoop's Java client and the task's tokens alone: the client got
+// a KMS delegation token besides the HDFS one (the ResourceManager, its renewer, took it at
+// submit), and the AM handed both to the task.
+TEST_F(SecureE2eTest, TaskReadsAnEncryptionZoneWithItsTokensAlone) {
+  const std::string kms = cluster_->Value("MINICLUSTER_KMS");
+  if (kms.empty()) GTEST_SKIP() << "this cluster has no KMS (hadoop-minicluster --kms)";
+  std::vector<std::string> args = Submit({"tony.worker.instances=1", "tony.worker.memory=512m"},
+                                         "sh read_encryption_zone.sh " + cluster_->conf_dir());
+  TonyResult r = runner_.Run(args, 240000, Env());
+  const std::string out =
+      TonyRunner::ReadFilesBelow(cluster_->conf_dir() + "/data", "stdout", r.app_id);
+  ASSERT_EQ(r.exit_code, 0) << r.Describe() << out;
+  // Both tokens, the KMS's under the provider URI the Java client looks it up by.
+  EXPECT_NE(out.find("kms-dt"), std::string::npos) << out;
+  EXPECT_NE(out.find(kms), std::string::npos) << out;
+  EXPECT_NE(out.find("HDFS_DELEGATION_TOKEN"), std::string::npos) << out;
+  EXPECT_NE(out.find("content: " + cluster_->Value("MINICLUSTER_EZ_TEXT")), std::string::npos)
+      << out;
+}
+
+// A KMS that cannot be reached stops the job at submit: one line naming the provider, exit 2,
+// nothing staged.
+TEST_F(SecureE2eTest, AnUnreachableKmsIsOneLineAtSubmit) {
+  const std::string kms = cluster_->Value("MINICLUSTER_KMS");
+  if (kms.empty()) GTEST_SKIP() << "this cluster has no KMS (hadoop-minicluster --kms)";
+  // A port nothing listens on: bound, then closed.
+  const int port = FreeLoopbackPort();
+  ASSERT_GT(port, 0);
+  const std::string gone = "kms://http@127.0.0.1:" + std::to_string(port) + "/kms";
+  const std::string conf = runner_.work_dir() + "/conf";
+  fs::create_directories(conf);
+  for (const char* name : {"hdfs-site.xml", "yarn-site.xml"}) {
+    fs::copy_file(fs::path(cluster_->conf_dir()) / name, fs::path(conf) / name);
+  }
+  std::ifstream in(fs::path(cluster_->conf_dir()) / "core-site.xml");
+  std::string core((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(core.find(kms), std::string::npos) << core;
+  core.replace(core.find(kms), kms.size(), gone);
+  std::ofstream(conf + "/core-site.xml") << core;
+  std::map<std::string, std::string> env = Env();
+  env["HADOOP_CONF_DIR"] = conf;
+  TonyResult r = runner_.Run(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m"}, "echo never"), 120000, env);
+  EXPECT_EQ(r.exit_code, 2) << r.Describe();
+  EXPECT_NE(r.err.find("KMS GETDELEGATIONTOKEN " + gone), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line:\n" << r.err;
+  EXPECT_EQ(r.out.find("submitted"), std::string::npos) << r.out;
+  std::smatch app;
+  if (std::regex_search(r.err, app, std::regex(R"(application_\d+_\d+)"))) {
+    EXPECT_EQ(Hdfs()
+                  .GetFileStatus("/user/" + cluster_->user() + "/.tony/" + app[0].str())
+                  .status()
+                  .code(),
+              absl::StatusCode::kNotFound);
+  }
+}
+
 // A job that outlives its first HDFS tokens, on a cluster whose tokens die within seconds
 // (scripts/hadoop-minicluster --token-lifetime-s; CTest runs this case on such a cluster): the
 // AM, which has the user's keytab, gets fresh tokens before the first die, and the task's
@@ -229,9 +308,12 @@ TEST_F(SecureE2eTest, TasksOutliveTheirFirstTokensWithTheAmsFreshOnes) {
   hadoop::WebHdfsClient hdfs = Hdfs();
   const std::string dir = UserDir("outlive");
   ASSERT_TRUE(hdfs.Create(dir + "/input.txt", "one\ntwo\nthree\n").ok());
+  // With a KMS (--kms), the task also reads the encryption zone once the first tokens died.
+  const std::string kms = cluster_->Value("MINICLUSTER_KMS");
   std::vector<std::string> args =
-      Submit({"tony.worker.instances=1", "tony.worker.memory=256m"},
-             "/usr/bin/python3 outlive_tokens.py " + dir + "/input.txt " + dir + "/result.txt");
+      Submit({"tony.worker.instances=1", "tony.worker.memory=512m"},
+             "/usr/bin/python3 outlive_tokens.py " + dir + "/input.txt " + dir + "/result.txt" +
+                 (kms.empty() ? "" : " " + cluster_->conf_dir()));
   args.insert(args.end(), {"--shell_env", "PYTHONPATH=" + PyDepsDir()});
   TonyResult r = runner_.Run(args, 420000, Env());
   const std::string data = cluster_->conf_dir() + "/data";
@@ -241,7 +323,14 @@ TEST_F(SecureE2eTest, TasksOutliveTheirFirstTokensWithTheAmsFreshOnes) {
   EXPECT_NE(out.find("read with the first tokens: True 3"), std::string::npos) << out;
   EXPECT_NE(out.find("done waiting for the first tokens to die"), std::string::npos) << out;
   EXPECT_NE(out.find("read with the fresh tokens: True 3"), std::string::npos) << out;
-  EXPECT_NE(am_log.find("fresh HDFS delegation token"), std::string::npos) << am_log;
+  EXPECT_NE(am_log.find("fresh delegation token(s) (HDFS_DELEGATION_TOKEN"), std::string::npos)
+      << am_log;
+  if (!kms.empty()) {
+    // The KMS's tokens die as fast, and the AM got a fresh one too: the zone is still readable.
+    EXPECT_NE(am_log.find(", kms-dt " + kms), std::string::npos) << am_log;
+    EXPECT_NE(out.find("content: " + cluster_->Value("MINICLUSTER_EZ_TEXT")), std::string::npos)
+        << out;
+  }
   absl::StatusOr<std::string> result = hdfs.Open(dir + "/result.txt");
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, "read 3 lines after the first tokens died");

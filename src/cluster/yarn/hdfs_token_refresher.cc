@@ -16,7 +16,7 @@ constexpr int64_t kMaxRetryMs = 60000;
 
 }  // namespace
 
-absl::StatusOr<FreshTokens> FetchFreshHdfsTokens(const TokenRefreshOptions& options) {
+absl::StatusOr<FreshTokens> FetchFreshTokens(const TokenRefreshOptions& options) {
   absl::StatusOr<std::shared_ptr<hadoop::KerberosCredentials>> login =
       hadoop::KerberosCredentials::Acquire(options.login);
   if (!login.ok()) return login.status();
@@ -30,6 +30,16 @@ absl::StatusOr<FreshTokens> FetchFreshHdfsTokens(const TokenRefreshOptions& opti
     if (!token.ok()) return token.status();
     absl::StatusOr<int64_t> expiry =
         hadoop::RenewHdfsDelegationToken(options.conf, namenode, *login, *token);
+    if (!expiry.ok()) return expiry.status();
+    fresh.expiry_ms = std::min(fresh.expiry_ms, *expiry);
+    fresh.tokens.push_back(*std::move(token));
+  }
+  for (const hadoop::KmsProvider& kms : options.key_servers) {
+    absl::StatusOr<hadoop::Token> token =
+        hadoop::GetKmsDelegationToken(kms, **login, renewer, &options.tls);
+    if (!token.ok()) return token.status();
+    absl::StatusOr<int64_t> expiry =
+        hadoop::RenewKmsDelegationToken(kms, **login, *token, &options.tls);
     if (!expiry.ok()) return expiry.status();
     fresh.expiry_ms = std::min(fresh.expiry_ms, *expiry);
     fresh.tokens.push_back(*std::move(token));
@@ -74,14 +84,18 @@ int64_t HdfsTokenRefresher::Step() {
   const int64_t after = clock_->WallMs();
   if (!fresh.ok()) {
     due_ms_ = RetryDueMs(after, expiry_ms_);
-    spdlog::warn("cannot get fresh HDFS delegation tokens (the current ones die in {} s): {}",
+    spdlog::warn("cannot get fresh delegation tokens (the current ones die in {} s): {}",
                  (expiry_ms_ - after) / 1000, ToStd(fresh.status().message()));
     return due_ms_;
   }
   expiry_ms_ = fresh->expiry_ms;
   due_ms_ = RefreshDueMs(after, expiry_ms_);
-  spdlog::info("got {} fresh HDFS delegation token(s), alive for {} s; the next in {} s",
-               fresh->tokens.size(), (expiry_ms_ - after) / 1000, (due_ms_ - after) / 1000);
+  std::string kinds;
+  for (const hadoop::Token& token : fresh->tokens) {
+    kinds += StrCat(kinds.empty() ? "" : ", ", token.kind, " ", token.service);
+  }
+  spdlog::info("got {} fresh delegation token(s) ({}), alive for {} s; the next in {} s",
+               fresh->tokens.size(), kinds, (expiry_ms_ - after) / 1000, (due_ms_ - after) / 1000);
   on_fresh_(fresh->tokens);
   return due_ms_;
 }

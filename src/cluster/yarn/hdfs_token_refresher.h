@@ -1,10 +1,11 @@
 #pragma once
-// Fresh HDFS delegation tokens for a job that outlives them. The tokens the client got at submit
-// are renewed by the ResourceManager, but only until their maximum date (the NameNode's
-// dfs.namenode.delegation.token.max-lifetime, 7 days by default). With the user's keytab the AM
-// logs in again, gets new tokens from every NameNode the job has tokens for (renewable by the
-// user, and renewed once to learn when they die), and hands them on: to the containers it
-// launches from then on, to its own WebHDFS calls, and to the running tasks' executors.
+// Fresh HDFS (and KMS) delegation tokens for a job that outlives them. The tokens the client got
+// at submit are renewed by the ResourceManager, but only until their maximum date (the NameNode's
+// dfs.namenode.delegation.token.max-lifetime, 7 days by default; the KMS's likewise). With the
+// user's keytab the AM logs in again, gets new tokens from every NameNode and every KMS the job
+// has tokens for (renewable by the user, and renewed once to learn when they die), and hands them
+// on: to the containers it launches from then on, to its own WebHDFS calls, and to the running
+// tasks' executors.
 //
 // When: 75% of the way from now to the earliest death among the current tokens; after a failure
 // (a KDC or NameNode down), again after a tenth of the time left, between 1 s and 60 s.
@@ -23,6 +24,7 @@
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/kerberos.h"
+#include "hadoop/kms.h"
 #include "hadoop/nameservice.h"
 
 namespace tony::cluster {
@@ -36,11 +38,14 @@ struct FreshTokens {
 struct TokenRefreshOptions {
   hadoop::KerberosLogin login;  // the user's principal and keytab (the AM's localized copy)
   hadoop::HadoopConf conf;      // the job's client configuration
-  std::vector<hadoop::NameService> namenodes;  // fs.defaultFS's first
+  std::vector<hadoop::NameService> namenodes;    // fs.defaultFS's first
+  std::vector<hadoop::KmsProvider> key_servers;  // hadoop.security.key.provider.path's KMSs
+  hadoop::http::Tls tls;  // what an https:// KMS is trusted by (empty: the system's authorities)
 };
 
-// Logs in from the keytab, and gets and renews one token from every NameNode.
-absl::StatusOr<FreshTokens> FetchFreshHdfsTokens(const TokenRefreshOptions& options);
+// Logs in from the keytab, and gets and renews one token from every NameNode, then every KMS:
+// the HDFS tokens first, fs.defaultFS's first of all.
+absl::StatusOr<FreshTokens> FetchFreshTokens(const TokenRefreshOptions& options);
 
 // When tokens that die at `expiry_ms` should be replaced; both wall clock.
 int64_t RefreshDueMs(int64_t now_ms, int64_t expiry_ms);

@@ -16,6 +16,7 @@
 #include "common/strings.h"
 #include "hadoop/credentials.h"
 #include "hadoop/failover.h"
+#include "hadoop/kms.h"
 #include "hadoop/namenode_client.h"
 #include "hadoop/nameservice.h"
 #include "hadoop/truststore.h"
@@ -200,6 +201,16 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
     // Aliased by service, as Hadoop's clients do (copied first: the token is moved).
     std::string alias = token->service;
     if (credentials.FindToken(alias) == nullptr) credentials.AddToken(alias, *std::move(token));
+  }
+  // Every KMS the configuration names, for the files of encryption zones (kms.h).
+  absl::StatusOr<std::vector<hadoop::KmsProvider>> key_servers = hadoop::KmsProviders(conf_);
+  if (!key_servers.ok()) return key_servers.status();
+  for (const hadoop::KmsProvider& kms : *key_servers) {
+    absl::StatusOr<hadoop::Token> token =
+        hadoop::GetKmsDelegationToken(kms, *options_.kerberos, renewer, &tls_);
+    if (!token.ok()) return token.status();
+    std::string alias = token->service;
+    credentials.AddToken(alias, *std::move(token));
   }
   return absl::OkStatus();
 }

@@ -7,8 +7,8 @@
 // line), reports read from the RM, kill.
 //
 // On a Kerberized cluster the client authenticates with its Kerberos login and puts HDFS
-// delegation tokens (renewer: the ResourceManager) into the AM's credentials; the AM hands them
-// to every task container.
+// delegation tokens, and one from every KMS the configuration names (kms.h), renewer the
+// ResourceManager, into the AM's credentials; the AM hands them to every task container.
 //
 // Threads: one caller at a time.
 

@@ -58,7 +58,8 @@ YarnContainerAllocator::YarnContainerAllocator(YarnAllocatorOptions options)
                                 options_.hdfs_tokens.empty()
                                     ? std::nullopt
                                     : std::optional<hadoop::Token>(options_.hdfs_tokens.front())}),
-      hdfs_tokens_(options_.hdfs_tokens) {
+      hdfs_tokens_(options_.hdfs_tokens),
+      kms_tokens_(options_.kms_tokens) {
   hdfs_.SetTls(options_.webhdfs_tls);
 }
 
@@ -86,10 +87,12 @@ absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_po
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
   for (int i = 0; i < kLauncherThreads; ++i) launchers_.emplace_back([this] { LauncherLoop(); });
   if (options_.token_refresh.has_value()) {
+    std::vector<hadoop::Token> initial = options_.hdfs_tokens;
+    initial.insert(initial.end(), options_.kms_tokens.begin(), options_.kms_tokens.end());
     refresher_ = std::make_unique<HdfsTokenRefresher>(
-        [options = *options_.token_refresh] { return FetchFreshHdfsTokens(options); },
-        [this](const std::vector<hadoop::Token>& tokens) { OnFreshTokens(tokens); },
-        options_.hdfs_tokens, SystemClock::Get());
+        [options = *options_.token_refresh] { return FetchFreshTokens(options); },
+        [this](const std::vector<hadoop::Token>& tokens) { OnFreshTokens(tokens); }, initial,
+        SystemClock::Get());
     refresher_->Start();
   }
   return absl::OkStatus();
@@ -382,9 +385,15 @@ int YarnContainerAllocator::RunningContainers() const {
 
 void YarnContainerAllocator::OnFreshTokens(const std::vector<hadoop::Token>& tokens) {
   hadoop::Credentials credentials;
+  std::vector<hadoop::Token> hdfs;
+  std::vector<hadoop::Token> kms;
+  for (const hadoop::Token& token : tokens) {
+    (token.kind == hadoop::kKmsDelegationTokenKind ? kms : hdfs).push_back(token);
+  }
   {
     MutexLock lock(mu_);
-    hdfs_tokens_ = tokens;
+    hdfs_tokens_ = hdfs;
+    kms_tokens_ = kms;
   }
   // fs.defaultFS's comes first (TokenRefreshOptions::namenodes).
   hdfs_.SetDelegationToken(tokens.front());

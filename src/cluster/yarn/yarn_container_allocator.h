@@ -48,6 +48,9 @@ struct YarnAllocatorOptions {
   // credentials): every task container gets them all, and the first (fs.defaultFS's) is the AM's
   // own WebHDFS authentication. Empty: SIMPLE authentication as `user`.
   std::vector<hadoop::Token> hdfs_tokens;
+  // The KMS delegation tokens the client got (kms.h): every task container gets them, for files
+  // in encryption zones. With token_refresh, fresh ones replace them as the HDFS ones.
+  std::vector<hadoop::Token> kms_tokens;
   // With the user's keytab: fresh HDFS tokens before these die (hdfs_token_refresher.h), for the
   // containers launched from then on, the AM's WebHDFS calls and, through
   // Callbacks::on_task_tokens, the running tasks.
@@ -151,6 +154,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   std::map<std::string, SourceFiles> sources_ TONY_GUARDED_BY(mu_);
   std::vector<hadoop::ContainerId> releases_ TONY_GUARDED_BY(mu_);
   std::vector<hadoop::Token> hdfs_tokens_ TONY_GUARDED_BY(mu_);  // the newest
+  std::vector<hadoop::Token> kms_tokens_ TONY_GUARDED_BY(mu_);   // the newest
   std::unique_ptr<HdfsTokenRefresher> refresher_;
   // Containers to stop through their NodeManager once the deadline (steady ms) passes: the
   // executor, told to stop in its heartbeat reply, gets the grace period first.

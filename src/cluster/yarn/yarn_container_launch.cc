@@ -160,6 +160,7 @@ absl::Status YarnContainerAllocator::StartOnNode(const hadoop::Container& yarn,
   {
     MutexLock lock(mu_);
     for (const hadoop::Token& token : hdfs_tokens_) credentials.AddToken(token.service, token);
+    for (const hadoop::Token& token : kms_tokens_) credentials.AddToken(token.service, token);
   }
   launch.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
   return nm_.StartContainer(yarn, launch);

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""outlive_tokens.py INPUT OUTPUT
+"""outlive_tokens.py INPUT OUTPUT [MINICLUSTER_DIR]
 
-A task that outlives its first HDFS delegation tokens (on a cluster whose tokens die quickly):
+A task that outlives its first HDFS (and KMS) delegation tokens (on a cluster whose tokens die
+quickly):
   1. copies the tokens it started with (HADOOP_TOKEN_FILE_LOCATION) aside and reads INPUT;
   2. waits until the file holds other tokens (the AM's fresh ones, put there by the executor);
   3. waits until the first tokens are past their maximum date (the NameNode refuses them then);
-  4. reads INPUT again with the file as it is now, and writes OUTPUT with what it read.
+  4. reads INPUT again with the file as it is now, and writes OUTPUT with what it read;
+  5. with MINICLUSTER_DIR (a cluster with a KMS), reads the file of its encryption zone too, with
+     read_encryption_zone.sh and the fresh tokens.
 Each read runs in a process of its own: hdfs-native reads the token file when a client is made.
 (hdfs-native passes over a token within 60 s of its maximum date, so the cluster's tokens must
 live well over a minute for this to work.)
@@ -38,7 +41,8 @@ def vlong(data, pos):
 
 
 def max_dates(path):
-    """The maximum date (ms since the epoch) of each HDFS token in a Writable credentials file."""
+    """The maximum date (ms since the epoch) of each HDFS and KMS token in a Writable credentials
+    file."""
     with open(path, "rb") as f:
         data = f.read()
     assert data[:5] == b"HDTS\0", "not a Writable credentials file"
@@ -50,7 +54,7 @@ def max_dates(path):
             size, pos = vlong(data, pos)
             fields.append(data[pos:pos + size])
             pos += size
-        if fields[3] == b"HDFS_DELEGATION_TOKEN":
+        if fields[3] in (b"HDFS_DELEGATION_TOKEN", b"kms-dt"):
             ident, p = fields[1], 1
             for _ in range(3):  # owner, renewer, real user
                 size, p = vlong(ident, p)
@@ -104,6 +108,12 @@ ok, lines = read(sys.argv[1], token_file)
 print(f"read with the fresh tokens: {ok} {lines}", flush=True)
 if not ok:
     sys.exit(1)
+if len(sys.argv) > 3:
+    zone = subprocess.run(["sh", "read_encryption_zone.sh", sys.argv[3]], capture_output=True,
+                          text=True, timeout=120)
+    print(zone.stdout, zone.stderr[-2000:], flush=True)
+    if zone.returncode != 0:
+        sys.exit(1)
 done = subprocess.run([sys.executable, "-c", """
 import sys
 from hdfs_native import Client

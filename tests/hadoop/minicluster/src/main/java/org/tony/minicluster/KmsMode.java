@@ -49,9 +49,11 @@ final class KmsMode {
 
   /**
    * Starts the KMS with the classpath the script built (system property
-   * tony.minicluster.kms.classpath) and waits until it serves. With a keytab, Kerberized.
+   * tony.minicluster.kms.classpath) and waits until it serves. With --secure, Kerberized; with
+   * a token lifetime (--token-lifetime-s), its tokens die as HDFS's do.
    */
-  void start(SecureMode secure, long timeoutS) throws IOException, InterruptedException {
+  void start(SecureMode secure, long tokenLifetimeS, long timeoutS)
+      throws IOException, InterruptedException {
     String classpath = System.getProperty("tony.minicluster.kms.classpath", "");
     if (classpath.isEmpty()) {
       throw new IOException("--kms: the KMS's classpath (tony.minicluster.kms.classpath) is not set;"
@@ -83,6 +85,10 @@ final class KmsMode {
     if (secure != null) {
       cmd.add("--kerberos");
       cmd.add(secure.serviceKeytab().getAbsolutePath());
+    }
+    if (tokenLifetimeS > 0) {
+      cmd.add("--token-lifetime-s");
+      cmd.add(Long.toString(tokenLifetimeS));
     }
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.redirectErrorStream(true);

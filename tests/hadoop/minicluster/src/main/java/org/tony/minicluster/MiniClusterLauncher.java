@@ -297,7 +297,7 @@ public final class MiniClusterLauncher {
     if (opt.kms) {
       // Before HDFS: the NameNode asks the KMS for the zone's keys.
       kms = new KmsMode(data);
-      kms.start(secure, 120);
+      kms.start(secure, opt.tokenLifetimeS, 120);
       kms.apply(conf);
     }
     UserGroupInformation.setConfiguration(conf);
