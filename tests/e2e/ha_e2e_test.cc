@@ -43,18 +43,21 @@ class HaE2eTest : public BackendE2eTest {
     return pclose(out);
   }
 
-  // Two workers that note their start, wait for the test's go, then run 10 s more. `fault` runs
-  // while both wait. Returns how the job ended.
+  // A 60-second job: two workers that note their start, wait for the test's go, then run on until
+  // 60 s after they started (10 s at least after the go). `fault` runs while both wait, so the
+  // job lives most of its minute after it. Returns how the job ended.
   TonyResult RunThrough(const std::function<void()>& fault) {
     const std::string go = runner_.work_dir() + "/go";
     runs_ = runner_.work_dir() + "/runs";
     pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
-                              "echo \"$TASK_INDEX $$\" >> " + runs_ +
+                              "started=$(date +%s); echo \"$TASK_INDEX $$\" >> " + runs_ +
                                   "; echo waiting-$TASK_INDEX;"
                                   " while [ ! -e " +
                                   go +
                                   " ]; do sleep 0.1; done;"
-                                  " for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1; done; echo went"));
+                                  " for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1; done;"
+                                  " while [ $(($(date +%s) - started)) -lt 60 ]; do sleep 1; done;"
+                                  " echo went-after-$(($(date +%s) - started))s"));
     const bool both = WaitForTaskOutput("waiting-0") && WaitForTaskOutput("waiting-1");
     app_id_ = runner_.SubmittedAppId();
     if (both) {
@@ -78,6 +81,16 @@ class HaE2eTest : public BackendE2eTest {
     for (std::string line; std::getline(runs, line);) lines.push_back(line);
     EXPECT_EQ(lines.size(), 2u) << "every task's user process must have started once:\n"
                                 << ReadAll(runs_);
+    // Each ran its minute: "went-after-<seconds>s", 60 at least.
+    const std::string out = TaskStdout(r);
+    int went = 0;
+    const std::regex after(R"(went-after-(\d+)s)");
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), after);
+         it != std::sregex_iterator(); ++it) {
+      EXPECT_GE(std::stoi((*it)[1].str()), 60) << out;
+      ++went;
+    }
+    EXPECT_EQ(went, 2) << out;
     // The job's history, complete: submitted, started, both tasks, finished SUCCEEDED.
     absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
     ASSERT_TRUE(hdfs.ok()) << hdfs.status();
