@@ -133,6 +133,18 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   // goes on calling while the RMs fail over or restart.
   if (schedulers->size() > 1) yarn.ha_schedulers = *schedulers;
   yarn.default_fs = launch.default_fs;
+  if (launch.has_hadoop_conf) {
+    // The client's configuration, for the user's files on other NameNodes (ViewFS mounts,
+    // tony.other.namenodes). Unreadable: those files cannot be localized, and say so.
+    absl::StatusOr<hadoop::HadoopConf> conf =
+        hadoop::HadoopConf::Load({fs::absolute(cluster::kHadoopConfDir).string()});
+    if (conf.ok()) {
+      yarn.hadoop_conf = std::make_shared<const hadoop::HadoopConf>(*std::move(conf));
+    } else {
+      spdlog::warn("[{}] the job's Hadoop configuration: {}", app_id,
+                   ToStd(conf.status().message()));
+    }
+  }
   yarn.webhdfs = launch.webhdfs;
   yarn.web_https = launch.web_proxy.starts_with("https://");
   if (!launch.webhdfs_ca.empty()) {

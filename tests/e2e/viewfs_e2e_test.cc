@@ -110,16 +110,45 @@ TEST_P(ViewFsE2eTest, AMountTableTonyCannotFollowIsOneLineNamingTheKey) {
                 "/.tony: no mount point of the ViewFS table 'minicluster' holds it");
 }
 
-TEST_P(ViewFsE2eTest, AResourceTheMountTablePutsElsewhereIsRefusedNotMisread) {
-  // /data is on ns2; the AM localizes from ns1, the user's directory's NameNode.
-  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.resources=hdfs:///data/x.zip"},
-                            "echo never"));
+TEST_P(ViewFsE2eTest, ResourcesOnEitherNameNodeAreLocalized) {
+  // /data is on ns2, the user's directory (where tony's own files are) on ns1: the client stats
+  // the resource on ns2 and the AM looks it up there, through the mount table (hdfs:///data/...)
+  // or named directly (hdfs://<ns2>/data/...); the NodeManager fetches it with the job's ns2 token.
+  absl::StatusOr<hadoop::WebHdfsClient> first = cluster_->Hdfs();
+  ASSERT_TRUE(first.ok()) << first.status();
+  hadoop::WebHdfsClient second = SecondNameNode();
+  const std::string name = fs::path(runner_.work_dir()).filename().string();
+  const std::string dir = "/data/" + name;
+  ASSERT_TRUE(second.Create(dir + "/through-table.txt", "from ns2 through the table\n").ok());
+  ASSERT_TRUE(second.Create(dir + "/named.txt", "from ns2 by name\n").ok());
+  // And one on ns1, under /user, through the table too.
+  const std::string mine = "/user/" + cluster_->user() + "/" + name + "-mine.txt";
+  ASSERT_TRUE(first->Create(mine, "from ns1\n").ok());
+  const std::string named = "hdfs://" + cluster_->Value("MINICLUSTER_NN2_RPC") + dir + "/named.txt";
+  TonyResult r = Run(Submit(
+      {"tony.worker.instances=1", "tony.worker.memory=256m",
+       "tony.worker.resources=hdfs://" + dir + "/through-table.txt," + named + ",hdfs://" + mine},
+      "cat through-table.txt named.txt " + name + "-mine.txt"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string out = TaskStdout(r);
+  EXPECT_NE(out.find("from ns2 through the table\nfrom ns2 by name\nfrom ns1\n"), std::string::npos)
+      << out;
+  (void)second.Delete(dir, /*recursive=*/true);
+  (void)first->Delete(mine, /*recursive=*/false);
+}
+
+TEST_P(ViewFsE2eTest, AResourceOnANameNodeWithoutATokenIsRefused) {
+  // A NameNode neither the mount table nor tony.other.namenodes names: the job would get no
+  // token of it, so the NodeManagers could not fetch the file.
+  TonyResult r = Run(Submit(
+      {"tony.worker.instances=1", "tony.worker.resources=hdfs://127.0.0.1:1/x.zip"}, "echo never"));
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
-  EXPECT_NE(r.err.find("hdfs:///data/x.zip: through the ViewFS mount table of fs.defaultFS "
-                       "(viewfs://minicluster/) this is hdfs://" +
-                       cluster_->Value("MINICLUSTER_NN2_RPC") + "/data/x.zip"),
+  EXPECT_NE(r.err.find("hdfs://127.0.0.1:1/x.zip: the job gets no delegation token of "
+                       "hdfs://127.0.0.1:1, so YARN could not localize it; name it in "
+                       "tony.other.namenodes"),
             std::string::npos)
       << Describe(r);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line:\n" << r.err;
   EXPECT_EQ(r.out.find("submitted"), std::string::npos) << r.out;
 }
 

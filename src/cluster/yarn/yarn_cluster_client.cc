@@ -148,7 +148,13 @@ YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions
       hdfs_(std::move(webhdfs), hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}),
       tls_(std::move(tls)),
       home_(std::move(home)),
-      files_(&hdfs_, home_.fs, home_.root) {
+      files_(&hdfs_, home_.fs, home_.root),
+      namenodes_(HdfsNameNodesOptions{std::make_shared<const hadoop::HadoopConf>(conf_),
+                                      home_.fs,
+                                      hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}},
+                                      {},
+                                      tls_},
+                 &hdfs_) {
   hdfs_.SetFailoverPolicy(NameNodePolicy());
   hdfs_.SetTls(tls_);
 }
@@ -171,6 +177,12 @@ absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
   return history::HistoryStore{HdfsHistoryFs(std::move(client), home_.fs), *dirs};
 }
 
+std::vector<std::string> YarnClusterClient::TokenFileSystems() const {
+  std::vector<std::string> uris = home_.token_fs;
+  uris.insert(uris.end(), options_.other_namenodes.begin(), options_.other_namenodes.end());
+  return uris;
+}
+
 absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credentials) const {
   if (options_.kerberos == nullptr) return absl::OkStatus();
   absl::StatusOr<std::vector<hadoop::ServerAddress>> rms =
@@ -183,9 +195,8 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
                              hadoop::CanonicalHostName(rms->front().address.host));
   // fs.defaultFS's NameNodes (with ViewFS, every NameNode its mount table names), then the
   // other NameNodes the job reads.
-  std::vector<std::string> uris = home_.token_fs;
-  const size_t defaults = uris.size();
-  uris.insert(uris.end(), options_.other_namenodes.begin(), options_.other_namenodes.end());
+  const std::vector<std::string> uris = TokenFileSystems();
+  const size_t defaults = home_.token_fs.size();
   for (size_t i = 0; i < uris.size(); ++i) {
     const std::string& uri = uris[i];
     absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(conf_, uri);
@@ -496,23 +507,33 @@ absl::Status YarnClusterClient::AwaitAmExit(const std::string& app_id, int64_t t
 
 absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& uri) {
   if (!home_.webhdfs_error.ok()) return home_.webhdfs_error;
-  absl::StatusOr<hadoop::YarnUrl> url = hadoop::ResolveOnDefaultFs(uri, home_.fs);
+  // hdfs:///<path> on fs.defaultFS (with ViewFS, where its mount table puts it), or the NameNode
+  // the URI names; the AM resolves it the same way.
+  absl::StatusOr<hadoop::YarnUrl> url = namenodes_.Resolve(uri);
   if (!url.ok()) return url.status();
-  absl::StatusOr<hadoop::YarnUrl> given = hadoop::YarnUrl::Parse(uri);
-  if (hadoop::IsViewFs(conf_.DefaultFs()) && given.ok() && given->host.empty()) {
-    // With ViewFS, hdfs:///<path> is <path> through the mount table. The AM localizes from the
-    // NameNode of the user's directory, at the same path: anything else is refused, not misread.
-    const std::string path = hadoop::NormalizePath(url->file);
-    absl::StatusOr<std::string> resolved = hadoop::ResolveDefaultFsPath(conf_, path);
-    if (!resolved.ok()) return absl::InvalidArgumentError(resolved.status().message());
-    if (*resolved != home_.fs + path) {
+  if (!namenodes_.OnDefault(*url) && options_.kerberos != nullptr) {
+    // The NodeManagers localize it with the job's tokens: one of them must be that NameNode's.
+    absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(
+        conf_, StrCat("hdfs://", url->host, url->port >= 0 ? StrCat(":", url->port) : ""));
+    if (!namenode.ok()) {
+      return absl::Status(namenode.status().code(),
+                          StrCat(uri, ": ", ToStd(namenode.status().message())));
+    }
+    bool has_token = false;
+    for (const std::string& fs : TokenFileSystems()) {
+      absl::StatusOr<hadoop::NameService> with_token = hadoop::ResolveNameService(conf_, fs);
+      has_token =
+          has_token || (with_token.ok() && with_token->TokenService() == namenode->TokenService());
+    }
+    if (!has_token) {
       return absl::InvalidArgumentError(
-          StrCat(uri, ": through the ViewFS mount table of fs.defaultFS (", conf_.DefaultFs(),
-                 ") this is ", *resolved, "; tony localizes files from ", home_.fs,
-                 " (where the user's directory is) only, at the same path"));
+          StrCat(uri, ": the job gets no delegation token of ", namenode->Uri(),
+                 ", so YARN could not localize it; name it in tony.other.namenodes"));
     }
   }
-  absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(url->file);
+  absl::StatusOr<hadoop::WebHdfsClient*> client = namenodes_.ClientFor(*url);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<hadoop::FileStatus> status = (*client)->GetFileStatus(url->file);
   if (status.status().code() == absl::StatusCode::kNotFound) {
     return absl::NotFoundError(StrCat(uri, ": no such file or directory"));
   }

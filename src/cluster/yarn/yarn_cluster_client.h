@@ -18,6 +18,7 @@
 
 #include "cluster/cluster_client.h"
 #include "cluster/yarn/hdfs_job_files.h"
+#include "cluster/yarn/hdfs_namenodes.h"
 #include "cluster/yarn/yarn_asks.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/webhdfs.h"
@@ -90,6 +91,9 @@ class YarnClusterClient final : public ClusterClient {
 
   // Submit's work; Submit removes the staging directory when this fails.
   absl::Status StageAndSubmit(const hadoop::ApplicationId& id, const AmSubmission& submission);
+  // The file systems the job gets delegation tokens of: home_.token_fs, then
+  // tony.other.namenodes.
+  std::vector<std::string> TokenFileSystems() const;
   // With Kerberos: an HDFS delegation token from every NameNode the job names, renewable by the
   // ResourceManager, added to `credentials`.
   absl::Status AddDelegationTokens(hadoop::Credentials& credentials) const;
@@ -115,6 +119,9 @@ class YarnClusterClient final : public ClusterClient {
   const Home home_;
   // The job's files and the binary cache, under home_ (uses hdfs_).
   HdfsJobFiles files_;
+  // The NameNodes of the user's hdfs:// files (resources, venvs, --hdfs_classpath): home_.fs's
+  // through hdfs_, and any other.
+  HdfsNameNodes namenodes_;
   std::optional<hadoop::NewApplication> reserved_;
   std::optional<std::vector<hadoop::NodeReport>> running_nodes_;
 };

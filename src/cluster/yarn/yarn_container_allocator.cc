@@ -58,6 +58,10 @@ YarnContainerAllocator::YarnContainerAllocator(YarnAllocatorOptions options)
                                 options_.hdfs_tokens.empty()
                                     ? std::nullopt
                                     : std::optional<hadoop::Token>(options_.hdfs_tokens.front())}),
+      namenodes_(HdfsNameNodesOptions{options_.hadoop_conf, options_.default_fs,
+                                      hadoop::WebHdfsAuth{options_.user, nullptr, {}},
+                                      options_.hdfs_tokens, options_.webhdfs_tls},
+                 &hdfs_),
       hdfs_tokens_(options_.hdfs_tokens),
       kms_tokens_(options_.kms_tokens) {
   hdfs_.SetTls(options_.webhdfs_tls);
@@ -397,6 +401,7 @@ void YarnContainerAllocator::OnFreshTokens(const std::vector<hadoop::Token>& tok
   }
   // fs.defaultFS's comes first (TokenRefreshOptions::namenodes).
   hdfs_.SetDelegationToken(tokens.front());
+  namenodes_.SetTokens(hdfs);
   for (const hadoop::Token& token : tokens) credentials.AddToken(token.service, token);
   if (callbacks_.on_task_tokens) {
     callbacks_.on_task_tokens(credentials.Serialize(hadoop::Credentials::Format::kWritable));

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cluster/container_allocator.h"
+#include "cluster/yarn/hdfs_namenodes.h"
 #include "cluster/yarn/hdfs_token_refresher.h"
 #include "cluster/yarn/yarn_asks.h"
 #include "common/mutex.h"
@@ -37,7 +38,10 @@ struct YarnAllocatorOptions {
   // the AM finds the active one and fails over (hadoop/failover.h).
   std::vector<hadoop::ServerAddress> ha_schedulers;
   hadoop::FailoverPolicy failover;
-  std::string default_fs;         // fs.defaultFS, for the URLs of localized files
+  std::string default_fs;  // fs.defaultFS, for the URLs of localized files
+  // The client's Hadoop configuration (the job's hadoop-conf), for files the user named on
+  // other NameNodes (hdfs_namenodes.h); null: only default_fs's.
+  std::shared_ptr<const hadoop::HadoopConf> hadoop_conf;
   std::string webhdfs;            // the NameNodes' WebHDFS addresses (WebHdfsClient's form)
   hadoop::http::Tls webhdfs_tls;  // for HTTPS: the authorities to trust (empty: the system's)
   // yarn.http.policy is HTTPS_ONLY: the NodeManagers' pages (the tasks' log links) are https://.
@@ -136,6 +140,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   std::unique_ptr<hadoop::AmRmClient> am_rm_;  // used on the heartbeat thread after Start
   hadoop::NmClient nm_;
   hadoop::WebHdfsClient hdfs_;
+  HdfsNameNodes namenodes_;  // hdfs_, and the other NameNodes of the user's files
   hadoop::Resource maximum_;
 
   mutable Mutex mu_;

@@ -32,13 +32,20 @@ absl::StatusOr<YarnContainerAllocator::SourceFiles> YarnContainerAllocator::Look
     MutexLock lock(mu_);
     if (auto it = sources_.find(source); it != sources_.end()) return it->second;
   }
-  // Staged files are paths under the staging directory; the user's own are hdfs:// URIs.
-  absl::StatusOr<hadoop::YarnUrl> url =
-      IsRemotePath(source) ? hadoop::ResolveOnDefaultFs(source, options_.default_fs)
-                           : hadoop::YarnUrl::Parse(options_.default_fs);
+  // Staged files are paths under the staging directory; the user's own are hdfs:// URIs, on
+  // fs.defaultFS or another NameNode (resolved as the client did).
+  absl::StatusOr<hadoop::YarnUrl> url = IsRemotePath(source)
+                                            ? namenodes_.Resolve(source)
+                                            : hadoop::YarnUrl::Parse(options_.default_fs);
   if (!url.ok()) return url.status();
   if (!IsRemotePath(source)) url->file = source;
-  absl::StatusOr<hadoop::FileStatus> status = hdfs_.GetFileStatus(url->file);
+  hadoop::WebHdfsClient* hdfs = &hdfs_;
+  if (IsRemotePath(source)) {
+    absl::StatusOr<hadoop::WebHdfsClient*> client = namenodes_.ClientFor(*url);
+    if (!client.ok()) return client.status();
+    hdfs = *client;
+  }
+  absl::StatusOr<hadoop::FileStatus> status = hdfs->GetFileStatus(url->file);
   if (!status.ok()) return status.status();
   SourceFiles files{*url, {}};
   if (!status->is_directory) {
@@ -46,7 +53,7 @@ absl::StatusOr<YarnContainerAllocator::SourceFiles> YarnContainerAllocator::Look
   } else {
     // A directory on HDFS (TonY's --hdfs_classpath): its files, each under its own name in the
     // working directory; subdirectories are not descended into.
-    absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_.ListStatus(url->file);
+    absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs->ListStatus(url->file);
     if (!entries.ok()) return entries.status();
     std::string dir = url->file;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
