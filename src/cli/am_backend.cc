@@ -135,15 +135,14 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   yarn.default_fs = launch.default_fs;
   if (launch.has_hadoop_conf) {
     // The client's configuration, for the user's files on other NameNodes (ViewFS mounts,
-    // tony.other.namenodes). Unreadable: those files cannot be localized, and say so.
+    // tony.other.namenodes): the AM must resolve them as the client did, or not at all.
     absl::StatusOr<hadoop::HadoopConf> conf =
         hadoop::HadoopConf::Load({fs::absolute(cluster::kHadoopConfDir).string()});
-    if (conf.ok()) {
-      yarn.hadoop_conf = std::make_shared<const hadoop::HadoopConf>(*std::move(conf));
-    } else {
-      spdlog::warn("[{}] the job's Hadoop configuration: {}", app_id,
-                   ToStd(conf.status().message()));
+    if (!conf.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("the job's Hadoop configuration: ", ToStd(conf.status().message())));
     }
+    yarn.hadoop_conf = std::make_shared<const hadoop::HadoopConf>(*std::move(conf));
   }
   yarn.webhdfs = launch.webhdfs;
   yarn.web_https = launch.web_proxy.starts_with("https://");
@@ -162,6 +161,9 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   for (const auto& [alias, token] : credentials->tokens()) {
     if (token.kind == hadoop::kHdfsDelegationTokenKind) yarn.hdfs_tokens.push_back(token);
     if (token.kind == hadoop::kKmsDelegationTokenKind) yarn.kms_tokens.push_back(token);
+  }
+  for (const auto& [alias, secret] : credentials->secrets()) {
+    if (alias.starts_with("dfs-kms-")) yarn.task_secrets[alias] = secret;
   }
   // The AM's own WebHDFS calls use the first: its default file system's (with ViewFS or
   // tony.other.namenodes there are others, and the credentials keep no order).

@@ -42,6 +42,15 @@ std::string QueryValue(std::string_view value) {
 
 }  // namespace
 
+std::string KmsMapAlias(std::string_view fs_uri) {
+  const size_t scheme_end = fs_uri.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end == 0) return "";
+  const std::string_view rest = fs_uri.substr(scheme_end + 3);
+  const std::string_view authority = rest.substr(0, rest.find('/'));
+  if (authority.empty()) return "";
+  return StrCat("dfs-kms-", fs_uri.substr(0, scheme_end), "://", authority);
+}
+
 std::string KmsProvider::RestUrl(size_t host) const {
   return StrCat(https ? "https://" : "http://", hosts.at(host), ":", port, path, "/v1");
 }
@@ -69,12 +78,18 @@ absl::StatusOr<KmsProvider> ParseKmsProvider(std::string_view uri) {
   kms.path = slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
   while (kms.path.size() > 1 && kms.path.back() == '/') kms.path.pop_back();
   if (kms.path == "/") kms.path.clear();
-  const size_t colon = authority.rfind(':');
-  if (colon == std::string_view::npos) return bad("no port");
-  const std::string_view port = authority.substr(colon + 1);
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), kms.port);
-  if (ec != std::errc() || end != port.data() + port.size() || kms.port <= 0 || kms.port > 65535) {
-    return bad(StrCat("bad port '", port, "'"));
+  size_t colon = authority.rfind(':');
+  if (colon == std::string_view::npos) {
+    // As Hadoop's client: the protocol's own port.
+    kms.port = kms.https ? 443 : 80;
+    colon = authority.size();
+  } else {
+    const std::string_view port = authority.substr(colon + 1);
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), kms.port);
+    if (ec != std::errc() || end != port.data() + port.size() || kms.port <= 0 ||
+        kms.port > 65535) {
+      return bad(StrCat("bad port '", port, "'"));
+    }
   }
   for (std::string_view host : Split(authority.substr(0, colon), ';')) {
     if (!PlausibleHost(host)) return bad(StrCat("bad host '", host, "'"));
@@ -112,11 +127,18 @@ absl::StatusOr<std::string> TokenCall(const KmsProvider& kms, const KerberosCred
                                       const std::string& query, const http::Tls* tls,
                                       int timeout_ms) {
   absl::Status last = absl::UnavailableError(StrCat("KMS ", op, " ", kms.uri, ": no host"));
+  // Whether every host failed the way a server that is down or overloaded does (no answer, or a
+  // 5xx), rather than by refusing the caller.
+  bool all_unavailable = true;
   for (size_t i = 0; i < kms.hosts.size(); ++i) {
     absl::StatusOr<std::string> spnego = SpnegoToken(login, kms.hosts[i]);
     if (!spnego.ok()) {
-      return absl::Status(spnego.status().code(),
-                          StrCat("KMS ", op, " ", kms.uri, ": ", ToStd(spnego.status().message())));
+      // No ticket for this host (its HTTP/ principal unknown to the KDC): another may do.
+      last =
+          absl::Status(spnego.status().code(), StrCat("KMS ", op, " ", kms.uri, " (", kms.hosts[i],
+                                                      "): ", ToStd(spnego.status().message())));
+      all_unavailable = false;
+      continue;
     }
     http::Request request;
     request.method = method;
@@ -135,15 +157,20 @@ absl::StatusOr<std::string> TokenCall(const KmsProvider& kms, const KerberosCred
       continue;
     }
     if (response->status != 200) {
-      return webhdfs_internal::HttpErrorStatus(op, StrCat(kms.uri, " (", kms.hosts[i], ")"),
+      last = webhdfs_internal::HttpErrorStatus(op, StrCat(kms.uri, " (", kms.hosts[i], ")"),
                                                response->status, response->body, "KMS");
+      // A server error may be this host's alone, as with Hadoop's load-balancing client; a
+      // refusal (401, 403) or a bad request would be every host's.
+      if (response->status < 500) return last;
+      continue;
     }
     return std::move(response->body);
   }
-  // No host answered, so nothing happened anywhere (and no job can have started).
+  if (!all_unavailable) return last;
+  // No host served, so nothing happened anywhere (and no job can have started).
   if (kms.hosts.size() == 1) return NoActiveServerError(ToStd(last.message()));
   return NoActiveServerError(StrCat("KMS ", op, " ", kms.uri, ": none of its ", kms.hosts.size(),
-                                    " hosts answered; the last: ", ToStd(last.message())));
+                                    " hosts served; the last: ", ToStd(last.message())));
 }
 
 }  // namespace

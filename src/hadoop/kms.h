@@ -9,7 +9,8 @@
 // clients look it up by: the provider URI as configured ("kms://http@kms1;kms2:9600/kms"), and
 // renewer the ResourceManager, which renews it while the job runs.
 //
-// Provider URIs: kms://<http|https>@<host>[;<host>...]:<port>/<path>. Several hosts are one KMS
+// Provider URIs: kms://<http|https>@<host>[;<host>...][:<port>]/<path> (no port: 80 or 443, as
+// Hadoop's client takes it). Several hosts are one KMS
 // behind a load balancer of Hadoop's client (they share their token secret), so one token serves
 // all of them; tony asks them in order until one answers. Other providers (jceks://file, a local
 // key store) hand out no tokens and are passed over.
@@ -41,6 +42,12 @@ struct KmsProvider {
   std::string RestUrl(size_t host) const;
 };
 
+// The secret's alias under which Hadoop's HDFS client looks up the KMS of the file system
+// `fs_uri` ("hdfs://ns1" -> "dfs-kms-hdfs://ns1"): it takes that KMS over the NameNode's and its
+// own configuration's, so a job's tasks use the KMS whose token they have. "" for a URI without
+// a scheme and authority.
+std::string KmsMapAlias(std::string_view fs_uri);
+
 // One kms:// provider URI. kInvalidArgument naming what is wrong.
 absl::StatusOr<KmsProvider> ParseKmsProvider(std::string_view uri);
 
@@ -50,8 +57,10 @@ absl::StatusOr<KmsProvider> ParseKmsProvider(std::string_view uri);
 absl::StatusOr<std::vector<KmsProvider>> KmsProviders(const HadoopConf& conf);
 
 // A delegation token from `kms` for `login`, renewable by `renewer` (a short name), with
-// service kms.uri. `tls` for https:// providers (nullptr: the system's authorities). Errors start
-// "KMS GETDELEGATIONTOKEN <uri>" and name the host and the KMS's answer.
+// service kms.uri. `tls` for https:// providers (nullptr: the system's authorities). The hosts
+// are asked in order; one that cannot be reached, answers 5xx or has no ticket passes to the
+// next. Errors start "KMS GETDELEGATIONTOKEN <uri>" and name the host and the KMS's answer; when
+// no host served at all, the error is NoActiveServerError's (nothing happened anywhere).
 absl::StatusOr<Token> GetKmsDelegationToken(const KmsProvider& kms,
                                             const KerberosCredentials& login,
                                             const std::string& renewer, const http::Tls* tls,

@@ -32,26 +32,42 @@ TEST(KmsProviderTest, SeveralHostsOverHttpsKeepTheUriAsWritten) {
   EXPECT_EQ(kms->RestUrl(1), "https://kms2:16000/kms/v1");
 }
 
+TEST(KmsProviderTest, WithoutAPortTheProtocolsOwn) {
+  absl::StatusOr<KmsProvider> kms = ParseKmsProvider("kms://http@kms1/kms");
+  ASSERT_TRUE(kms.ok()) << kms.status();
+  EXPECT_EQ(kms->RestUrl(0), "http://kms1:80/kms/v1");
+  kms = ParseKmsProvider("kms://https@kms1;kms2/kms");
+  ASSERT_TRUE(kms.ok()) << kms.status();
+  EXPECT_EQ(kms->RestUrl(1), "https://kms2:443/kms/v1");
+}
+
 TEST(KmsProviderTest, MalformedUrisNameWhatIsWrong) {
   struct Case {
     const char* uri;
     const char* why;
   };
-  for (const Case& c :
-       {Case{"jceks://file@/etc/keys.jceks", "not a kms:// URI"},
-        Case{"kms://kms1:9600/kms", "no http@ or https@"},
-        Case{"kms://ftp@kms1:9600/kms", "unknown protocol 'ftp'"},
-        Case{"kms://http@kms1/kms", "no port"}, Case{"kms://http@kms1:96x0/kms", "bad port '96x0'"},
-        Case{"kms://http@kms1:70000/kms", "bad port '70000'"},
-        Case{"kms://http@kms1;;kms2:9600/kms", "bad host ''"},
-        Case{"kms://http@user:pw@kms1:9600/kms", "bad host 'user:pw@kms1'"},
-        Case{"kms://http@kms1:9600", "no path"}}) {
+  for (const Case& c : {Case{"jceks://file@/etc/keys.jceks", "not a kms:// URI"},
+                        Case{"kms://kms1:9600/kms", "no http@ or https@"},
+                        Case{"kms://ftp@kms1:9600/kms", "unknown protocol 'ftp'"},
+                        Case{"kms://http@kms1:96x0/kms", "bad port '96x0'"},
+                        Case{"kms://http@kms1:70000/kms", "bad port '70000'"},
+                        Case{"kms://http@kms1;;kms2:9600/kms", "bad host ''"},
+                        Case{"kms://http@user:pw@kms1:9600/kms", "bad host 'user:pw@kms1'"},
+                        Case{"kms://http@kms1:9600", "no path"}}) {
     absl::StatusOr<KmsProvider> kms = ParseKmsProvider(c.uri);
     ASSERT_FALSE(kms.ok()) << c.uri;
     EXPECT_EQ(kms.status().code(), absl::StatusCode::kInvalidArgument) << c.uri;
     EXPECT_NE(Message(kms.status()).find(c.why), std::string::npos) << kms.status();
     EXPECT_NE(Message(kms.status()).find(c.uri), std::string::npos) << kms.status();
   }
+}
+
+TEST(KmsMapAliasTest, TheFileSystemsSchemeAndAuthority) {
+  EXPECT_EQ(KmsMapAlias("hdfs://ns1"), "dfs-kms-hdfs://ns1");
+  EXPECT_EQ(KmsMapAlias("hdfs://127.0.0.1:8020/"), "dfs-kms-hdfs://127.0.0.1:8020");
+  EXPECT_EQ(KmsMapAlias("hdfs://nn:8020/user/alice"), "dfs-kms-hdfs://nn:8020");
+  EXPECT_EQ(KmsMapAlias("hdfs:///user"), "");
+  EXPECT_EQ(KmsMapAlias("/user"), "");
 }
 
 TEST(KmsProvidersTest, OnlyTheKmsEntriesOfTheProviderPath) {
@@ -88,7 +104,7 @@ TEST(KmsProvidersTest, NoneConfiguredIsNone) {
 TEST(KmsProvidersTest, AMalformedEntryNamesTheKey) {
   TempConfDir dir;
   HadoopConf conf =
-      dir.Load("core-site.xml", {{"hadoop.security.key.provider.path", "kms://http@kms1/kms"}});
+      dir.Load("core-site.xml", {{"hadoop.security.key.provider.path", "kms://http@kms1:x/kms"}});
   absl::StatusOr<std::vector<KmsProvider>> providers = KmsProviders(conf);
   ASSERT_FALSE(providers.ok());
   EXPECT_EQ(providers.status().code(), absl::StatusCode::kInvalidArgument);

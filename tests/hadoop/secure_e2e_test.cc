@@ -113,6 +113,23 @@ class SecureE2eTest : public ::testing::Test {
     EXPECT_TRUE(hdfs.ok()) << hdfs.status();
     return *std::move(hdfs);
   }
+  // A copy of the cluster's client configuration (in the test's directory) whose
+  // hadoop.security.key.provider.path is `kms`.
+  std::string ConfWithKms(const std::string& kms) const {
+    const std::string conf = runner_.work_dir() + "/conf";
+    fs::create_directories(conf);
+    for (const char* name : {"hdfs-site.xml", "yarn-site.xml"}) {
+      fs::copy_file(fs::path(cluster_->conf_dir()) / name, fs::path(conf) / name,
+                    fs::copy_options::overwrite_existing);
+    }
+    std::ifstream in(fs::path(cluster_->conf_dir()) / "core-site.xml");
+    std::string core((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string old = cluster_->Value("MINICLUSTER_KMS");
+    EXPECT_NE(core.find(old), std::string::npos) << core;
+    if (core.find(old) != std::string::npos) core.replace(core.find(old), old.size(), kms);
+    std::ofstream(conf + "/core-site.xml") << core;
+    return conf;
+  }
   std::string UserDir(const std::string& name) const {
     return "/user/" + cluster_->user() + "/" + name + "-" +
            fs::path(runner_.work_dir()).filename().string();
@@ -221,12 +238,15 @@ TEST_F(SecureE2eTest, TicketCacheLoginWorksAsKinitLeavesIt) {
 TEST_F(SecureE2eTest, TaskReadsAnEncryptionZoneWithItsTokensAlone) {
   const std::string kms = cluster_->Value("MINICLUSTER_KMS");
   if (kms.empty()) GTEST_SKIP() << "this cluster has no KMS (hadoop-minicluster --kms)";
-  std::vector<std::string> args = Submit({"tony.worker.instances=1", "tony.worker.memory=512m"},
-                                         "sh read_encryption_zone.sh " + cluster_->conf_dir());
+  // The control too: the same read without the KMS token fails.
+  std::vector<std::string> args =
+      Submit({"tony.worker.instances=1", "tony.worker.memory=512m"},
+             "sh read_encryption_zone.sh " + cluster_->conf_dir() + " " + kms);
   TonyResult r = runner_.Run(args, 240000, Env());
   const std::string out =
       TonyRunner::ReadFilesBelow(cluster_->conf_dir() + "/data", "stdout", r.app_id);
   ASSERT_EQ(r.exit_code, 0) << r.Describe() << out;
+  EXPECT_NE(out.find("without the KMS token: refused"), std::string::npos) << out;
   // Both tokens, the KMS's under the provider URI the Java client looks it up by.
   EXPECT_NE(out.find("kms-dt"), std::string::npos) << out;
   EXPECT_NE(out.find(kms), std::string::npos) << out;
@@ -244,16 +264,7 @@ TEST_F(SecureE2eTest, AnUnreachableKmsIsOneLineAtSubmit) {
   const int port = FreeLoopbackPort();
   ASSERT_GT(port, 0);
   const std::string gone = "kms://http@127.0.0.1:" + std::to_string(port) + "/kms";
-  const std::string conf = runner_.work_dir() + "/conf";
-  fs::create_directories(conf);
-  for (const char* name : {"hdfs-site.xml", "yarn-site.xml"}) {
-    fs::copy_file(fs::path(cluster_->conf_dir()) / name, fs::path(conf) / name);
-  }
-  std::ifstream in(fs::path(cluster_->conf_dir()) / "core-site.xml");
-  std::string core((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_NE(core.find(kms), std::string::npos) << core;
-  core.replace(core.find(kms), kms.size(), gone);
-  std::ofstream(conf + "/core-site.xml") << core;
+  const std::string conf = ConfWithKms(gone);
   std::map<std::string, std::string> env = Env();
   env["HADOOP_CONF_DIR"] = conf;
   TonyResult r = runner_.Run(
@@ -263,13 +274,35 @@ TEST_F(SecureE2eTest, AnUnreachableKmsIsOneLineAtSubmit) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line:\n" << r.err;
   EXPECT_EQ(r.out.find("submitted"), std::string::npos) << r.out;
   std::smatch app;
-  if (std::regex_search(r.err, app, std::regex(R"(application_\d+_\d+)"))) {
-    EXPECT_EQ(Hdfs()
-                  .GetFileStatus("/user/" + cluster_->user() + "/.tony/" + app[0].str())
-                  .status()
-                  .code(),
-              absl::StatusCode::kNotFound);
-  }
+  ASSERT_TRUE(std::regex_search(r.err, app, std::regex(R"(application_\d+_\d+)"))) << r.err;
+  EXPECT_EQ(
+      Hdfs().GetFileStatus("/user/" + cluster_->user() + "/.tony/" + app[0].str()).status().code(),
+      absl::StatusCode::kNotFound);
+}
+
+// The client's configuration names the KMS in another spelling than the NameNode's (a trailing
+// slash): Hadoop's client in the task would ask the NameNode which KMS to use and find no token
+// of that one, but the job's credentials map each file system to the client's KMS
+// (dfs-kms-hdfs://...), the one the token is of.
+TEST_F(SecureE2eTest, TheTasksUseTheKmsTheirTokenIsOf) {
+  const std::string kms = cluster_->Value("MINICLUSTER_KMS");
+  if (kms.empty()) GTEST_SKIP() << "this cluster has no KMS (hadoop-minicluster --kms)";
+  const std::string conf = ConfWithKms(kms + "/");
+  // The task's Java client reads the same configuration (the script puts the directory first on
+  // its classpath and reads minicluster.env there).
+  fs::copy_file(fs::path(cluster_->conf_dir()) / "minicluster.env",
+                fs::path(conf) / "minicluster.env", fs::copy_options::overwrite_existing);
+  std::map<std::string, std::string> env = Env();
+  env["HADOOP_CONF_DIR"] = conf;
+  TonyResult r = runner_.Run(Submit({"tony.worker.instances=1", "tony.worker.memory=512m"},
+                                    "sh read_encryption_zone.sh " + conf),
+                             240000, env);
+  const std::string out =
+      TonyRunner::ReadFilesBelow(cluster_->conf_dir() + "/data", "stdout", r.app_id);
+  ASSERT_EQ(r.exit_code, 0) << r.Describe() << out;
+  EXPECT_NE(out.find(kms + "/ "), std::string::npos) << out;  // the token, of the client's KMS
+  EXPECT_NE(out.find("content: " + cluster_->Value("MINICLUSTER_EZ_TEXT")), std::string::npos)
+      << out;
 }
 
 // A job that outlives its first HDFS tokens, on a cluster whose tokens die within seconds

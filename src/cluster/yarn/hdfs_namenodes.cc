@@ -2,7 +2,6 @@
 
 #include "common/strings.h"
 #include "hadoop/failover.h"
-#include "hadoop/nameservice.h"
 #include "hadoop/viewfs.h"
 
 namespace tony::cluster {
@@ -16,7 +15,7 @@ std::string FileSystemOf(const hadoop::YarnUrl& url) {
 }  // namespace
 
 HdfsNameNodes::HdfsNameNodes(HdfsNameNodesOptions options, hadoop::WebHdfsClient* default_client)
-    : options_(std::move(options)), default_client_(default_client), tokens_(options_.tokens) {}
+    : options_(std::move(options)), default_client_(default_client) {}
 
 absl::StatusOr<hadoop::YarnUrl> HdfsNameNodes::Resolve(std::string_view uri) const {
   absl::StatusOr<hadoop::YarnUrl> given = hadoop::YarnUrl::Parse(uri);
@@ -49,18 +48,24 @@ bool HdfsNameNodes::OnDefault(const hadoop::YarnUrl& url) const {
   return hadoop::ResolveOnDefaultFs(url.ToString(), options_.default_fs).ok();
 }
 
-absl::StatusOr<hadoop::WebHdfsClient*> HdfsNameNodes::ClientFor(const hadoop::YarnUrl& url) {
-  if (OnDefault(url)) return default_client_;
-  const std::string fs = FileSystemOf(url);
+absl::StatusOr<hadoop::NameService> HdfsNameNodes::NameServiceOf(const hadoop::YarnUrl& url) const {
   if (options_.conf == nullptr) {
     return absl::InvalidArgumentError(
         StrCat(url.ToString(), ": not on the cluster's file system ", options_.default_fs));
   }
-  absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(*options_.conf, fs);
+  absl::StatusOr<hadoop::NameService> namenode =
+      hadoop::ResolveNameService(*options_.conf, FileSystemOf(url));
   if (!namenode.ok()) {
     return absl::Status(namenode.status().code(),
                         StrCat(url.ToString(), ": ", ToStd(namenode.status().message())));
   }
+  return namenode;
+}
+
+absl::StatusOr<hadoop::WebHdfsClient*> HdfsNameNodes::ClientFor(const hadoop::YarnUrl& url) {
+  if (OnDefault(url)) return default_client_;
+  absl::StatusOr<hadoop::NameService> namenode = NameServiceOf(url);
+  if (!namenode.ok()) return namenode.status();
   const std::string service = namenode->TokenService();
   MutexLock lock(mu_);
   auto it = clients_.find(service);

@@ -10,7 +10,6 @@
 
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/http_transport.h"
+#include "hadoop/nameservice.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
@@ -30,9 +30,9 @@ struct HdfsNameNodesOptions {
   std::shared_ptr<const hadoop::HadoopConf> conf;
   std::string default_fs;  // where tony's files are ("hdfs://ns1"), served by `default_client`
   // How to authenticate at other NameNodes: `auth.user` and `auth.kerberos` (the client's SPNEGO)
-  // as given; without Kerberos, the job's HDFS token for that NameNode when there is one (the AM).
+  // as given; without Kerberos, the job's HDFS token for that NameNode (SetTokens) when there is
+  // one (the AM).
   hadoop::WebHdfsAuth auth;
-  std::vector<hadoop::Token> tokens;
   hadoop::http::Tls tls;
 };
 
@@ -47,9 +47,11 @@ class HdfsNameNodes {
   absl::StatusOr<hadoop::YarnUrl> Resolve(std::string_view uri) const;
   // Whether `url` is on the default file system.
   bool OnDefault(const hadoop::YarnUrl& url) const;
+  // The NameNode(s) of `url`'s file system. Errors name the URI.
+  absl::StatusOr<hadoop::NameService> NameServiceOf(const hadoop::YarnUrl& url) const;
   // The WebHDFS client of `url`'s NameNode(s). Errors name the URI's file system.
   absl::StatusOr<hadoop::WebHdfsClient*> ClientFor(const hadoop::YarnUrl& url);
-  // The AM's fresh tokens, for the clients made and to come.
+  // The job's HDFS tokens (the AM's, and its fresh ones), for the clients made and to come.
   void SetTokens(const std::vector<hadoop::Token>& tokens);
 
  private:

@@ -21,7 +21,7 @@ class HdfsNameNodesTest : public ::testing::Test {
                    {"fs.viewfs.mounttable.c.link./user", "hdfs://nn1.example:8020/user"},
                    {"fs.viewfs.mounttable.c.link./data", "hdfs://nn2.example:8020/warehouse"},
                    {"fs.viewfs.mounttable.c.link./web", "http://web.example/"}}));
-    return HdfsNameNodes({conf_, "hdfs://nn1.example:8020", {"alice", nullptr, {}}, {}, {}},
+    return HdfsNameNodes({conf_, "hdfs://nn1.example:8020", {"alice", nullptr, {}}, {}},
                          &default_client_);
   }
 
@@ -84,7 +84,7 @@ TEST_F(HdfsNameNodesTest, WhatCannotBeLocalizedIsNamed) {
 }
 
 TEST_F(HdfsNameNodesTest, WithoutAConfigurationOnlyTheDefaultFileSystem) {
-  HdfsNameNodes namenodes({nullptr, "hdfs://nn1.example:8020", {"alice", nullptr, {}}, {}, {}},
+  HdfsNameNodes namenodes({nullptr, "hdfs://nn1.example:8020", {"alice", nullptr, {}}, {}},
                           &default_client_);
   absl::StatusOr<hadoop::YarnUrl> mine = namenodes.Resolve("hdfs:///user/alice/x");
   ASSERT_TRUE(mine.ok()) << mine.status();

@@ -149,12 +149,10 @@ YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions
       tls_(std::move(tls)),
       home_(std::move(home)),
       files_(&hdfs_, home_.fs, home_.root),
-      namenodes_(HdfsNameNodesOptions{std::make_shared<const hadoop::HadoopConf>(conf_),
-                                      home_.fs,
-                                      hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}},
-                                      {},
-                                      tls_},
-                 &hdfs_) {
+      namenodes_(
+          HdfsNameNodesOptions{std::make_shared<const hadoop::HadoopConf>(conf_), home_.fs,
+                               hadoop::WebHdfsAuth{options_.user, options_.kerberos, {}}, tls_},
+          &hdfs_) {
   hdfs_.SetFailoverPolicy(NameNodePolicy());
   hdfs_.SetTls(tls_);
 }
@@ -222,6 +220,16 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
     if (!token.ok()) return token.status();
     std::string alias = token->service;
     credentials.AddToken(alias, *std::move(token));
+  }
+  if (key_servers->size() == 1) {
+    // Each file system's KMS is the one the tokens are of, whatever the NameNode names (Hadoop's
+    // client takes this mapping first, as DistributedFileSystem.addDelegationTokens leaves it).
+    for (const std::string& fs : uris) {
+      const std::string alias = hadoop::KmsMapAlias(fs);
+      if (!alias.empty() && credentials.FindSecret(alias) == nullptr) {
+        credentials.AddSecret(alias, key_servers->front().uri);
+      }
+    }
   }
   return absl::OkStatus();
 }
@@ -513,12 +521,8 @@ absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& 
   if (!url.ok()) return url.status();
   if (!namenodes_.OnDefault(*url) && options_.kerberos != nullptr) {
     // The NodeManagers localize it with the job's tokens: one of them must be that NameNode's.
-    absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(
-        conf_, StrCat("hdfs://", url->host, url->port >= 0 ? StrCat(":", url->port) : ""));
-    if (!namenode.ok()) {
-      return absl::Status(namenode.status().code(),
-                          StrCat(uri, ": ", ToStd(namenode.status().message())));
-    }
+    absl::StatusOr<hadoop::NameService> namenode = namenodes_.NameServiceOf(*url);
+    if (!namenode.ok()) return namenode.status();
     bool has_token = false;
     for (const std::string& fs : TokenFileSystems()) {
       absl::StatusOr<hadoop::NameService> with_token = hadoop::ResolveNameService(conf_, fs);

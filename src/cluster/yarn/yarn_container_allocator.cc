@@ -60,11 +60,12 @@ YarnContainerAllocator::YarnContainerAllocator(YarnAllocatorOptions options)
                                     : std::optional<hadoop::Token>(options_.hdfs_tokens.front())}),
       namenodes_(HdfsNameNodesOptions{options_.hadoop_conf, options_.default_fs,
                                       hadoop::WebHdfsAuth{options_.user, nullptr, {}},
-                                      options_.hdfs_tokens, options_.webhdfs_tls},
+                                      options_.webhdfs_tls},
                  &hdfs_),
       hdfs_tokens_(options_.hdfs_tokens),
       kms_tokens_(options_.kms_tokens) {
   hdfs_.SetTls(options_.webhdfs_tls);
+  namenodes_.SetTokens(options_.hdfs_tokens);
 }
 
 YarnContainerAllocator::~YarnContainerAllocator() { Shutdown(); }

@@ -55,6 +55,9 @@ struct YarnAllocatorOptions {
   // The KMS delegation tokens the client got (kms.h): every task container gets them, for files
   // in encryption zones. With token_refresh, fresh ones replace them as the HDFS ones.
   std::vector<hadoop::Token> kms_tokens;
+  // Secrets every task container gets as they are: which KMS each file system's files are
+  // decrypted by (kms.h's KmsMapAlias).
+  std::map<std::string, std::string> task_secrets;
   // With the user's keytab: fresh HDFS tokens before these die (hdfs_token_refresher.h), for the
   // containers launched from then on, the AM's WebHDFS calls and, through
   // Callbacks::on_task_tokens, the running tasks.

@@ -163,6 +163,7 @@ absl::Status YarnContainerAllocator::StartOnNode(const hadoop::Container& yarn,
   launch.environment = spec.env;
   hadoop::Credentials credentials;
   for (const auto& [alias, secret] : spec.secrets) credentials.AddSecret(alias, secret);
+  for (const auto& [alias, secret] : options_.task_secrets) credentials.AddSecret(alias, secret);
   // The NodeManager localizes the task's files with them, and the task reads HDFS with them.
   {
     MutexLock lock(mu_);
