@@ -27,7 +27,18 @@ import org.apache.hadoop.crypto.key.kms.server.MiniKMS;
 public final class KmsServer {
   private KmsServer() {}
 
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) {
+    try {
+      run(args);
+    } catch (Throwable t) {
+      // A KMS that failed to start leaves threads behind that would keep this JVM alive.
+      System.err.println("kms: " + t);
+      t.printStackTrace();
+      System.exit(1);
+    }
+  }
+
+  private static void run(String[] args) throws Exception {
     String keytab = null;
     long tokenLifetimeS = 0;
     for (int i = 2; i + 1 < args.length; i += 2) {
