@@ -45,7 +45,7 @@ int WaitForInterrupt() {
 }
 
 TonyClient::TonyClient(cluster::ClusterClient* cluster, std::ostream& out, std::ostream& err)
-    : cluster_(cluster), out_(out), err_(err) {}
+    : cluster_(cluster), out_lines_(out), err_lines_(err), out_(out_lines_), err_(err_lines_) {}
 
 void TonyClient::OnInterrupt(int sig) { follower_->Interrupt(sig); }
 
@@ -136,6 +136,8 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   std::thread tee;
   if (context.tee) {
     tee = std::thread([&, store = *context.tee, id = *app_id] {
+      LineWriter out(out_lines_);
+      LineWriter err(err_lines_);
       LogsOptions logs;
       logs.app_id = id;
       logs.stderr_stream = true;
@@ -143,7 +145,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
       logs.wait_for_history = true;
       // The job's history is finished by the time the job is; should it never be (a history
       // that cannot be written), the tee gives up a few seconds after the job's end.
-      (void)ShowLogs(*store.fs, store.dirs, logs, out_, err_,
+      (void)ShowLogs(*store.fs, store.dirs, logs, out, err,
                      [&] { return job_over && SystemClock::Get()->NowMs() > tee_deadline_ms; });
     });
   }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "client/job_follower.h"
+#include "client/line_sink.h"
 #include "cluster/cluster_client.h"
 #include "common/signal_thread.h"
 #include "config/config_loader.h"
@@ -49,8 +50,12 @@ class TonyClient {
   void OnInterrupt(int sig);
 
   cluster::ClusterClient* const cluster_;
-  std::ostream& out_;
-  std::ostream& err_;
+  // stdout and stderr, a whole line at a time: the --tee thread writes to them too, through
+  // writers of its own.
+  LineSink out_lines_;
+  LineSink err_lines_;
+  LineWriter out_;  // the main thread's (its own lines and the follower's)
+  LineWriter err_;
   std::unique_ptr<JobFollower> follower_;  // made before signals_, which calls it
   std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses
 };

@@ -59,6 +59,25 @@ absl::StatusOr<HostPort> HttpAddressOf(const HadoopConf& conf, const std::string
   return http;
 }
 
+// Whether `rpc` is the cluster's own single NameNode: fs.defaultFS's, or
+// dfs.namenode.rpc-address's (whose host may be spelled otherwise).
+bool IsDefaultNameNode(const HadoopConf& conf, const HostPort& rpc) {
+  for (const std::string& authority : {std::string(conf.Get("dfs.namenode.rpc-address")), [&conf] {
+                                         std::string fs = conf.DefaultFs();
+                                         if (!fs.starts_with("hdfs://")) return std::string();
+                                         fs = fs.substr(7);
+                                         return fs.substr(0, fs.find('/'));
+                                       }()}) {
+    if (authority.empty()) continue;
+    absl::StatusOr<HostPort> known =
+        authority.find(':') == std::string::npos
+            ? absl::StatusOr<HostPort>(HostPort{authority, kDefaultRpcPort})
+            : ParseHostPort(authority);
+    if (known.ok() && known->host == rpc.host && known->port == rpc.port) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<NameService> ResolveLogical(const HadoopConf& conf, const std::string& ns) {
   NameService service;
   service.authority = ns;
@@ -144,16 +163,21 @@ absl::StatusOr<NameService> ResolveNameService(const HadoopConf& conf, std::stri
   // A NameNode of a federated cluster, named by its RPC address (as ViewFS mount tables name
   // them): its nameservice's own WebHDFS address.
   std::string web_key = WebKey(conf);
+  bool own_key = false;
   for (const std::string& ns : ListOf(conf, "dfs.nameservices")) {
     absl::StatusOr<HostPort> own = ParseHostPort(conf.Get(StrCat("dfs.namenode.rpc-address.", ns)));
     if (own.ok() && own->host == rpc->host && own->port == rpc->port &&
         !conf.Get(StrCat(web_key, ".", ns)).empty()) {
       web_key = StrCat(web_key, ".", ns);
+      own_key = true;
       break;
     }
   }
   absl::StatusOr<HostPort> http = AddressOf(conf, web_key);
   if (!http.ok()) return http.status();
+  // The generic key is the default NameNode's. Another NameNode (tony.other.namenodes, a
+  // resource's hdfs://host:port) serves WebHDFS on its own host, at that key's port.
+  if (!own_key && !IsDefaultNameNode(conf, *rpc)) http->host = rpc->host;
   // A server-side wildcard (the NameNode listens on every address): clients reach it at its host.
   // Nothing binds here.
   if (http->host == "0.0.0.0") http->host = rpc->host;

@@ -32,6 +32,20 @@ class NameServiceTest : public ::testing::Test {
   TempConfDir dir_;
 };
 
+TEST_F(NameServiceTest, AnotherNameNodeServesWebHdfsOnItsOwnHost) {
+  // The generic http-address is the default NameNode's; another NameNode (tony.other.namenodes,
+  // a resource's hdfs://host:port) is asked on its own host, at that key's port.
+  const HadoopConf conf = Conf({{"dfs.namenode.rpc-address", "nn1.example:8020"},
+                                {"dfs.namenode.http-address", "nn1.example:9870"}});
+  absl::StatusOr<NameService> own = ResolveNameService(conf, "hdfs://nn1.example:8020/x");
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(own->namenodes[0].http.ToString(), "nn1.example:9870");
+  absl::StatusOr<NameService> other = ResolveNameService(conf, "hdfs://nn2.example/x");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->authority, "nn2.example:8020");
+  EXPECT_EQ(other->namenodes[0].http.ToString(), "nn2.example:9870");
+}
+
 TEST_F(NameServiceTest, OneNameNodeByHostAndPort) {
   const HadoopConf conf = Conf({{"dfs.namenode.http-address", "0.0.0.0:50070"}});
   absl::StatusOr<NameService> service = ResolveNameService(conf, "hdfs://127.0.0.1:9000/user/a");

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/strings.h"
+#include "common/worker_pool.h"
 #include "hadoop/credentials.h"
 #include "hadoop/failover.h"
 #include "hadoop/kms.h"
@@ -27,6 +28,10 @@ namespace tony::cluster {
 namespace {
 
 namespace fs = std::filesystem;
+
+// How many of a job's files go to HDFS at once: each upload is mostly waiting on the NameNode and
+// a DataNode, so a few at once hide that, and more only crowd the NameNode.
+constexpr int kUploadThreads = 8;
 
 // What the ResourceManager says of an application, in the backend-neutral form.
 AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
@@ -366,7 +371,8 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   hadoop::ContainerLaunchContext am;
   // Everything the client staged locally, except its private files, goes to HDFS: each upload
   // waits for the NameNode to close the file (hundreds of ms), so they run side by side, with the
-  // lookup (or upload) of the binary.
+  // lookup (or upload) of the binary, on a few threads however many files the job has.
+  WorkerPool uploads(kUploadThreads);
   struct Staged {
     std::string relative;
     std::future<absl::StatusOr<hadoop::LocalResource>> uploaded;
@@ -383,21 +389,19 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
                   relative) != submission.local_only_files.end()) {
       continue;
     }
-    staged.push_back(
-        {relative, std::async(std::launch::async, [this, local = entry.path().string(),
-                                                   remote = StrCat(staging, "/", relative)] {
-           return files_.Upload(local, remote);
-         })});
+    staged.push_back({relative, uploads.Submit([this, local = entry.path().string(),
+                                                remote = StrCat(staging, "/", relative)] {
+                        return files_.Upload(local, remote);
+                      })});
   }
   if (!options_.am_keytab.empty()) {
-    staged.push_back({kAmKeytabFile, std::async(std::launch::async, [this, &staging] {
+    staged.push_back({kAmKeytabFile, uploads.Submit([this, &staging] {
                         return files_.Upload(options_.am_keytab,
                                              StrCat(staging, "/", kAmKeytabFile), 0600);
                       })});
   }
-  auto binary_future = std::async(std::launch::async, [this, &submission] {
-    return files_.CachedBinary(options_.executable, submission.app_id);
-  });
+  auto binary_future = uploads.Submit(
+      [this, &submission] { return files_.CachedBinary(options_.executable, submission.app_id); });
   absl::Status failed = ec ? absl::InternalError(StrCat("cannot read the job directory ",
                                                         submission.job_dir, ": ", ec.message()))
                            : absl::OkStatus();
