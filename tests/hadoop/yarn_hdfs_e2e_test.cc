@@ -200,19 +200,29 @@ TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
                          "/lib: a directory, not a zipped virtualenv"),
             std::string::npos)
       << bad.err;
-  // A file on another NameNode is looked up there (its WebHDFS at its own host): one that cannot
-  // be reached stops the job before anything is submitted, naming the URI and the host. (An
-  // unreachable file system is not the user's input to fix: exit 1.)
-  TonyResult unreachable =
+  // A file on another NameNode is looked up there (its WebHDFS at its own host). With Kerberos
+  // the job must get a token of that NameNode first (tony.other.namenodes): bad input, exit 2.
+  // Without, one that cannot be reached stops the job before anything is submitted, naming the
+  // URI and the host (an unreachable file system is not the user's input to fix: exit 1).
+  TonyResult elsewhere =
       Run({"submit", "--backend", "yarn", "--conf", "tony.containers.command=true", "--conf",
            "tony.worker.instances=1", "--hdfs_classpath", "hdfs://elsewhere.invalid:8020/lib"});
-  EXPECT_EQ(unreachable.exit_code, 1) << Describe(unreachable);
-  EXPECT_TRUE(unreachable.app_id.empty()) << unreachable.out;
-  EXPECT_NE(unreachable.err.find("tony: error: tony.worker.resources: "
+  EXPECT_TRUE(elsewhere.app_id.empty()) << elsewhere.out;
+  if (cluster_->secure()) {
+    EXPECT_EQ(elsewhere.exit_code, 2) << Describe(elsewhere);
+    EXPECT_NE(elsewhere.err.find("tony: error: tony.worker.resources: "
+                                 "hdfs://elsewhere.invalid:8020/lib: the job gets no delegation "
+                                 "token of hdfs://elsewhere.invalid:8020"),
+              std::string::npos)
+        << elsewhere.err;
+  } else {
+    EXPECT_EQ(elsewhere.exit_code, 1) << Describe(elsewhere);
+    EXPECT_NE(elsewhere.err.find("tony: error: tony.worker.resources: "
                                  "hdfs://elsewhere.invalid:8020/lib: WebHDFS GETFILESTATUS /lib: "
                                  "elsewhere.invalid:"),
-            std::string::npos)
-      << unreachable.err;
+              std::string::npos)
+        << elsewhere.err;
+  }
   (void)hdfs.Delete(base, /*recursive=*/true);
 }
 
