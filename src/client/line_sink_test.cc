@@ -17,6 +17,7 @@ TEST(LineSinkTest, ThreadsNeverCutIntoEachOthersLines) {
   constexpr int kThreads = 4;
   constexpr int kLines = 2000;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&sink, t] {
       LineWriter out(sink);

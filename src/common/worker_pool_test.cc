@@ -14,6 +14,7 @@ namespace {
 TEST(WorkerPoolTest, EveryResultComesBack) {
   WorkerPool pool(3);
   std::vector<std::future<int>> results;
+  results.reserve(100);
   for (int i = 0; i < 100; ++i) results.push_back(pool.Submit([i] { return i * i; }));
   for (int i = 0; i < 100; ++i) EXPECT_EQ(results[i].get(), i * i);
 }
@@ -28,6 +29,7 @@ TEST(WorkerPoolTest, NoMoreThanItsThreadsRunAtOnce) {
   std::shared_future<void> go = two_running.get_future().share();
   std::atomic<bool> signalled{false};
   std::vector<std::future<void>> results;
+  results.reserve(8);
   for (int i = 0; i < 8; ++i) {
     results.push_back(pool.Submit([&] {
       const int now = ++running;
