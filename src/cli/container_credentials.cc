@@ -7,9 +7,8 @@
 #include <filesystem>
 
 #include "cluster/staging.h"
+#include "cluster/yarn/job_tokens.h"
 #include "common/strings.h"
-#include "hadoop/namenode_client.h"
-#include "hadoop/viewfs.h"
 #include "nlohmann/json.hpp"
 #include "rpc/job_credentials.h"
 #include "rpc/launch_contract.h"
@@ -82,29 +81,12 @@ absl::StatusOr<cluster::TokenRefreshOptions> TokenRefreshFromContainer(
       hadoop::HadoopConf::Load({fs::absolute(cluster::kHadoopConfDir).string()});
   if (!conf.ok()) return conf.status();
   refresh.conf = *std::move(conf);
-  std::vector<std::string> uris = {default_fs};
-  // With ViewFS, the client resolved tony's own file system (default_fs); the job's tokens are of
-  // every NameNode the mount table names.
-  if (hadoop::IsViewFs(refresh.conf.DefaultFs())) {
-    absl::StatusOr<hadoop::MountTable> table =
-        hadoop::LoadMountTable(refresh.conf, refresh.conf.DefaultFs());
-    if (!table.ok()) return table.status();
-    for (const std::string& target : table->TargetFileSystems()) {
-      if (target.starts_with("hdfs://") &&
-          std::find(uris.begin(), uris.end(), target) == uris.end()) {
-        uris.push_back(target);
-      }
-    }
-  }
-  uris.insert(uris.end(), security.other_namenodes.begin(), security.other_namenodes.end());
-  for (const std::string& uri : uris) {
-    absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(refresh.conf, uri);
-    if (!namenode.ok()) return namenode.status();
-    refresh.namenodes.push_back(*std::move(namenode));
-  }
-  absl::StatusOr<std::vector<hadoop::KmsProvider>> key_servers = hadoop::KmsProviders(refresh.conf);
-  if (!key_servers.ok()) return key_servers.status();
-  refresh.key_servers = *std::move(key_servers);
+  // The same NameNodes and key servers as the client's tokens were of (job_tokens.h).
+  absl::StatusOr<cluster::JobTokens> tokens =
+      cluster::JobTokens::Resolve(refresh.conf, default_fs, security.other_namenodes);
+  if (!tokens.ok()) return tokens.status();
+  refresh.namenodes = tokens->namenodes();
+  refresh.key_servers = tokens->key_servers();
   return refresh;
 }
 

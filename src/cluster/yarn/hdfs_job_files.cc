@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "hadoop/viewfs.h"
 
 namespace tony::cluster {
 namespace {
@@ -41,6 +42,30 @@ absl::StatusOr<std::string> FileSha256(const std::string& path) {
 }
 
 }  // namespace
+
+absl::StatusOr<TonyHome> LocateTonyHome(const hadoop::HadoopConf& conf, const std::string& user) {
+  TonyHome home{conf.DefaultFs(), StrCat("/user/", user, "/.tony")};
+  if (!hadoop::IsViewFs(home.fs)) return home;
+  const auto bad = [&conf](const absl::Status& status) {
+    return absl::InvalidArgumentError(
+        StrCat("fs.defaultFS (", conf.DefaultFs(), "): ", ToStd(status.message())));
+  };
+  absl::StatusOr<hadoop::MountTable> table = hadoop::LoadMountTable(conf, home.fs);
+  if (!table.ok()) return bad(table.status());
+  absl::StatusOr<std::string> resolved =
+      table->Resolve(StrCat(table->homedir, "/", user, "/.tony"));
+  if (!resolved.ok()) return bad(resolved.status());
+  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(*resolved);
+  if (!url.ok() || url->scheme != "hdfs") {
+    return bad(absl::InvalidArgumentError(StrCat("tony's directory ", table->homedir, "/", user,
+                                                 "/.tony is ", *resolved,
+                                                 " through the mount table, not on HDFS")));
+  }
+  home.root = url->file;
+  url->file.clear();
+  home.fs = url->ToString();
+  return home;
+}
 
 HdfsJobFiles::HdfsJobFiles(hadoop::WebHdfsClient* hdfs, std::string fs, std::string root)
     : hdfs_(hdfs), fs_(std::move(fs)), root_(std::move(root)) {}

@@ -9,10 +9,21 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "hadoop/hadoop_conf.h"
 #include "hadoop/webhdfs.h"
 #include "hadoop/yarn_client.h"
 
 namespace tony::cluster {
+
+// Where a user's tony files are: the hdfs:// file system and the directory on it.
+struct TonyHome {
+  std::string fs;    // "hdfs://ns1"
+  std::string root;  // "/user/alice/.tony"
+};
+// fs.defaultFS and /user/<user>/.tony; with ViewFS, <homedir>/<user>/.tony resolved through the
+// mount table to its NameNode and path, as MapReduce's client resolves its staging directory.
+// Errors (a table tony cannot read, a directory under no link or not on HDFS) name fs.defaultFS.
+absl::StatusOr<TonyHome> LocateTonyHome(const hadoop::HadoopConf& conf, const std::string& user);
 
 class HdfsJobFiles {
  public:

@@ -10,6 +10,7 @@
 #include "cluster/staging.h"
 #include "cluster/yarn/hdfs_history_fs.h"
 #include "cluster/yarn/hdfs_job_files.h"
+#include "cluster/yarn/job_tokens.h"
 #include "common/archive.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -17,11 +18,8 @@
 #include "common/worker_pool.h"
 #include "hadoop/credentials.h"
 #include "hadoop/failover.h"
-#include "hadoop/kms.h"
-#include "hadoop/namenode_client.h"
 #include "hadoop/nameservice.h"
 #include "hadoop/truststore.h"
-#include "hadoop/viewfs.h"
 #include "rpc/launch_contract.h"
 
 namespace tony::cluster {
@@ -74,53 +72,25 @@ AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
 
 }  // namespace
 
-absl::StatusOr<YarnClusterClient::Home> YarnClusterClient::HomeOf(const hadoop::HadoopConf& conf,
-                                                                  const std::string& user) {
-  Home home{conf.DefaultFs(), StrCat("/user/", user, "/.tony"), {conf.DefaultFs()}, "", {}};
-  if (!hadoop::IsViewFs(home.fs)) return home;
-  const auto bad = [&conf](const absl::Status& status) {
-    return absl::InvalidArgumentError(
-        StrCat("fs.defaultFS (", conf.DefaultFs(), "): ", ToStd(status.message())));
-  };
-  absl::StatusOr<hadoop::MountTable> table = hadoop::LoadMountTable(conf, home.fs);
-  if (!table.ok()) return bad(table.status());
-  absl::StatusOr<std::string> resolved =
-      table->Resolve(StrCat(table->homedir, "/", user, "/.tony"));
-  if (!resolved.ok()) return bad(resolved.status());
-  absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(*resolved);
-  if (!url.ok() || url->scheme != "hdfs") {
-    return bad(absl::InvalidArgumentError(StrCat("tony's directory ", table->homedir, "/", user,
-                                                 "/.tony is ", *resolved,
-                                                 " through the mount table, not on HDFS")));
-  }
-  home.root = url->file;
-  url->file.clear();
-  home.fs = url->ToString();
-  home.token_fs.clear();
-  for (const std::string& target : table->TargetFileSystems()) {
-    if (target.starts_with("hdfs://")) home.token_fs.push_back(target);
-  }
-  return home;
-}
-
 absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
     hadoop::HadoopConf conf, YarnClusterOptions options) {
   // Where the user's tony files live (<home>/<user>/.tony): on fs.defaultFS, or with ViewFS on the
   // NameNode its mount table names for that directory. A cluster whose default file system is
   // neither (file:///) still serves list, status, kill and cluster; staging then goes to
   // dfs.namenode.http-address, as before NameNode HA.
-  absl::StatusOr<Home> home = HomeOf(conf, options.user);
-  if (!home.ok()) return home.status();
+  absl::StatusOr<TonyHome> tony_home = LocateTonyHome(conf, options.user);
+  if (!tony_home.ok()) return tony_home.status();
+  Home home{tony_home->fs, tony_home->root, "", {}};
   std::string webhdfs;
   hadoop::http::Tls tls;
-  absl::StatusOr<hadoop::NameService> hdfs = hadoop::ResolveNameService(conf, home->fs);
-  if (!hdfs.ok() && home->fs == conf.DefaultFs()) {
+  absl::StatusOr<hadoop::NameService> hdfs = hadoop::ResolveNameService(conf, home.fs);
+  if (!hdfs.ok() && home.fs == conf.DefaultFs()) {
     hdfs = absl::Status(hdfs.status().code(), StrCat("fs.defaultFS (", conf.DefaultFs(),
                                                      "): ", ToStd(hdfs.status().message())));
   }
   if (hdfs.ok()) {
     webhdfs = hdfs->WebHdfsServers();
-    home->token_service = hdfs->TokenService();
+    home.token_service = hdfs->TokenService();
     if (hdfs->https) {
       // WebHDFS over HTTPS trusts what the cluster's clients trust (ssl-client.xml). A truststore
       // that cannot be read fails what needs WebHDFS, not list, status or kill.
@@ -128,10 +98,10 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
       if (trusted.ok()) {
         tls = *std::move(trusted);
       } else {
-        home->webhdfs_error = trusted.status();
+        home.webhdfs_error = trusted.status();
       }
     }
-  } else if (home->fs.starts_with("hdfs://")) {
+  } else if (home.fs.starts_with("hdfs://")) {
     return hdfs.status();
   } else if (absl::StatusOr<hadoop::HostPort> http = conf.NameNodeHttpAddress(); http.ok()) {
     webhdfs = http->ToString();
@@ -141,7 +111,7 @@ absl::StatusOr<std::unique_ptr<YarnClusterClient>> YarnClusterClient::Connect(
   if (!yarn.ok()) return yarn.status();
   return std::unique_ptr<YarnClusterClient>(
       new YarnClusterClient(std::move(conf), std::move(options), *std::move(yarn),
-                            std::move(webhdfs), std::move(tls), *std::move(home)));
+                            std::move(webhdfs), std::move(tls), std::move(home)));
 }
 
 YarnClusterClient::YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
@@ -180,14 +150,10 @@ absl::StatusOr<history::HistoryStore> YarnClusterClient::History(
   return history::HistoryStore{HdfsHistoryFs(std::move(client), home_.fs), *dirs};
 }
 
-std::vector<std::string> YarnClusterClient::TokenFileSystems() const {
-  std::vector<std::string> uris = home_.token_fs;
-  uris.insert(uris.end(), options_.other_namenodes.begin(), options_.other_namenodes.end());
-  return uris;
-}
-
 absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credentials) const {
   if (options_.kerberos == nullptr) return absl::OkStatus();
+  absl::StatusOr<JobTokens> tokens = JobTokens::Resolve(conf_, home_.fs, options_.other_namenodes);
+  if (!tokens.ok()) return tokens.status();
   absl::StatusOr<std::vector<hadoop::ServerAddress>> rms =
       conf_.RmAddresses("yarn.resourcemanager.address");
   if (!rms.ok()) return rms.status();
@@ -196,47 +162,7 @@ absl::Status YarnClusterClient::AddDelegationTokens(hadoop::Credentials& credent
   const std::string renewer =
       hadoop::SubstituteHost(conf_.Get("yarn.resourcemanager.principal"),
                              hadoop::CanonicalHostName(rms->front().address.host));
-  // fs.defaultFS's NameNodes (with ViewFS, every NameNode its mount table names), then the
-  // other NameNodes the job reads.
-  const std::vector<std::string> uris = TokenFileSystems();
-  const size_t defaults = home_.token_fs.size();
-  for (size_t i = 0; i < uris.size(); ++i) {
-    const std::string& uri = uris[i];
-    absl::StatusOr<hadoop::NameService> namenode = hadoop::ResolveNameService(conf_, uri);
-    if (!namenode.ok()) {
-      return absl::InvalidArgumentError(
-          StrCat(i < defaults ? StrCat("fs.defaultFS (", conf_.DefaultFs(), ")")
-                              : std::string("tony.other.namenodes"),
-                 ": ", ToStd(namenode.status().message())));
-    }
-    absl::StatusOr<hadoop::Token> token =
-        hadoop::GetHdfsDelegationToken(conf_, *namenode, options_.kerberos, renewer);
-    if (!token.ok()) return token.status();
-    // Aliased by service, as Hadoop's clients do (copied first: the token is moved).
-    std::string alias = token->service;
-    if (credentials.FindToken(alias) == nullptr) credentials.AddToken(alias, *std::move(token));
-  }
-  // Every KMS the configuration names, for the files of encryption zones (kms.h).
-  absl::StatusOr<std::vector<hadoop::KmsProvider>> key_servers = hadoop::KmsProviders(conf_);
-  if (!key_servers.ok()) return key_servers.status();
-  for (const hadoop::KmsProvider& kms : *key_servers) {
-    absl::StatusOr<hadoop::Token> token =
-        hadoop::GetKmsDelegationToken(kms, *options_.kerberos, renewer, &tls_);
-    if (!token.ok()) return token.status();
-    std::string alias = token->service;
-    credentials.AddToken(alias, *std::move(token));
-  }
-  if (key_servers->size() == 1) {
-    // Each file system's KMS is the one the tokens are of, whatever the NameNode names (Hadoop's
-    // client takes this mapping first, as DistributedFileSystem.addDelegationTokens leaves it).
-    for (const std::string& fs : uris) {
-      const std::string alias = hadoop::KmsMapAlias(fs);
-      if (!alias.empty() && credentials.FindSecret(alias) == nullptr) {
-        credentials.AddSecret(alias, key_servers->front().uri);
-      }
-    }
-  }
-  return absl::OkStatus();
+  return tokens->AddTo(conf_, options_.kerberos, renewer, &tls_, credentials);
 }
 
 absl::Status YarnClusterClient::CheckFits(const std::map<std::string, ResourceAsk>& asks_by_type) {
@@ -527,13 +453,10 @@ absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& 
     // The NodeManagers localize it with the job's tokens: one of them must be that NameNode's.
     absl::StatusOr<hadoop::NameService> namenode = namenodes_.NameServiceOf(*url);
     if (!namenode.ok()) return namenode.status();
-    bool has_token = false;
-    for (const std::string& fs : TokenFileSystems()) {
-      absl::StatusOr<hadoop::NameService> with_token = hadoop::ResolveNameService(conf_, fs);
-      has_token =
-          has_token || (with_token.ok() && with_token->TokenService() == namenode->TokenService());
-    }
-    if (!has_token) {
+    absl::StatusOr<JobTokens> tokens =
+        JobTokens::Resolve(conf_, home_.fs, options_.other_namenodes);
+    if (!tokens.ok()) return tokens.status();
+    if (!tokens->Covers(*namenode)) {
       return absl::InvalidArgumentError(
           StrCat(uri, ": the job gets no delegation token of ", namenode->Uri(),
                  ", so YARN could not localize it; name it in tony.other.namenodes"));

@@ -76,25 +76,18 @@ class YarnClusterClient final : public ClusterClient {
 
  private:
   // Where the user's tony files are: the hdfs:// file system and the directory on it
-  // ("/user/alice/.tony"), fs.defaultFS's or, with ViewFS, its mount table's for that directory;
-  // and the file systems whose delegation tokens a job needs (fs.defaultFS's, or every one the
-  // mount table names).
+  // ("/user/alice/.tony"), fs.defaultFS's or, with ViewFS, its mount table's for that directory.
   struct Home {
     std::string fs;
     std::string root;
-    std::vector<std::string> token_fs;
     std::string token_service;  // of fs's delegation token (known once its NameNodes are)
     // Why WebHDFS cannot be used (a truststore that cannot be read), or OK.
     absl::Status webhdfs_error;
   };
-  static absl::StatusOr<Home> HomeOf(const hadoop::HadoopConf& conf, const std::string& user);
 
   // Submit's work; Submit removes the staging directory when this fails.
   absl::Status StageAndSubmit(const hadoop::ApplicationId& id, const AmSubmission& submission);
-  // The file systems the job gets delegation tokens of: home_.token_fs, then
-  // tony.other.namenodes.
-  std::vector<std::string> TokenFileSystems() const;
-  // With Kerberos: an HDFS delegation token from every NameNode the job names, renewable by the
+  // With Kerberos: the job's delegation tokens (job_tokens.h), renewable by the
   // ResourceManager, added to `credentials`.
   absl::Status AddDelegationTokens(hadoop::Credentials& credentials) const;
   // How long WebHDFS calls look for an active NameNode (dfs.client.failover.*).
