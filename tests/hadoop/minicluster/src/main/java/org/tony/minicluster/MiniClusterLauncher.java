@@ -119,10 +119,12 @@ public final class MiniClusterLauncher {
   /** The user the tests run as (the OS user, and in secure mode the user principal's name). */
   private String testUser;
   private final AtomicBoolean stopped = new AtomicBoolean(false);
+  private final PortRegistry ports;
 
-  private MiniClusterLauncher(Options opt) {
+  private MiniClusterLauncher(Options opt) throws IOException {
     this.opt = opt;
     this.data = new File(opt.dir, "data");
+    this.ports = new PortRegistry();
   }
 
   public static void main(String[] args) throws Exception {
@@ -613,24 +615,12 @@ public final class MiniClusterLauncher {
     writeXml(new File(confDir, name), props);
   }
 
-  /** A port nothing listens on right now (for the few addresses that cannot be port 0). */
   /**
-   * A port that is free now, for an address that must be known before its server binds (a
-   * standby RM binds its ports only once it is active). Below Linux's ephemeral range (32768 and
-   * up), so that no outgoing connection of this machine can take it in the meantime.
+   * A port for an address that must be known before its server binds (a standby RM binds its
+   * ports only once it is active), free now and kept from other miniclusters until this one stops.
    */
-  private static int freePort() throws IOException {
-    java.util.Random random = new java.util.Random();
-    for (int attempt = 0; attempt < 200; attempt++) {
-      int port = 20000 + random.nextInt(12000);
-      try (java.net.ServerSocket socket = new java.net.ServerSocket(port, 1,
-          java.net.InetAddress.getByName(LOOPBACK))) {
-        return socket.getLocalPort();
-      } catch (IOException taken) {
-        // another one
-      }
-    }
-    throw new IOException("no free port in 20000-31999 on " + LOOPBACK);
+  private int freePort() throws IOException {
+    return ports.claim(LOOPBACK);
   }
 
   private void waitForNodes() throws Exception {
@@ -921,9 +911,24 @@ public final class MiniClusterLauncher {
     int to = 1 - from;
     yarn.getResourceManager(from).getRMContext().getRMAdminService()
         .transitionToStandby(byUser());
-    yarn.getResourceManager(to).getRMContext().getRMAdminService().transitionToActive(byUser());
+    try {
+      yarn.getResourceManager(to).getRMContext().getRMAdminService().transitionToActive(byUser());
+    } catch (Exception e) {
+      // Leave a cluster that serves (the test that asked sees the error, the next ones a cluster).
+      yarn.getResourceManager(from).getRMContext().getRMAdminService()
+          .transitionToActive(byUser());
+      throw new IOException(RM_IDS[to] + " cannot become active (" + RM_IDS[from]
+          + " is active again): " + rootCause(e), e);
+    }
     waitServing(to);
     return RM_IDS[from] + " is standby, " + RM_IDS[to] + " active";
+  }
+
+  private static String rootCause(Throwable e) {
+    while (e.getCause() != null && e.getCause() != e) {
+      e = e.getCause();
+    }
+    return e.toString();
   }
 
   /** "restart-rm": the active RM is stopped and a new one started in its place, made active. */
@@ -1071,5 +1076,6 @@ public final class MiniClusterLauncher {
     if (secure != null) {
       secure.stop();
     }
+    ports.releaseAll();
   }
 }
