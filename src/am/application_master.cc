@@ -239,15 +239,19 @@ void ApplicationMaster::Launch(const TaskRef& task) {
   for (const auto& [key, value] : job_.spec().container_envs) launch.env[key] = value;
   for (const auto& [key, value] : container.env) launch.env[key] = value;
   for (const auto& [key, value] : type->docker_env) launch.env[key] = value;
-  launch.env[rpc::kEnvAppId] = options_.app_id;
-  launch.env[rpc::kEnvAmAddress] = StrCat(options_.host, ":", port_);
-  launch.env[rpc::kEnvConfFile] = options_.conf_file;
-  launch.env[rpc::kEnvTaskType] = task.type;
-  launch.env[rpc::kEnvTaskIndex] = std::to_string(task.index);
-  launch.env[rpc::kEnvTaskAttempt] = std::to_string(record->attempt);
-  launch.env[rpc::kEnvContainerId] = container.id;
-  launch.env[rpc::kEnvLogDir] = container.log_dir;
-  launch.env[rpc::kEnvHost] = container.host;
+  rpc::ExecutorLaunch contract;
+  contract.app_id = options_.app_id;
+  contract.am_address = StrCat(options_.host, ":", port_);
+  contract.conf_file = options_.conf_file;
+  contract.task_type = task.type;
+  contract.task_index = task.index;
+  contract.attempt = record->attempt;
+  contract.container_id = container.id;
+  contract.on_yarn = options_.backend == "yarn";
+  // On YARN, container.log_dir is the NodeManager's page of the logs; the executor asks YARN.
+  if (!contract.on_yarn) contract.log_dir = container.log_dir;
+  contract.host = container.host;
+  for (auto& [key, value] : contract.ToEnv()) launch.env[key] = std::move(value);
   launch.secrets[rpc::kTaskCredentialAlias] =
       rpc::TaskCredential(options_.credentials.secret, task.type, task.index, container.id);
   if (options_.credentials.tls())

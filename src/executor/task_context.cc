@@ -42,7 +42,7 @@ runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config
 
 SpawnOptions UserProcessSpawn(const ExecutorOptions& options, const std::string& command,
                               const runtime::Environment& environment) {
-  const bool on_yarn = std::getenv("LOG_DIRS") != nullptr;
+  const bool on_yarn = options.on_yarn;
   SpawnOptions spawn;
   spawn.argv = {"/bin/sh", "-c", command};
   // On YARN, Hadoop's client configuration and classpath; what the job sets itself wins.

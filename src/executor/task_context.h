@@ -17,8 +17,8 @@ namespace tony::executor {
 runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,
                                     const rpc::WaitClusterSpecResponse& cluster);
 
-// `command` under /bin/sh with `environment` (over Hadoop's client environment on YARN, where
-// LOG_DIRS is set), none of tony's launch contract, and its output in the log directory.
+// `command` under /bin/sh with `environment` (over Hadoop's client environment on YARN), none of
+// tony's launch contract, and its output in the log directory.
 SpawnOptions UserProcessSpawn(const ExecutorOptions& options, const std::string& command,
                               const runtime::Environment& environment);
 

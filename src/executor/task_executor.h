@@ -39,7 +39,8 @@ struct ExecutorOptions {
   int attempt = 0;
   std::string container_id;
   std::string log_dir;
-  std::string host;  // the address other tasks reach this one at
+  std::string host;      // the address other tasks reach this one at
+  bool on_yarn = false;  // in a YARN container (Hadoop's client environment for the task)
   // Puts fresh credentials from the AM (HeartbeatResponse::tokens) where the task reads its own
   // (YARN: merged into HADOOP_TOKEN_FILE_LOCATION). Empty: they are ignored.
   std::function<absl::Status(const std::string& credentials)> apply_tokens;

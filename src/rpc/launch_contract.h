@@ -164,4 +164,97 @@ inline absl::StatusOr<AmLaunch> ReadAmLaunch(const EnvLookup& lookup = [](const 
   return launch;
 }
 
+// What the AM tells each executor it starts (AM -> executor), typed: the AM writes it with
+// ToEnv() and `tony executor` reads it with ReadExecutorLaunch(), whose errors name the variable.
+struct ExecutorLaunch {
+  std::string app_id;
+  std::string am_address;  // host:port of the AM's control plane
+  std::string conf_file;   // the job's resolved configuration
+  std::string task_type;
+  int task_index = -1;  // 0, 1, ...
+  int attempt = 0;      // 0 for the first
+  std::string container_id;
+  bool on_yarn = false;
+  // Where the executor keeps the task's output. The local backend names it (TONY_LOG_DIR); on
+  // YARN the NodeManager does (the first of LOG_DIRS), and the AM writes none.
+  std::string log_dir;
+  std::string host;  // the address other tasks reach this one at; "": the executor finds one
+
+  std::map<std::string, std::string> ToEnv() const {
+    std::map<std::string, std::string> env = {
+        {kEnvAppId, app_id},
+        {kEnvAmAddress, am_address},
+        {kEnvConfFile, conf_file},
+        {kEnvTaskType, task_type},
+        {kEnvTaskIndex, std::to_string(task_index)},
+        {kEnvTaskAttempt, std::to_string(attempt)},
+        {kEnvContainerId, container_id},
+    };
+    if (on_yarn) env[kEnvBackend] = "yarn";
+    if (!log_dir.empty()) env[kEnvLogDir] = log_dir;
+    if (!host.empty()) env[kEnvHost] = host;
+    return env;
+  }
+};
+
+inline absl::StatusOr<ExecutorLaunch> ReadExecutorLaunch(
+    const EnvLookup& lookup = [](const char* name) {
+      return static_cast<const char*>(std::getenv(name));
+    }) {
+  const auto get = [&lookup](const char* name) {
+    const char* value = lookup(name);
+    return std::string(value != nullptr ? value : "");
+  };
+  ExecutorLaunch launch;
+  std::string missing;
+  const auto required = [&](const char* name) {
+    std::string value = get(name);
+    if (value.empty() && missing.empty()) missing = name;
+    return value;
+  };
+  launch.app_id = required(kEnvAppId);
+  launch.am_address = required(kEnvAmAddress);
+  launch.conf_file = required(kEnvConfFile);
+  launch.task_type = required(kEnvTaskType);
+  const std::string index = required(kEnvTaskIndex);
+  launch.container_id = required(kEnvContainerId);
+  if (!missing.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        missing, " is not set; tony executor runs inside a container started by tony's AM"));
+  }
+  if (!absl::SimpleAtoi(index, &launch.task_index) || launch.task_index < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kEnvTaskIndex, "='", index, "': not a task index (0, 1, ...)"));
+  }
+  if (const std::string attempt = get(kEnvTaskAttempt); !attempt.empty()) {
+    if (!absl::SimpleAtoi(attempt, &launch.attempt) || launch.attempt < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kEnvTaskAttempt, "='", attempt, "': not an attempt number (0, 1, ...)"));
+    }
+  }
+  const std::string backend = get(kEnvBackend);
+  if (!backend.empty() && backend != "yarn") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kEnvBackend, "='", backend, "': only 'yarn', or unset for the local backend"));
+  }
+  launch.on_yarn = backend == "yarn";
+  if (launch.on_yarn) {
+    // YARN's NodeManager names the container's log directories, comma-separated.
+    const std::string dirs = get("LOG_DIRS");
+    launch.log_dir = dirs.substr(0, dirs.find(','));
+    if (launch.log_dir.empty() || launch.log_dir[0] != '/') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "LOG_DIRS='", dirs, "': the NodeManager names no log directory of the container"));
+    }
+  } else {
+    launch.log_dir = get(kEnvLogDir);
+    if (launch.log_dir.empty() || launch.log_dir[0] != '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kEnvLogDir, "='", launch.log_dir, "': not an absolute directory"));
+    }
+  }
+  launch.host = get(kEnvHost);
+  return launch;
+}
+
 }  // namespace tony::rpc

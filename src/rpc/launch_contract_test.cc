@@ -109,5 +109,94 @@ TEST(AmLaunchTest, ErrorsNameTheVariable) {
   }
 }
 
+ExecutorLaunch LocalExecutorLaunch() {
+  ExecutorLaunch launch;
+  launch.app_id = "local_1796396226723_0001";
+  launch.am_address = "127.0.0.1:40123";
+  launch.conf_file = "/jobs/x/tony-final.xml";
+  launch.task_type = "worker";
+  launch.task_index = 3;
+  launch.attempt = 2;
+  launch.container_id = "container_0001_01_000004";
+  launch.log_dir = "/jobs/x/logs/container_0001_01_000004";
+  launch.host = "10.0.0.7";
+  return launch;
+}
+
+TEST(ExecutorLaunchTest, EveryFieldSurvivesTheEnvironment) {
+  const ExecutorLaunch written = LocalExecutorLaunch();
+  const std::map<std::string, std::string> env = written.ToEnv();
+  absl::StatusOr<ExecutorLaunch> read = ReadExecutorLaunch(Lookup(env));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->app_id, written.app_id);
+  EXPECT_EQ(read->am_address, written.am_address);
+  EXPECT_EQ(read->conf_file, written.conf_file);
+  EXPECT_EQ(read->task_type, written.task_type);
+  EXPECT_EQ(read->task_index, 3);
+  EXPECT_EQ(read->attempt, 2);
+  EXPECT_EQ(read->container_id, written.container_id);
+  EXPECT_FALSE(read->on_yarn);
+  EXPECT_EQ(read->log_dir, written.log_dir);
+  EXPECT_EQ(read->host, written.host);
+  // The user's process never sees any of it: every name is one the executor removes.
+  for (const auto& [name, value] : env) {
+    EXPECT_NE(std::find(kInternalVariables.begin(), kInternalVariables.end(), name),
+              kInternalVariables.end())
+        << name;
+  }
+}
+
+TEST(ExecutorLaunchTest, OnYarnTheNodeManagerNamesTheLogDirectory) {
+  ExecutorLaunch written = LocalExecutorLaunch();
+  written.on_yarn = true;
+  written.log_dir.clear();
+  std::map<std::string, std::string> env = written.ToEnv();
+  EXPECT_EQ(env.count(kEnvLogDir), 0u);
+  env["LOG_DIRS"] = "/yarn/logs/app/container_4,/yarn2/logs/app/container_4";
+  absl::StatusOr<ExecutorLaunch> read = ReadExecutorLaunch(Lookup(env));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->on_yarn);
+  EXPECT_EQ(read->log_dir, "/yarn/logs/app/container_4");
+}
+
+TEST(ExecutorLaunchTest, ErrorsNameTheVariable) {
+  const std::map<std::string, std::string> good = LocalExecutorLaunch().ToEnv();
+  struct Case {
+    std::string name;   // the variable changed
+    const char* value;  // nullptr: unset
+    std::string names;  // what the error must name
+  };
+  const std::vector<Case> cases = {
+      {kEnvAppId, nullptr, kEnvAppId},
+      {kEnvAmAddress, "", kEnvAmAddress},
+      {kEnvConfFile, nullptr, kEnvConfFile},
+      {kEnvTaskType, nullptr, kEnvTaskType},
+      {kEnvContainerId, nullptr, kEnvContainerId},
+      {kEnvTaskIndex, nullptr, kEnvTaskIndex},
+      {kEnvTaskIndex, "one", kEnvTaskIndex},
+      {kEnvTaskIndex, "-1", kEnvTaskIndex},
+      {kEnvTaskIndex, "2x", kEnvTaskIndex},
+      {kEnvTaskAttempt, "-3", kEnvTaskAttempt},
+      {kEnvTaskAttempt, "first", kEnvTaskAttempt},
+      {kEnvLogDir, nullptr, kEnvLogDir},
+      {kEnvLogDir, "logs/relative", kEnvLogDir},
+      {kEnvBackend, "mesos", kEnvBackend},
+      {kEnvBackend, "yarn", "LOG_DIRS"},  // YARN without the NodeManager's log directories
+  };
+  for (const Case& c : cases) {
+    std::map<std::string, std::string> env = good;
+    if (c.value == nullptr) {
+      env.erase(c.name);
+    } else {
+      env[c.name] = c.value;
+    }
+    absl::StatusOr<ExecutorLaunch> read = ReadExecutorLaunch(Lookup(env));
+    ASSERT_FALSE(read.ok()) << c.name << "=" << (c.value ? c.value : "(unset)");
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(read.status().message()).find(c.names), std::string::npos)
+        << read.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace tony::rpc
