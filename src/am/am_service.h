@@ -2,13 +2,14 @@
 // The AM's gRPC service. Handlers check that the caller may make the call (rpc/auth.h: the
 // executor of a task only about that task, the job's client only the client's calls) and post
 // the request into the AM's event loop, where an AmRequestHandler answers it; a call that must
-// wait (the cluster spec, a job watch) keeps only its reactor, no thread.
+// wait (the cluster spec, a job watch) keeps only its Reply, no thread.
 //
 // Threads: gRPC's callback threads call the service; the handler runs on the AM's loop.
 
 #include <functional>
 #include <string>
 
+#include "am/am_reply.h"
 #include "common/event_loop.h"
 #include "common/strings.h"
 #include "rpc/auth.h"
@@ -17,41 +18,37 @@
 
 namespace tony::am {
 
-// Implemented by the ApplicationMaster. Every method runs on the AM's event loop and must
-// eventually call reactor->Finish exactly once, after its last use of the request and the
-// response (Finish may free them).
+// absl's and gRPC's codes are the same canonical codes, with the same numbers.
+inline grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+// Implemented by the ApplicationMaster. Every method runs on the AM's event loop and answers
+// through its Reply (am_reply.h), at once or later; none sees the transport.
 class AmRequestHandler {
  public:
   virtual ~AmRequestHandler() = default;
   virtual void RegisterTask(const rpc::RegisterTaskRequest& request,
-                            rpc::RegisterTaskResponse* response,
-                            grpc::ServerUnaryReactor* reactor) = 0;
+                            Reply<rpc::RegisterTaskResponse> reply) = 0;
   virtual void WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
-                               rpc::WaitClusterSpecResponse* response,
-                               grpc::ServerUnaryReactor* reactor) = 0;
-  virtual void Heartbeat(const rpc::HeartbeatRequest& request, rpc::HeartbeatResponse* response,
-                         grpc::ServerUnaryReactor* reactor) = 0;
+                               Reply<rpc::WaitClusterSpecResponse> reply) = 0;
+  virtual void Heartbeat(const rpc::HeartbeatRequest& request,
+                         Reply<rpc::HeartbeatResponse> reply) = 0;
   virtual void ReportResult(const rpc::ReportResultRequest& request,
-                            rpc::ReportResultResponse* response,
-                            grpc::ServerUnaryReactor* reactor) = 0;
+                            Reply<rpc::ReportResultResponse> reply) = 0;
   virtual void AppendOutput(const rpc::AppendOutputRequest& request,
-                            rpc::AppendOutputResponse* response,
-                            grpc::ServerUnaryReactor* reactor) = 0;
+                            Reply<rpc::AppendOutputResponse> reply) = 0;
   virtual void RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
-                                      rpc::RegisterTensorBoardUrlResponse* response,
-                                      grpc::ServerUnaryReactor* reactor) = 0;
+                                      Reply<rpc::RegisterTensorBoardUrlResponse> reply) = 0;
   virtual void PublishRendezvous(const rpc::PublishRendezvousRequest& request,
-                                 rpc::PublishRendezvousResponse* response,
-                                 grpc::ServerUnaryReactor* reactor) = 0;
-  virtual void GetJobStatus(const rpc::GetJobStatusRequest& request, rpc::JobStatus* response,
-                            grpc::ServerUnaryReactor* reactor) = 0;
-  virtual void WatchJob(const rpc::WatchJobRequest& request, rpc::JobStatus* response,
-                        grpc::ServerUnaryReactor* reactor) = 0;
-  virtual void KillJob(const rpc::KillJobRequest& request, rpc::KillJobResponse* response,
-                       grpc::ServerUnaryReactor* reactor) = 0;
+                                 Reply<rpc::PublishRendezvousResponse> reply) = 0;
+  virtual void GetJobStatus(const rpc::GetJobStatusRequest& request,
+                            Reply<rpc::JobStatus> reply) = 0;
+  virtual void WatchJob(const rpc::WatchJobRequest& request, Reply<rpc::JobStatus> reply) = 0;
+  virtual void KillJob(const rpc::KillJobRequest& request, Reply<rpc::KillJobResponse> reply) = 0;
   virtual void AcknowledgeFinal(const rpc::AcknowledgeFinalRequest& request,
-                                rpc::AcknowledgeFinalResponse* response,
-                                grpc::ServerUnaryReactor* reactor) = 0;
+                                Reply<rpc::AcknowledgeFinalResponse> reply) = 0;
 };
 
 class AmService final : public rpc::TonyAm::CallbackService {
@@ -125,7 +122,7 @@ class AmService final : public rpc::TonyAm::CallbackService {
 
  private:
   template <typename Request, typename Response>
-  using Method = void (AmRequestHandler::*)(const Request&, Response*, grpc::ServerUnaryReactor*);
+  using Method = void (AmRequestHandler::*)(const Request&, Reply<Response>);
 
   // An executor's call: only about the task (and container) its credential covers.
   template <typename Request, typename Response>
@@ -184,7 +181,10 @@ grpc::ServerUnaryReactor* AmService::Dispatch(grpc::CallbackServerContext* conte
     return reactor;
   }
   const bool posted = loop_->Post(name, [this, request, response, reactor, method] {
-    std::invoke(method, handler_, *request, response, reactor);
+    std::invoke(method, handler_, *request,
+                Reply<Response>(response, [reactor](const absl::Status& status) {
+                  reactor->Finish(ToGrpc(status));
+                }));
   });
   if (!posted) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the AM is shutting down"));

@@ -28,12 +28,6 @@ cluster::FinalStatus ToFinalStatus(JobState state) {
   return cluster::FinalStatus::kFailed;
 }
 
-// absl's and gRPC's codes are the same canonical codes, with the same numbers.
-grpc::Status ToGrpc(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
 // gRPC's listening address for a host: IPv6 literals in brackets.
 std::string BindAddress(const std::string& host) {
   if (host.find(':') != std::string::npos && !host.starts_with("[")) return StrCat("[", host, "]");
@@ -163,7 +157,7 @@ int ApplicationMaster::Run() {
 
   // Every stored call must be finished before the server can shut down.
   for (SpecWaiter& waiter : spec_waiters_) {
-    waiter.reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the job has ended"));
+    std::move(waiter.reply).Send(absl::CancelledError("the job has ended"));
   }
   spec_waiters_.clear();
   if (finisher_.joinable()) finisher_.join();
@@ -285,7 +279,7 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
   // A waiter of a task whose container is gone will never be answered.
   std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
     if (waiter.container_id != exit.container_id) return false;
-    waiter.reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the container ended"));
+    std::move(waiter.reply).Send(absl::CancelledError("the container ended"));
     return true;
   });
 }
@@ -349,22 +343,21 @@ void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
 }
 
 void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
-                                     rpc::RegisterTaskResponse*,
-                                     grpc::ServerUnaryReactor* reactor) {
+                                     Reply<rpc::RegisterTaskResponse> reply) {
   const TaskRef task = FromProto(request.task());
   absl::StatusOr<Actions> actions =
       job_.OnTaskRegistered(task, request.container_id(), request.host(), request.port());
   if (!actions.ok()) {
     spdlog::warn("[{}] refused registration of {}: {}", options_.app_id, task.ToString(),
                  ToStd(actions.status().message()));
-    reactor->Finish(ToGrpc(actions.status()));
+    std::move(reply).Send(actions.status());
     return;
   }
   spdlog::info("[{}] {} registered at {}:{}", options_.app_id, task.ToString(), request.host(),
                request.port());
   if (rendezvous_) rendezvous_->AllowHost(request.host());
   Execute(*actions);
-  reactor->Finish(grpc::Status::OK);  // last: it may free request and response
+  std::move(reply).Send();  // last: it may free request and response
 }
 
 void ApplicationMaster::FillSpec(const TaskRef& task, const ClusterMap& cluster,
@@ -378,17 +371,15 @@ void ApplicationMaster::FillSpec(const TaskRef& task, const ClusterMap& cluster,
 }
 
 void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
-                                        rpc::WaitClusterSpecResponse* response,
-                                        grpc::ServerUnaryReactor* reactor) {
+                                        Reply<rpc::WaitClusterSpecResponse> reply) {
   const TaskRef task = FromProto(request.task());
   const TaskRecord* record = job_.Find(task);
   if (record == nullptr || record->container_id != request.container_id()) {
-    reactor->Finish(grpc::Status(
-        grpc::StatusCode::NOT_FOUND,
+    std::move(reply).Send(absl::NotFoundError(
         StrCat("no task ", task.ToString(), " in container ", request.container_id())));
     return;
   }
-  spec_waiters_.push_back({task, request.container_id(), response, reactor});
+  spec_waiters_.push_back({task, request.container_id(), std::move(reply)});
   AnswerSpecWaiters();
 }
 
@@ -400,8 +391,7 @@ void ApplicationMaster::AnswerSpecWaiters() {
   std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
     const TaskRecord* record = job_.Find(waiter.task);
     if (record->stop_requested || IsTerminal(record->state)) {
-      waiter.reactor->Finish(
-          grpc::Status(grpc::StatusCode::CANCELLED, "the task was stopped before it started"));
+      std::move(waiter.reply).Send(absl::CancelledError("the task was stopped before it started"));
       return true;
     }
     if (!job_.ClusterSpecReleased(waiter.task) || AwaitsRendezvous(waiter.task)) return false;
@@ -421,15 +411,15 @@ void ApplicationMaster::AnswerSpecWaiters() {
         for (const std::string& address : addresses) list.add_addresses(address);
       }
     }
-    FillSpec(waiter.task, *cluster, waiter.response);
-    waiter.reactor->Finish(grpc::Status::OK);
+    FillSpec(waiter.task, *cluster, waiter.reply.response());
+    std::move(waiter.reply).Send();
     return true;
   });
 }
 
 void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
-                                  rpc::HeartbeatResponse* response,
-                                  grpc::ServerUnaryReactor* reactor) {
+                                  Reply<rpc::HeartbeatResponse> reply) {
+  rpc::HeartbeatResponse* response = reply.response();
   response->set_stop(
       job_.OnHeartbeat(FromProto(request.task()), request.container_id(), request.rss_bytes()));
   RecordMetrics(request);
@@ -438,12 +428,11 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
     response->set_tokens(task_tokens_);
     response->set_tokens_version(task_tokens_version_);
   }
-  reactor->Finish(grpc::Status::OK);
+  std::move(reply).Send();
 }
 
 void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
-                                     rpc::ReportResultResponse*,
-                                     grpc::ServerUnaryReactor* reactor) {
+                                     Reply<rpc::ReportResultResponse> reply) {
   const TaskRef task = FromProto(request.task());
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
   allocator_->ExpectCompletion(request.container_id());
@@ -451,12 +440,11 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   if (!request.output_tail().empty()) output_tails_[task] = request.output_tail();
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional()));
-  reactor->Finish(grpc::Status::OK);  // last: it may free request and response
+  std::move(reply).Send();  // last: it may free request and response
 }
 
 void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
-                                               rpc::RegisterTensorBoardUrlResponse*,
-                                               grpc::ServerUnaryReactor* reactor) {
+                                               Reply<rpc::RegisterTensorBoardUrlResponse> reply) {
   if (request.url() != tensorboard_url_) {
     tensorboard_url_ = request.url();
     ++url_changes_;
@@ -465,46 +453,44 @@ void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrl
     AnswerWatchers(/*all=*/false);
     UpdateStatusPage();
   }
-  reactor->Finish(grpc::Status::OK);
+  std::move(reply).Send();
 }
 
 void ApplicationMaster::PublishRendezvous(const rpc::PublishRendezvousRequest& request,
-                                          rpc::PublishRendezvousResponse*,
-                                          grpc::ServerUnaryReactor* reactor) {
+                                          Reply<rpc::PublishRendezvousResponse> reply) {
   const TaskRef task = FromProto(request.task());
   const TaskRecord* record = job_.Find(task);
   if (!job_.spec().horovod_debug_driver || task != TaskRef{config::kHorovodDriverType, 0}) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                                 "only a Horovod debug driver publishes a rendezvous"));
+    std::move(reply).Send(
+        absl::PermissionDeniedError("only a Horovod debug driver publishes a rendezvous"));
     return;
   }
   if (record == nullptr || record->container_id != request.container_id() || record->host.empty() ||
       request.port() <= 0 || request.port() > 65535) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                 StrCat("no rendezvous on port ", request.port(), " of ",
-                                        task.ToString(), " in ", request.container_id())));
+    std::move(reply).Send(
+        absl::InvalidArgumentError(StrCat("no rendezvous on port ", request.port(), " of ",
+                                          task.ToString(), " in ", request.container_id())));
     return;
   }
   rendezvous_address_ = StrCat(BindAddress(record->host), ":", request.port());
   spdlog::info("[{}] Horovod's rendezvous published by {} at {}", options_.app_id, task.ToString(),
                rendezvous_address_);
   AnswerSpecWaiters();
-  reactor->Finish(grpc::Status::OK);
+  std::move(reply).Send();
 }
 
-void ApplicationMaster::KillJob(const rpc::KillJobRequest& request, rpc::KillJobResponse*,
-                                grpc::ServerUnaryReactor* reactor) {
+void ApplicationMaster::KillJob(const rpc::KillJobRequest& request,
+                                Reply<rpc::KillJobResponse> reply) {
   Execute(job_.Kill(request.reason().empty() ? "killed by the client" : request.reason()));
-  reactor->Finish(grpc::Status::OK);  // last: it may free request and response
+  std::move(reply).Send();  // last: it may free request and response
 }
 
 void ApplicationMaster::AcknowledgeFinal(const rpc::AcknowledgeFinalRequest&,
-                                         rpc::AcknowledgeFinalResponse*,
-                                         grpc::ServerUnaryReactor* reactor) {
+                                         Reply<rpc::AcknowledgeFinalResponse> reply) {
   // The client has the final status (it may have read the record before this AM's loop learnt
   // that it was written); once it is recorded, nothing keeps the AM any longer.
   acknowledged_ = true;
-  reactor->Finish(grpc::Status::OK);
+  std::move(reply).Send();
   if (complete_) loop_.Stop();
 }
 

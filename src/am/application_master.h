@@ -73,45 +73,36 @@ class ApplicationMaster final : public AmRequestHandler {
   void RequestKill(const std::string& reason);
 
   // AmRequestHandler, on the loop.
-  void RegisterTask(const rpc::RegisterTaskRequest& request, rpc::RegisterTaskResponse* response,
-                    grpc::ServerUnaryReactor* reactor) override;
+  void RegisterTask(const rpc::RegisterTaskRequest& request,
+                    Reply<rpc::RegisterTaskResponse> reply) override;
   void WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
-                       rpc::WaitClusterSpecResponse* response,
-                       grpc::ServerUnaryReactor* reactor) override;
-  void Heartbeat(const rpc::HeartbeatRequest& request, rpc::HeartbeatResponse* response,
-                 grpc::ServerUnaryReactor* reactor) override;
-  void ReportResult(const rpc::ReportResultRequest& request, rpc::ReportResultResponse* response,
-                    grpc::ServerUnaryReactor* reactor) override;
-  void AppendOutput(const rpc::AppendOutputRequest& request, rpc::AppendOutputResponse* response,
-                    grpc::ServerUnaryReactor* reactor) override;
+                       Reply<rpc::WaitClusterSpecResponse> reply) override;
+  void Heartbeat(const rpc::HeartbeatRequest& request,
+                 Reply<rpc::HeartbeatResponse> reply) override;
+  void ReportResult(const rpc::ReportResultRequest& request,
+                    Reply<rpc::ReportResultResponse> reply) override;
+  void AppendOutput(const rpc::AppendOutputRequest& request,
+                    Reply<rpc::AppendOutputResponse> reply) override;
   void RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
-                              rpc::RegisterTensorBoardUrlResponse* response,
-                              grpc::ServerUnaryReactor* reactor) override;
+                              Reply<rpc::RegisterTensorBoardUrlResponse> reply) override;
   void PublishRendezvous(const rpc::PublishRendezvousRequest& request,
-                         rpc::PublishRendezvousResponse* response,
-                         grpc::ServerUnaryReactor* reactor) override;
-  void GetJobStatus(const rpc::GetJobStatusRequest& request, rpc::JobStatus* response,
-                    grpc::ServerUnaryReactor* reactor) override;
-  void WatchJob(const rpc::WatchJobRequest& request, rpc::JobStatus* response,
-                grpc::ServerUnaryReactor* reactor) override;
-  void KillJob(const rpc::KillJobRequest& request, rpc::KillJobResponse* response,
-               grpc::ServerUnaryReactor* reactor) override;
+                         Reply<rpc::PublishRendezvousResponse> reply) override;
+  void GetJobStatus(const rpc::GetJobStatusRequest& request, Reply<rpc::JobStatus> reply) override;
+  void WatchJob(const rpc::WatchJobRequest& request, Reply<rpc::JobStatus> reply) override;
+  void KillJob(const rpc::KillJobRequest& request, Reply<rpc::KillJobResponse> reply) override;
   void AcknowledgeFinal(const rpc::AcknowledgeFinalRequest& request,
-                        rpc::AcknowledgeFinalResponse* response,
-                        grpc::ServerUnaryReactor* reactor) override;
+                        Reply<rpc::AcknowledgeFinalResponse> reply) override;
 
  private:
   struct SpecWaiter {
     TaskRef task;
     std::string container_id;
-    rpc::WaitClusterSpecResponse* response;
-    grpc::ServerUnaryReactor* reactor;
+    Reply<rpc::WaitClusterSpecResponse> reply;
   };
   struct JobWatcher {
     int64_t after_version;
     int64_t deadline_ms;
-    rpc::JobStatus* response;
-    grpc::ServerUnaryReactor* reactor;
+    Reply<rpc::JobStatus> reply;
   };
 
   void Execute(const Actions& actions);

@@ -8,7 +8,6 @@
 #include "common/strings.h"
 #include "config/configuration.h"
 #include "google/protobuf/util/json_util.h"
-#include "grpcpp/grpcpp.h"
 #include "history/history_reader.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
@@ -182,8 +181,7 @@ void ApplicationMaster::RecordJobEnd() {
 }
 
 void ApplicationMaster::AppendOutput(const rpc::AppendOutputRequest& request,
-                                     rpc::AppendOutputResponse*,
-                                     grpc::ServerUnaryReactor* reactor) {
+                                     Reply<rpc::AppendOutputResponse> reply) {
   const TaskRef task{request.task().type(), request.task().index()};
   // Output of the current attempt, or of an earlier one still draining.
   std::optional<int> attempt;
@@ -213,7 +211,7 @@ void ApplicationMaster::AppendOutput(const rpc::AppendOutputRequest& request,
     append("stdout", request.stdout_offset(), request.stdout_data());
     append("stderr", request.stderr_offset(), request.stderr_data());
   }
-  reactor->Finish(grpc::Status::OK);
+  std::move(reply).Send();
 }
 
 std::string ApplicationMaster::HistoryJobJson() const {

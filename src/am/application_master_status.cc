@@ -6,7 +6,6 @@
 
 #include "am/application_master.h"
 #include "google/protobuf/util/json_util.h"
-#include "grpcpp/grpcpp.h"
 
 namespace tony::am {
 namespace {
@@ -128,16 +127,14 @@ std::string ApplicationMaster::StatusJson() const {
   return json;
 }
 
-void ApplicationMaster::GetJobStatus(const rpc::GetJobStatusRequest&, rpc::JobStatus* response,
-                                     grpc::ServerUnaryReactor* reactor) {
-  FillStatus(response);
-  reactor->Finish(grpc::Status::OK);
+void ApplicationMaster::GetJobStatus(const rpc::GetJobStatusRequest&, Reply<rpc::JobStatus> reply) {
+  FillStatus(reply.response());
+  std::move(reply).Send();
 }
 
-void ApplicationMaster::WatchJob(const rpc::WatchJobRequest& request, rpc::JobStatus* response,
-                                 grpc::ServerUnaryReactor* reactor) {
+void ApplicationMaster::WatchJob(const rpc::WatchJobRequest& request, Reply<rpc::JobStatus> reply) {
   const int64_t wait = std::clamp<int64_t>(request.max_wait_ms(), 0, 60000);
-  watchers_.push_back({request.after_version(), clock_->NowMs() + wait, response, reactor});
+  watchers_.push_back({request.after_version(), clock_->NowMs() + wait, std::move(reply)});
   AnswerWatchers(/*all=*/false);
 }
 
@@ -152,8 +149,8 @@ void ApplicationMaster::AnswerWatchers(bool all) {
   std::erase_if(watchers_, [&](JobWatcher& watcher) {
     const bool changed = version > watcher.after_version && may_answer_change;
     if (!all && !changed && now < watcher.deadline_ms) return false;
-    FillStatus(watcher.response);
-    watcher.reactor->Finish(grpc::Status::OK);
+    FillStatus(watcher.reply.response());
+    std::move(watcher.reply).Send();
     if (changed) last_watch_answer_ms_ = now;
     return true;
   });
