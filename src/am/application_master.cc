@@ -53,7 +53,8 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
     : options_(std::move(options)),
       allocator_(allocator),
       clock_(clock),
-      job_(std::move(spec), clock) {}
+      job_(std::move(spec), clock),
+      watchers_(clock) {}
 
 ApplicationMaster::~ApplicationMaster() = default;
 

@@ -17,6 +17,7 @@
 #include "am/gloo_rendezvous.h"
 #include "am/job_state.h"
 #include "am/status_page.h"
+#include "am/watcher_registry.h"
 #include "cluster/container_allocator.h"
 #include "common/clock.h"
 #include "common/event_loop.h"
@@ -99,15 +100,11 @@ class ApplicationMaster final : public AmRequestHandler {
     std::string container_id;
     Reply<rpc::WaitClusterSpecResponse> reply;
   };
-  struct JobWatcher {
-    int64_t after_version;
-    int64_t deadline_ms;
-    Reply<rpc::JobStatus> reply;
-  };
 
   void Execute(const Actions& actions);
   void Launch(const TaskRef& task);
   void AnswerSpecWaiters();
+  // Answers the job watches that are due, or (all) every one.
   void AnswerWatchers(bool all);
   void OnTick();
   void OnContainerAllocated(const cluster::Container& container);
@@ -152,10 +149,7 @@ class ApplicationMaster final : public AmRequestHandler {
 
   std::map<std::string, cluster::Container> containers_;  // granted, by id
   std::vector<SpecWaiter> spec_waiters_;
-  std::vector<JobWatcher> watchers_;
-  // When a watcher last heard of a change (AnswerWatchers coalesces changes within this window).
-  static constexpr int64_t kWatchCoalesceMs = 100;
-  int64_t last_watch_answer_ms_ = -kWatchCoalesceMs;
+  WatcherRegistry watchers_;
   std::string tensorboard_url_;
   // Horovod: the AM's own rendezvous (none with a debug driver), and the address workers get;
   // "" until known. Why the AM's could not start, if it could not.

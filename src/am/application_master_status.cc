@@ -133,27 +133,17 @@ void ApplicationMaster::GetJobStatus(const rpc::GetJobStatusRequest&, Reply<rpc:
 }
 
 void ApplicationMaster::WatchJob(const rpc::WatchJobRequest& request, Reply<rpc::JobStatus> reply) {
-  const int64_t wait = std::clamp<int64_t>(request.max_wait_ms(), 0, 60000);
-  watchers_.push_back({request.after_version(), clock_->NowMs() + wait, std::move(reply)});
+  watchers_.Add(request.after_version(), request.max_wait_ms(), std::move(reply));
   AnswerWatchers(/*all=*/false);
 }
 
 void ApplicationMaster::AnswerWatchers(bool all) {
-  const int64_t now = clock_->NowMs();
-  const int64_t version = Version();
-  // Changes that come close together (hundreds of tasks starting or ending at once) go out
-  // together: a watcher hears of a change at once if none went out in the last
-  // kWatchCoalesceMs, else with the tick after; the job's end always at once. Each answer is the
-  // whole job, so answering every change would cost O(tasks) per change.
-  const bool may_answer_change = complete_ || now - last_watch_answer_ms_ >= kWatchCoalesceMs;
-  std::erase_if(watchers_, [&](JobWatcher& watcher) {
-    const bool changed = version > watcher.after_version && may_answer_change;
-    if (!all && !changed && now < watcher.deadline_ms) return false;
-    FillStatus(watcher.reply.response());
-    std::move(watcher.reply).Send();
-    if (changed) last_watch_answer_ms_ = now;
-    return true;
-  });
+  const auto fill = [this](rpc::JobStatus* status) { FillStatus(status); };
+  if (all) {
+    watchers_.AnswerAll(fill);
+  } else {
+    watchers_.Poll(Version(), complete_, fill);
+  }
 }
 
 }  // namespace tony::am
