@@ -54,6 +54,7 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
       allocator_(allocator),
       clock_(clock),
       job_(std::move(spec), clock),
+      status_(options_.app_id, &job_, &live_, clock),
       watchers_(clock) {}
 
 ApplicationMaster::~ApplicationMaster() = default;
@@ -103,7 +104,10 @@ int ApplicationMaster::Run() {
           : absl::StatusOr<int>(absl::UnavailableError("the web proxy is unknown"));
   if (http.ok()) {
     tracking_url = StrCat("http://", options_.host, ":", *http, "/");
-    UpdateStatusPage();
+    status_.SetRender([this](const rpc::JobStatus& status, const LiveHistory& live) {
+      status_page_.Update(status, live);
+    });
+    status_.MaybePublish();
     spdlog::info("[{}] status page {}", options_.app_id, tracking_url);
   } else {
     spdlog::warn("[{}] no status page: {}", options_.app_id, ToStd(http.status().message()));
@@ -299,12 +303,12 @@ void ApplicationMaster::OnTick() {
     const int64_t give_up = job_.spec().stop_grace_ms + 5000;
     if (allocator_->RunningContainers() == 0 || now - *decided_at_ms_ > give_up) Complete();
   }
-  if (complete_ && (acknowledged_ || now - *completed_at_ms_ > options_.wait_client_ms)) {
+  if (status_.complete() && (acknowledged_ || now - *completed_at_ms_ > options_.wait_client_ms)) {
     loop_.Stop();
     return;
   }
   AnswerWatchers(/*all=*/false);
-  UpdateStatusPage();
+  status_.MaybePublish();
 }
 
 void ApplicationMaster::Complete() {
@@ -313,7 +317,7 @@ void ApplicationMaster::Complete() {
   job_.FinishRemaining();
   RecordJobEnd();
   finisher_ = std::thread([this, state = ToFinalStatus(job_.state()),
-                           diagnostics = job_.diagnostics(), json = StatusJson(),
+                           diagnostics = job_.diagnostics(), json = status_.FinalJson(),
                            history_json = history_ ? HistoryJobJson() : std::string()] {
     // The history first: once the final status is recorded, the AM's container may go.
     if (history_) {
@@ -332,15 +336,16 @@ void ApplicationMaster::Complete() {
 }
 
 void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
-  complete_ = true;
   completed_at_ms_ = clock_->NowMs();
+  std::string unsaved;
   if (!recorded.ok()) {
-    final_status_unsaved_ = std::string(ToStd(recorded.message()));
+    unsaved = std::string(ToStd(recorded.message()));
     spdlog::error("[{}] the final status {} could not be recorded: {}", options_.app_id,
-                  ToString(job_.state()), final_status_unsaved_);
+                  ToString(job_.state()), unsaved);
   }
+  status_.MarkComplete(std::move(unsaved));
   AnswerWatchers(/*all=*/false);
-  UpdateStatusPage();
+  status_.MaybePublish();
 }
 
 void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
@@ -438,7 +443,7 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
   allocator_->ExpectCompletion(request.container_id());
   job_.OnMemorySample(task, request.container_id(), request.peak_rss_bytes());
-  if (!request.output_tail().empty()) output_tails_[task] = request.output_tail();
+  if (!request.output_tail().empty()) status_.SetOutputTail(task, request.output_tail());
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional()));
   std::move(reply).Send();  // last: it may free request and response
@@ -446,13 +451,11 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
 
 void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
                                                Reply<rpc::RegisterTensorBoardUrlResponse> reply) {
-  if (request.url() != tensorboard_url_) {
-    tensorboard_url_ = request.url();
-    ++url_changes_;
+  if (status_.SetTensorBoardUrl(request.url())) {
     spdlog::info("[{}] TensorBoard of {}:{} at {}", options_.app_id, request.task().type(),
-                 request.task().index(), tensorboard_url_);
+                 request.task().index(), request.url());
     AnswerWatchers(/*all=*/false);
-    UpdateStatusPage();
+    status_.MaybePublish();
   }
   std::move(reply).Send();
 }
@@ -492,7 +495,26 @@ void ApplicationMaster::AcknowledgeFinal(const rpc::AcknowledgeFinalRequest&,
   // that it was written); once it is recorded, nothing keeps the AM any longer.
   acknowledged_ = true;
   std::move(reply).Send();
-  if (complete_) loop_.Stop();
+  if (status_.complete()) loop_.Stop();
+}
+
+void ApplicationMaster::GetJobStatus(const rpc::GetJobStatusRequest&, Reply<rpc::JobStatus> reply) {
+  status_.Fill(reply.response());
+  std::move(reply).Send();
+}
+
+void ApplicationMaster::WatchJob(const rpc::WatchJobRequest& request, Reply<rpc::JobStatus> reply) {
+  watchers_.Add(request.after_version(), request.max_wait_ms(), std::move(reply));
+  AnswerWatchers(/*all=*/false);
+}
+
+void ApplicationMaster::AnswerWatchers(bool all) {
+  const auto fill = [this](rpc::JobStatus* status) { status_.Fill(status); };
+  if (all) {
+    watchers_.AnswerAll(fill);
+  } else {
+    watchers_.Poll(status_.Version(), status_.complete(), fill);
+  }
 }
 
 }  // namespace tony::am

@@ -17,6 +17,7 @@
 #include "am/gloo_rendezvous.h"
 #include "am/job_state.h"
 #include "am/status_page.h"
+#include "am/status_publisher.h"
 #include "am/watcher_registry.h"
 #include "cluster/container_allocator.h"
 #include "common/clock.h"
@@ -112,11 +113,6 @@ class ApplicationMaster final : public AmRequestHandler {
   using ClusterMap = google::protobuf::Map<std::string, rpc::AddressList>;
   void FillSpec(const TaskRef& task, const ClusterMap& cluster,
                 rpc::WaitClusterSpecResponse* response) const;
-  int64_t Version() const;  // the state machine's and the URL's changes, plus one once complete
-  void FillStatus(rpc::JobStatus* status) const;
-  std::string StatusJson() const;
-  // Refreshes the status page's snapshot when the job changed since the last one.
-  void UpdateStatusPage();
   // The job is decided and its containers are gone: records the final status with the backend
   // on a thread of its own (unregistering may take the resource manager seconds), then, back on
   // the loop, marks the job complete. Once only.
@@ -145,36 +141,30 @@ class ApplicationMaster final : public AmRequestHandler {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   StatusPage status_page_;
-  int64_t page_version_ = -1;  // of the status page's snapshot
+  StatusPublisher status_;
 
   std::map<std::string, cluster::Container> containers_;  // granted, by id
   std::vector<SpecWaiter> spec_waiters_;
   WatcherRegistry watchers_;
-  std::string tensorboard_url_;
   // Horovod: the AM's own rendezvous (none with a debug driver), and the address workers get;
   // "" until known. Why the AM's could not start, if it could not.
   std::unique_ptr<GlooRendezvous> rendezvous_;
   std::string rendezvous_address_;
   std::string rendezvous_error_;
-  std::map<TaskRef, std::string> output_tails_;  // the last lines each task printed, latest attempt
-  int64_t url_changes_ = 0;  // part of Version(): watchers hear of a new TensorBoard URL
   // The newest credentials for running tasks from the allocator, and how many times they came.
   std::string task_tokens_;
   int64_t task_tokens_version_ = 0;
   std::optional<int64_t> decided_at_ms_;
   bool finishing_ = false;  // Complete ran: the final status is being recorded
   std::thread finisher_;    // records it; joined by Run
-  bool complete_ = false;
   std::optional<int64_t> completed_at_ms_;
   bool acknowledged_ = false;
-  std::string final_status_unsaved_;  // why the allocator could not record it; "" = recorded
   std::unique_ptr<history::HistoryWriter> history_;
   // What the status page shows besides the task table: the newest events and metric samples
   // (at most these many), the configuration, and who runs the job.
   static constexpr size_t kLiveEvents = 20000;
   static constexpr size_t kLiveSamples = 100000;
   LiveHistory live_;
-  int64_t page_rendered_ms_ = 0;               // when the status page was last rendered
   std::map<TaskRef, int64_t> last_metric_ms_;  // when each task's metrics were last recorded
   // How much of each container's stdout and stderr the history has: {container id, stream}.
   std::map<std::pair<std::string, std::string>, int64_t> output_offsets_;

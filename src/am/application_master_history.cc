@@ -224,7 +224,7 @@ std::string ApplicationMaster::HistoryJobJson() const {
     job["history_dropped_bytes"] = history_->dropped_bytes();
   }
   rpc::JobStatus proto;
-  FillStatus(&proto);
+  status_.Fill(&proto);
   proto.set_complete(finishing_);
   std::string status_text;
   google::protobuf::util::JsonPrintOptions print;

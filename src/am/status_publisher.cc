@@ -1,10 +1,5 @@
-// The AM's account of the job to its clients and its status page: the JobStatus it fills, its
-// version, and the WatchJob long-polls that wait for a newer one. On the AM's loop, as all of
-// ApplicationMaster.
+#include "am/status_publisher.h"
 
-#include <algorithm>
-
-#include "am/application_master.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tony::am {
@@ -48,37 +43,17 @@ rpc::JobState ToProto(JobState state) {
 
 }  // namespace
 
-void ApplicationMaster::UpdateStatusPage() {
-  if (!options_.status_page) return;
-  const int64_t version = Version();
-  const int64_t now = clock_->NowMs();
-  // Rendered at most once a second (a large job changes on every event), and every few seconds
-  // for new metric samples; the job's end at once.
-  const bool changed = version != page_version_;
-  if (!changed && now - page_rendered_ms_ < 5000) return;
-  if (changed && !complete_ && page_version_ >= 0 && now - page_rendered_ms_ < 1000) return;
-  page_version_ = version;
-  page_rendered_ms_ = now;
-  rpc::JobStatus status;
-  FillStatus(&status);
-  status_page_.Update(status, live_);
-}
-
-int64_t ApplicationMaster::Version() const {
-  return (job_.version() + url_changes_) * 2 + (complete_ ? 1 : 0);
-}
-
-void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
-  status->set_app_id(options_.app_id);
-  status->set_state(ToProto(job_.state()));
+void StatusPublisher::Fill(rpc::JobStatus* status) const {
+  status->set_app_id(app_id_);
+  status->set_state(ToProto(job_->state()));
   status->set_version(Version());
-  status->set_diagnostics(job_.diagnostics());
-  status->set_start_ms(job_.start_wall_ms());
-  status->set_end_ms(job_.end_wall_ms());
+  status->set_diagnostics(job_->diagnostics());
+  status->set_start_ms(job_->start_wall_ms());
+  status->set_end_ms(job_->end_wall_ms());
   status->set_tensorboard_url(tensorboard_url_);
   status->set_complete(complete_);
   status->set_final_status_unsaved(final_status_unsaved_);
-  for (const TaskRecord& record : job_.tasks()) {
+  for (const TaskRecord& record : job_->tasks()) {
     rpc::TaskStatus* task = status->add_tasks();
     task->set_type(record.ref.type);
     task->set_index(record.ref.index);
@@ -107,7 +82,7 @@ void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
       attempt->set_end_ms(previous.end_wall_ms);
     }
   }
-  for (const TaskEvent& event : job_.events()) {
+  for (const TaskEvent& event : job_->events()) {
     rpc::TaskEvent* out = status->add_events();
     out->set_kind(event.kind);
     out->mutable_task()->set_type(event.task.type);
@@ -118,32 +93,41 @@ void ApplicationMaster::FillStatus(rpc::JobStatus* status) const {
   }
 }
 
-std::string ApplicationMaster::StatusJson() const {
+std::string StatusPublisher::FinalJson() const {
   rpc::JobStatus status;
-  FillStatus(&status);
+  Fill(&status);
   status.set_complete(true);  // the record of a job that has ended
   std::string json;
   (void)google::protobuf::util::MessageToJsonString(status, &json);
   return json;
 }
 
-void ApplicationMaster::GetJobStatus(const rpc::GetJobStatusRequest&, Reply<rpc::JobStatus> reply) {
-  FillStatus(reply.response());
-  std::move(reply).Send();
+bool StatusPublisher::SetTensorBoardUrl(const std::string& url) {
+  if (url == tensorboard_url_) return false;
+  tensorboard_url_ = url;
+  ++url_changes_;
+  return true;
 }
 
-void ApplicationMaster::WatchJob(const rpc::WatchJobRequest& request, Reply<rpc::JobStatus> reply) {
-  watchers_.Add(request.after_version(), request.max_wait_ms(), std::move(reply));
-  AnswerWatchers(/*all=*/false);
+void StatusPublisher::MarkComplete(std::string unsaved) {
+  complete_ = true;
+  final_status_unsaved_ = std::move(unsaved);
 }
 
-void ApplicationMaster::AnswerWatchers(bool all) {
-  const auto fill = [this](rpc::JobStatus* status) { FillStatus(status); };
-  if (all) {
-    watchers_.AnswerAll(fill);
-  } else {
-    watchers_.Poll(Version(), complete_, fill);
+void StatusPublisher::MaybePublish() {
+  if (!render_) return;
+  const int64_t version = Version();
+  const int64_t now = clock_->NowMs();
+  const bool changed = version != page_version_;
+  if (!changed && now - page_rendered_ms_ < kUnchangedEveryMs) return;
+  if (changed && !complete_ && page_version_ >= 0 && now - page_rendered_ms_ < kChangedEveryMs) {
+    return;
   }
+  page_version_ = version;
+  page_rendered_ms_ = now;
+  rpc::JobStatus status;
+  Fill(&status);
+  render_(status, *live_);
 }
 
 }  // namespace tony::am
