@@ -46,6 +46,20 @@ int64_t TickIntervalMs(const config::JobSpec& spec) {
   return std::clamp<int64_t>(spec.heartbeat_interval_ms, 20, 200);
 }
 
+HistoryRecorderOptions HistoryOptions(const AmOptions& am) {
+  HistoryRecorderOptions options;
+  options.app_id = am.app_id;
+  options.user = am.user;
+  options.backend = am.backend;
+  options.host = am.host;
+  options.conf_file = am.conf_file;
+  options.am_attempt = am.am_attempt;
+  options.submitted_ms = am.submitted_ms;
+  options.fs = am.history_fs;
+  options.dirs = am.history_dirs;
+  return options;
+}
+
 }  // namespace
 
 ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
@@ -54,7 +68,8 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
       allocator_(allocator),
       clock_(clock),
       job_(std::move(spec), clock),
-      status_(options_.app_id, &job_, &live_, clock),
+      history_(HistoryOptions(options_), &job_.spec(), clock),
+      status_(options_.app_id, &job_, &history_.live(), clock),
       watchers_(clock) {}
 
 ApplicationMaster::~ApplicationMaster() = default;
@@ -112,7 +127,11 @@ int ApplicationMaster::Run() {
   } else {
     spdlog::warn("[{}] no status page: {}", options_.app_id, ToStd(http.status().message()));
   }
-  OpenHistory(tracking_url);
+  {
+    rpc::JobStatus status;
+    status_.Fill(&status);
+    history_.Open(tracking_url, status);
+  }
 
   cluster::ContainerAllocator::Callbacks callbacks;
   callbacks.on_allocated = [this](cluster::Container container) {
@@ -220,7 +239,7 @@ void ApplicationMaster::Execute(const Actions& actions) {
                    job_.diagnostics().empty() ? "" : ": ", job_.diagnostics());
     }
   }
-  RecordTransitions();
+  history_.RecordTransitions(job_.TakeTransitions());
   AnswerSpecWaiters();
   AnswerWatchers(/*all=*/false);
 }
@@ -315,19 +334,18 @@ void ApplicationMaster::Complete() {
   if (finishing_) return;
   finishing_ = true;
   job_.FinishRemaining();
-  RecordJobEnd();
+  history_.RecordTransitions(job_.TakeTransitions());
+  history_.RecordJobEnd(job_.state(), job_.diagnostics());
   finisher_ = std::thread([this, state = ToFinalStatus(job_.state()),
                            diagnostics = job_.diagnostics(), json = status_.FinalJson(),
-                           history_json = history_ ? HistoryJobJson() : std::string()] {
+                           history_json = history_.writing() ? HistoryJobJson() : std::string()] {
     // The history first: once the final status is recorded, the AM's container may go.
-    if (history_) {
-      if (absl::Status closed = history_->Close(history_json, kHistoryCloseTimeoutMs);
+    if (history_.writing()) {
+      if (absl::StatusOr<std::string> closed = history_.Close(history_json, kHistoryCloseTimeoutMs);
           !closed.ok()) {
-        spdlog::warn("[{}] the job's history at {} is incomplete: {}", options_.app_id,
-                     history_->dir(), ToStd(closed.message()));
+        spdlog::warn("[{}] {}", options_.app_id, ToStd(closed.status().message()));
       } else {
-        spdlog::info("[{}] history written to {}", options_.app_id,
-                     options_.history_fs->Describe(history_->dir()));
+        spdlog::info("[{}] history written to {}", options_.app_id, *closed);
       }
     }
     absl::Status recorded = allocator_->Finish(state, diagnostics, json);
@@ -428,7 +446,10 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
   rpc::HeartbeatResponse* response = reply.response();
   response->set_stop(
       job_.OnHeartbeat(FromProto(request.task()), request.container_id(), request.rss_bytes()));
-  RecordMetrics(request);
+  if (const TaskRecord* record = job_.Find(FromProto(request.task()));
+      record != nullptr && record->container_id == request.container_id()) {
+    history_.RecordMetrics(request, record->attempt);
+  }
   // Fresh credentials go out with the reply to each executor that has older ones.
   if (request.tokens_version() < task_tokens_version_) {
     response->set_tokens(task_tokens_);
@@ -515,6 +536,33 @@ void ApplicationMaster::AnswerWatchers(bool all) {
   } else {
     watchers_.Poll(status_.Version(), status_.complete(), fill);
   }
+}
+
+void ApplicationMaster::AppendOutput(const rpc::AppendOutputRequest& request,
+                                     Reply<rpc::AppendOutputResponse> reply) {
+  const TaskRef task = FromProto(request.task());
+  // Output of the current attempt, or of an earlier one still draining.
+  std::optional<int> attempt;
+  if (const TaskRecord* record = job_.Find(task); record != nullptr) {
+    if (record->container_id == request.container_id()) attempt = record->attempt;
+    for (const AttemptRecord& earlier : record->previous_attempts) {
+      if (earlier.container_id == request.container_id()) attempt = earlier.attempt;
+    }
+  }
+  if (attempt) {
+    history_.AppendOutput(task, *attempt, request.container_id(), "stdout", request.stdout_offset(),
+                          request.stdout_data());
+    history_.AppendOutput(task, *attempt, request.container_id(), "stderr", request.stderr_offset(),
+                          request.stderr_data());
+  }
+  std::move(reply).Send();
+}
+
+std::string ApplicationMaster::HistoryJobJson() const {
+  rpc::JobStatus status;
+  status_.Fill(&status);
+  status.set_complete(finishing_);
+  return history_.JobJson(status);
 }
 
 }  // namespace tony::am

@@ -15,6 +15,7 @@
 
 #include "am/am_service.h"
 #include "am/gloo_rendezvous.h"
+#include "am/history_recorder.h"
 #include "am/job_state.h"
 #include "am/status_page.h"
 #include "am/status_publisher.h"
@@ -23,7 +24,6 @@
 #include "common/clock.h"
 #include "common/event_loop.h"
 #include "history/history_writer.h"
-#include "nlohmann/json.hpp"
 #include "rpc/job_credentials.h"
 
 namespace grpc {
@@ -122,14 +122,7 @@ class ApplicationMaster final : public AmRequestHandler {
   void StartHorovodRendezvous();
   // Whether `task` must wait for Horovod's rendezvous before it gets the cluster spec.
   bool AwaitsRendezvous(const TaskRef& task) const;
-  // The job's history (application_master_history.cc): opened as the AM starts, fed with every
-  // task transition and sampled metrics, closed (moved to the finished directory) at the end.
-  void OpenHistory(const std::string& tracking_url);
-  void RecordTransitions();
-  // One event: into the history, and the live page's copy.
-  void RecordEvent(const nlohmann::ordered_json& event);
-  void RecordMetrics(const rpc::HeartbeatRequest& heartbeat);
-  void RecordJobEnd();
+  // job.json as it is now (HistoryRecorder::JobJson).
   std::string HistoryJobJson() const;
 
   const AmOptions options_;
@@ -141,6 +134,7 @@ class ApplicationMaster final : public AmRequestHandler {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   StatusPage status_page_;
+  HistoryRecorder history_;
   StatusPublisher status_;
 
   std::map<std::string, cluster::Container> containers_;  // granted, by id
@@ -159,15 +153,6 @@ class ApplicationMaster final : public AmRequestHandler {
   std::thread finisher_;    // records it; joined by Run
   std::optional<int64_t> completed_at_ms_;
   bool acknowledged_ = false;
-  std::unique_ptr<history::HistoryWriter> history_;
-  // What the status page shows besides the task table: the newest events and metric samples
-  // (at most these many), the configuration, and who runs the job.
-  static constexpr size_t kLiveEvents = 20000;
-  static constexpr size_t kLiveSamples = 100000;
-  LiveHistory live_;
-  std::map<TaskRef, int64_t> last_metric_ms_;  // when each task's metrics were last recorded
-  // How much of each container's stdout and stderr the history has: {container id, stream}.
-  std::map<std::pair<std::string, std::string>, int64_t> output_offsets_;
 };
 
 }  // namespace tony::am
