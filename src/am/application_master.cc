@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "cluster/staging.h"
+#include "common/net.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/launch_contract.h"
-#include "runtime/horovod_plan.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::am {
@@ -26,12 +26,6 @@ cluster::FinalStatus ToFinalStatus(JobState state) {
       break;
   }
   return cluster::FinalStatus::kFailed;
-}
-
-// gRPC's listening address for a host: IPv6 literals in brackets.
-std::string BindAddress(const std::string& host) {
-  if (host.find(':') != std::string::npos && !host.starts_with("[")) return StrCat("[", host, "]");
-  return host;
 }
 
 // How long the AM waits for the job's history to be written at the end (a stuck file system
@@ -70,6 +64,7 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
       job_(std::move(spec), clock),
       history_(HistoryOptions(options_), &job_.spec(), clock),
       status_(options_.app_id, &job_, &history_.live(), clock),
+      rendezvous_(&job_.spec(), [] { return std::make_unique<GlooRendezvous>(); }),
       watchers_(clock) {}
 
 ApplicationMaster::~ApplicationMaster() = default;
@@ -78,7 +73,7 @@ int ApplicationMaster::Run() {
   service_ =
       std::make_unique<AmService>(options_.app_id, options_.credentials.secret, &loop_, this);
   grpc::ServerBuilder builder;
-  const std::string bind = BindAddress(options_.bind_host);
+  const std::string bind = HostForAddress(options_.bind_host);
   builder.AddListeningPort(StrCat(bind, ":0"), rpc::AmServerCredentials(options_.credentials),
                            &port_);
   builder.SetMaxReceiveMessageSize(rpc::kAmMaxReceiveBytes);
@@ -107,7 +102,13 @@ int ApplicationMaster::Run() {
   }
   spdlog::info("[{}] AM listening on {}:{} ({}), executors reach it at {}:{}", options_.app_id,
                bind, port_, options_.credentials.tls() ? "TLS" : "plaintext", options_.host, port_);
-  StartHorovodRendezvous();
+  rendezvous_.Start(options_.bind_host, options_.host);
+  if (!rendezvous_.error().empty()) {
+    spdlog::error("[{}] {}", options_.app_id, rendezvous_.error());
+  } else if (!rendezvous_.address().empty()) {
+    spdlog::info("[{}] Horovod's rendezvous listening at {}", options_.app_id,
+                 rendezvous_.address());
+  }
   std::string tracking_url;
   StatusPageOptions page;
   page.bind_host = options_.bind_host;
@@ -160,9 +161,9 @@ int ApplicationMaster::Run() {
   }
 
   loop_.Post("start", [this] {
-    if (!rendezvous_error_.empty()) {
+    if (!rendezvous_.error().empty()) {
       job_.Start();
-      Execute(job_.Fail(rendezvous_error_));
+      Execute(job_.Fail(rendezvous_.error()));
       return;
     }
     for (const auto& [name, type] : job_.spec().job_types) {
@@ -188,31 +189,13 @@ int ApplicationMaster::Run() {
   AnswerWatchers(/*all=*/true);
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   status_page_.Stop();
-  if (rendezvous_) rendezvous_->Stop();
+  rendezvous_.Stop();
   allocator_->Shutdown();
   const EventLoop::Stall stall = loop_.LongestStall();
   spdlog::info("[{}] the loop's longest task took {} ms ({})", options_.app_id, stall.ms,
                stall.name.empty() ? "none" : stall.name);
   spdlog::info("[{}] AM exiting, job {}", options_.app_id, ToString(job_.state()));
   return job_.state() == JobState::kSucceeded ? 0 : 1;
-}
-
-void ApplicationMaster::StartHorovodRendezvous() {
-  if (job_.spec().framework != "horovod" || job_.spec().horovod_debug_driver) return;
-  rendezvous_ = std::make_unique<GlooRendezvous>();
-  absl::StatusOr<int> port = rendezvous_->Start(options_.bind_host);
-  if (!port.ok()) {
-    rendezvous_error_ =
-        StrCat("cannot serve Horovod's rendezvous: ", ToStd(port.status().message()));
-    spdlog::error("[{}] {}", options_.app_id, rendezvous_error_);
-    return;
-  }
-  rendezvous_address_ = StrCat(BindAddress(options_.host), ":", *port);
-  spdlog::info("[{}] Horovod's rendezvous listening at {}", options_.app_id, rendezvous_address_);
-}
-
-bool ApplicationMaster::AwaitsRendezvous(const TaskRef& task) const {
-  return job_.spec().framework == "horovod" && task.type == "worker" && rendezvous_address_.empty();
 }
 
 void ApplicationMaster::RequestKill(const std::string& reason) {
@@ -288,7 +271,7 @@ void ApplicationMaster::Launch(const TaskRef& task) {
 
 void ApplicationMaster::OnContainerAllocated(const cluster::Container& container) {
   containers_[container.id] = container;
-  if (rendezvous_) rendezvous_->AllowHost(container.host);
+  rendezvous_.AllowHost(container.host);
   Execute(job_.OnContainerAllocated(container.id, container.job_type, container.host,
                                     container.log_dir));
 }
@@ -379,7 +362,7 @@ void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
   }
   spdlog::info("[{}] {} registered at {}:{}", options_.app_id, task.ToString(), request.host(),
                request.port());
-  if (rendezvous_) rendezvous_->AllowHost(request.host());
+  rendezvous_.AllowHost(request.host());
   Execute(*actions);
   std::move(reply).Send();  // last: it may free request and response
 }
@@ -391,7 +374,7 @@ void ApplicationMaster::FillSpec(const TaskRef& task, const ClusterMap& cluster,
   response->set_is_chief(job_.IsChief(task));
   if (const TaskRecord* record = job_.Find(task)) response->set_attempt(record->attempt);
   response->set_session_id("0");
-  response->set_rendezvous_address(rendezvous_address_);
+  response->set_rendezvous_address(rendezvous_.address());
 }
 
 void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
@@ -408,7 +391,6 @@ void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& reque
 }
 
 void ApplicationMaster::AnswerSpecWaiters() {
-  bool sized = false;
   // Every waiter answered now gets the same cluster, built once: with thousands of tasks,
   // building it per waiter would cost O(tasks) each.
   std::optional<ClusterMap> cluster;
@@ -418,19 +400,12 @@ void ApplicationMaster::AnswerSpecWaiters() {
       std::move(waiter.reply).Send(absl::CancelledError("the task was stopped before it started"));
       return true;
     }
-    if (!job_.ClusterSpecReleased(waiter.task) || AwaitsRendezvous(waiter.task)) return false;
-    if (rendezvous_ && !sized) {
-      // The scopes of the rendezvous are cleared once as many ranks as the plan has finalized.
-      if (absl::StatusOr<std::vector<runtime::HorovodSlot>> plan =
-              runtime::HorovodPlan(job_.ClusterSpec());
-          plan.ok()) {
-        rendezvous_->SetScopeSizes(runtime::HorovodScopeSizes(*plan));
-      }
-      sized = true;
-    }
+    if (!job_.ClusterSpecReleased(waiter.task) || rendezvous_.Awaits(waiter.task)) return false;
     if (!cluster) {
+      const std::map<std::string, std::vector<std::string>> spec = job_.ClusterSpec();
+      rendezvous_.SizeScopes(spec);
       cluster.emplace();
-      for (const auto& [type, addresses] : job_.ClusterSpec()) {
+      for (const auto& [type, addresses] : spec) {
         rpc::AddressList& list = (*cluster)[type];
         for (const std::string& address : addresses) list.add_addresses(address);
       }
@@ -484,22 +459,14 @@ void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrl
 void ApplicationMaster::PublishRendezvous(const rpc::PublishRendezvousRequest& request,
                                           Reply<rpc::PublishRendezvousResponse> reply) {
   const TaskRef task = FromProto(request.task());
-  const TaskRecord* record = job_.Find(task);
-  if (!job_.spec().horovod_debug_driver || task != TaskRef{config::kHorovodDriverType, 0}) {
-    std::move(reply).Send(
-        absl::PermissionDeniedError("only a Horovod debug driver publishes a rendezvous"));
+  if (absl::Status published =
+          rendezvous_.Publish(task, job_.Find(task), request.container_id(), request.port());
+      !published.ok()) {
+    std::move(reply).Send(published);
     return;
   }
-  if (record == nullptr || record->container_id != request.container_id() || record->host.empty() ||
-      request.port() <= 0 || request.port() > 65535) {
-    std::move(reply).Send(
-        absl::InvalidArgumentError(StrCat("no rendezvous on port ", request.port(), " of ",
-                                          task.ToString(), " in ", request.container_id())));
-    return;
-  }
-  rendezvous_address_ = StrCat(BindAddress(record->host), ":", request.port());
   spdlog::info("[{}] Horovod's rendezvous published by {} at {}", options_.app_id, task.ToString(),
-               rendezvous_address_);
+               rendezvous_.address());
   AnswerSpecWaiters();
   std::move(reply).Send();
 }

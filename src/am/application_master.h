@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "am/am_service.h"
-#include "am/gloo_rendezvous.h"
 #include "am/history_recorder.h"
 #include "am/job_state.h"
+#include "am/rendezvous_host.h"
 #include "am/status_page.h"
 #include "am/status_publisher.h"
 #include "am/watcher_registry.h"
@@ -118,10 +118,6 @@ class ApplicationMaster final : public AmRequestHandler {
   // the loop, marks the job complete. Once only.
   void Complete();
   void OnFinalStatusRecorded(const absl::Status& recorded);
-  // Horovod: starts the AM's own rendezvous unless the job's debug driver runs one.
-  void StartHorovodRendezvous();
-  // Whether `task` must wait for Horovod's rendezvous before it gets the cluster spec.
-  bool AwaitsRendezvous(const TaskRef& task) const;
   // job.json as it is now (HistoryRecorder::JobJson).
   std::string HistoryJobJson() const;
 
@@ -136,15 +132,11 @@ class ApplicationMaster final : public AmRequestHandler {
   StatusPage status_page_;
   HistoryRecorder history_;
   StatusPublisher status_;
+  RendezvousHost rendezvous_;
 
   std::map<std::string, cluster::Container> containers_;  // granted, by id
   std::vector<SpecWaiter> spec_waiters_;
   WatcherRegistry watchers_;
-  // Horovod: the AM's own rendezvous (none with a debug driver), and the address workers get;
-  // "" until known. Why the AM's could not start, if it could not.
-  std::unique_ptr<GlooRendezvous> rendezvous_;
-  std::string rendezvous_address_;
-  std::string rendezvous_error_;
   // The newest credentials for running tasks from the allocator, and how many times they came.
   std::string task_tokens_;
   int64_t task_tokens_version_ = 0;

@@ -36,25 +36,38 @@ struct sockaddr;
 
 namespace tony::am {
 
-class GlooRendezvous {
+// What the AM needs of a rendezvous store (RendezvousHost's; tests give it a fake).
+class RendezvousStore {
+ public:
+  virtual ~RendezvousStore() = default;
+  // Listens on `bind_host` (an address or a name), port 0: returns the port.
+  [[nodiscard]] virtual absl::StatusOr<int> Start(const std::string& bind_host) = 0;
+  virtual void Stop() = 0;
+  // Accepts connections from every address `host` (a literal or a name) stands for.
+  virtual void AllowHost(const std::string& host) = 0;
+  // The number of ranks that finalize each scope ("global", "local_<host>", "cross_<n>").
+  virtual void SetScopeSizes(std::map<std::string, int> sizes) = 0;
+};
+
+class GlooRendezvous final : public RendezvousStore {
  public:
   static constexpr size_t kMaxValueBytes = 1 << 20;
   static constexpr size_t kMaxTotalBytes = 64 << 20;
 
   GlooRendezvous() = default;
-  ~GlooRendezvous();
+  ~GlooRendezvous() override;
   GlooRendezvous(const GlooRendezvous&) = delete;
   GlooRendezvous& operator=(const GlooRendezvous&) = delete;
 
   // Listens on `bind_host` (an address or a name), port 0: returns the port.
-  [[nodiscard]] absl::StatusOr<int> Start(const std::string& bind_host);
-  void Stop();
+  [[nodiscard]] absl::StatusOr<int> Start(const std::string& bind_host) override;
+  void Stop() override;
 
   // Accepts connections from every address `host` (a literal or a name) stands for. Names are
   // resolved on the server's thread when a peer that is not yet known connects.
-  void AllowHost(const std::string& host);
+  void AllowHost(const std::string& host) override;
   // The number of ranks that finalize each scope ("global", "local_<host>", "cross_<n>").
-  void SetScopeSizes(std::map<std::string, int> sizes);
+  void SetScopeSizes(std::map<std::string, int> sizes) override;
 
   struct Request;  // one HTTP request being read (private to the implementation)
 

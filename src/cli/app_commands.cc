@@ -13,6 +13,7 @@
 #include "cluster/staging.h"
 #include "cluster/yarn/yarn_cluster_client.h"
 #include "common/clock.h"
+#include "common/net.h"
 #include "common/strings.h"
 #include "config/job_spec.h"
 #include "config/value_parsers.h"
@@ -337,10 +338,8 @@ int RunHistoryCommand(HistoryCommandOptions& options) {
     std::cerr << "tony: error: " << port.status().message() << "\n";
     return client::kExitBadInput;
   }
-  const std::string host =
-      options.host.find(':') != std::string::npos ? StrCat("[", options.host, "]") : options.host;
   std::cout << "tony: history of " << store->fs->Describe(store->dirs.finished) << " at http://"
-            << host << ":" << *port << "/ (Ctrl-C stops it)\n"
+            << HostForAddress(options.host) << ":" << *port << "/ (Ctrl-C stops it)\n"
             << std::flush;
   client::WaitForInterrupt();
   server.Stop();

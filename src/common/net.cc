@@ -132,4 +132,11 @@ std::vector<IpAddress> ResolveIpAddresses(const std::string& host) {
   return addresses;
 }
 
+std::string HostForAddress(const std::string& host) {
+  if (host.find(':') != std::string::npos && !host.starts_with("[")) {
+    return absl::StrCat("[", host, "]");
+  }
+  return host;
+}
+
 }  // namespace tony

@@ -51,6 +51,9 @@ class ReservedPort {
 // gethostname() if that name resolves (getaddrinfo), else "127.0.0.1".
 std::string AdvertisedHost();
 
+// `host` as the host part of "host:port": an IPv6 literal in brackets, anything else as it is.
+std::string HostForAddress(const std::string& host);
+
 // An IP address as 16 bytes, IPv4 as IPv4-mapped IPv6, so that both forms of a peer compare equal.
 using IpAddress = std::array<uint8_t, 16>;
 

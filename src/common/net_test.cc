@@ -30,6 +30,13 @@ int TryBind(int port, bool reuse_port) {
   return result;
 }
 
+TEST(HostForAddressTest, OnlyIpv6LiteralsGetBrackets) {
+  EXPECT_EQ(HostForAddress("fd00::5"), "[fd00::5]");
+  EXPECT_EQ(HostForAddress("[fd00::5]"), "[fd00::5]");
+  EXPECT_EQ(HostForAddress("10.0.0.5"), "10.0.0.5");
+  EXPECT_EQ(HostForAddress("node1.example"), "node1.example");
+}
+
 TEST(ReservedPortTest, HoldsThePortUntilReleased) {
   auto reserved = ReservedPort::Reserve();
   ASSERT_TRUE(reserved.ok()) << reserved.status();

@@ -1,0 +1,56 @@
+#include "am/rendezvous_host.h"
+
+#include "common/net.h"
+#include "common/strings.h"
+#include "runtime/horovod_plan.h"
+
+namespace tony::am {
+
+void RendezvousHost::Start(const std::string& bind_host, const std::string& advertised_host) {
+  if (spec_->framework != "horovod" || spec_->horovod_debug_driver) return;
+  store_ = make_store_();
+  absl::StatusOr<int> port = store_->Start(bind_host);
+  if (!port.ok()) {
+    error_ = StrCat("cannot serve Horovod's rendezvous: ", ToStd(port.status().message()));
+    store_.reset();
+    return;
+  }
+  address_ = StrCat(HostForAddress(advertised_host), ":", *port);
+}
+
+void RendezvousHost::Stop() {
+  if (store_) store_->Stop();
+}
+
+bool RendezvousHost::Awaits(const TaskRef& task) const {
+  return spec_->framework == "horovod" && task.type == "worker" && address_.empty();
+}
+
+void RendezvousHost::AllowHost(const std::string& host) {
+  if (store_) store_->AllowHost(host);
+}
+
+void RendezvousHost::SizeScopes(const std::map<std::string, std::vector<std::string>>& cluster) {
+  if (!store_) return;
+  // The scopes of the rendezvous are cleared once as many ranks as the plan has finalized.
+  if (absl::StatusOr<std::vector<runtime::HorovodSlot>> plan = runtime::HorovodPlan(cluster);
+      plan.ok()) {
+    store_->SetScopeSizes(runtime::HorovodScopeSizes(*plan));
+  }
+}
+
+absl::Status RendezvousHost::Publish(const TaskRef& task, const TaskRecord* record,
+                                     const std::string& container_id, int port) {
+  if (!spec_->horovod_debug_driver || task != TaskRef{config::kHorovodDriverType, 0}) {
+    return absl::PermissionDeniedError("only a Horovod debug driver publishes a rendezvous");
+  }
+  if (record == nullptr || record->container_id != container_id || record->host.empty() ||
+      port <= 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        StrCat("no rendezvous on port ", port, " of ", task.ToString(), " in ", container_id));
+  }
+  address_ = StrCat(HostForAddress(record->host), ":", port);
+  return absl::OkStatus();
+}
+
+}  // namespace tony::am
