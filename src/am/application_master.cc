@@ -2,11 +2,9 @@
 
 #include <algorithm>
 
-#include "cluster/staging.h"
 #include "common/net.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
-#include "rpc/launch_contract.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::am {
@@ -40,6 +38,21 @@ int64_t TickIntervalMs(const config::JobSpec& spec) {
   return std::clamp<int64_t>(spec.heartbeat_interval_ms, 20, 200);
 }
 
+TaskLauncherOptions LauncherOptions(const AmOptions& am) {
+  TaskLauncherOptions options;
+  options.app_id = am.app_id;
+  options.executable = am.executable;
+  options.conf_file = am.conf_file;
+  options.credentials = am.credentials;
+  options.on_yarn = am.backend == "yarn";
+  options.staging_dir = am.staging_dir;
+  options.has_src = am.has_src;
+  options.venv_source = am.venv_source;
+  options.task_resources = am.task_resources;
+  options.task_env = am.task_env;
+  return options;
+}
+
 HistoryRecorderOptions HistoryOptions(const AmOptions& am) {
   HistoryRecorderOptions options;
   options.app_id = am.app_id;
@@ -65,6 +78,7 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
       history_(HistoryOptions(options_), &job_.spec(), clock),
       status_(options_.app_id, &job_, &history_.live(), clock),
       rendezvous_(&job_.spec(), [] { return std::make_unique<GlooRendezvous>(); }),
+      launcher_(LauncherOptions(options_), &job_.spec()),
       watchers_(clock) {}
 
 ApplicationMaster::~ApplicationMaster() = default;
@@ -102,6 +116,7 @@ int ApplicationMaster::Run() {
   }
   spdlog::info("[{}] AM listening on {}:{} ({}), executors reach it at {}:{}", options_.app_id,
                bind, port_, options_.credentials.tls() ? "TLS" : "plaintext", options_.host, port_);
+  launcher_.SetAmAddress(StrCat(options_.host, ":", port_));
   rendezvous_.Start(options_.bind_host, options_.host);
   if (!rendezvous_.error().empty()) {
     spdlog::error("[{}] {}", options_.app_id, rendezvous_.error());
@@ -213,7 +228,7 @@ void ApplicationMaster::Execute(const Actions& actions) {
       allocator_->Stop(stop->container_id, job_.spec().stop_grace_ms);
     } else if (const auto* release = std::get_if<ReleaseContainer>(&action)) {
       allocator_->Release(release->container_id);
-      containers_.erase(release->container_id);
+      launcher_.Forget(release->container_id);
     } else if (std::holds_alternative<SendClusterSpec>(action)) {
       // Answered below, once the whole batch is applied.
     } else if (std::holds_alternative<JobDecided>(action)) {
@@ -229,48 +244,19 @@ void ApplicationMaster::Execute(const Actions& actions) {
 
 void ApplicationMaster::Launch(const TaskRef& task) {
   const TaskRecord* record = job_.Find(task);
-  auto it = containers_.find(record->container_id);
-  if (it == containers_.end()) return;
-  const cluster::Container& container = it->second;
-  const config::JobTypeSpec* type = job_.spec().Find(task.type);
-
-  cluster::LaunchSpec launch;
-  launch.argv = {options_.executable, "executor"};
-  launch.env = options_.task_env;
-  for (const auto& [key, value] : job_.spec().container_envs) launch.env[key] = value;
-  for (const auto& [key, value] : container.env) launch.env[key] = value;
-  for (const auto& [key, value] : type->docker_env) launch.env[key] = value;
-  rpc::ExecutorLaunch contract;
-  contract.app_id = options_.app_id;
-  contract.am_address = StrCat(options_.host, ":", port_);
-  contract.conf_file = options_.conf_file;
-  contract.task_type = task.type;
-  contract.task_index = task.index;
-  contract.attempt = record->attempt;
-  contract.container_id = container.id;
-  contract.on_yarn = options_.backend == "yarn";
-  // On YARN, container.log_dir is the NodeManager's page of the logs; the executor asks YARN.
-  if (!contract.on_yarn) contract.log_dir = container.log_dir;
-  contract.host = container.host;
-  for (auto& [key, value] : contract.ToEnv()) launch.env[key] = std::move(value);
-  launch.secrets[rpc::kTaskCredentialAlias] =
-      rpc::TaskCredential(options_.credentials.secret, task.type, task.index, container.id);
-  if (options_.credentials.tls())
-    launch.secrets[rpc::kAmCertAlias] = options_.credentials.am_cert_pem;
-  launch.resources = cluster::ContainerResources(options_.staging_dir, options_.has_src,
-                                                 options_.venv_source, type->localized_resources);
-  launch.resources.insert(launch.resources.end(), options_.task_resources.begin(),
-                          options_.task_resources.end());
-  spdlog::info("[{}] launching {} in {} on {}", options_.app_id, task.ToString(), container.id,
-               container.host);
-  if (absl::Status launched = allocator_->Launch(container, launch); !launched.ok()) {
-    Execute(job_.OnContainerCompleted(container.id, cluster::kExitLaunchFailed,
+  const cluster::Container* container = launcher_.Find(record->container_id);
+  if (container == nullptr) return;
+  const cluster::LaunchSpec launch = launcher_.Build(task, record->attempt, *container);
+  spdlog::info("[{}] launching {} in {} on {}", options_.app_id, task.ToString(), container->id,
+               container->host);
+  if (absl::Status launched = allocator_->Launch(*container, launch); !launched.ok()) {
+    Execute(job_.OnContainerCompleted(container->id, cluster::kExitLaunchFailed,
                                       std::string(ToStd(launched.message())), true));
   }
 }
 
 void ApplicationMaster::OnContainerAllocated(const cluster::Container& container) {
-  containers_[container.id] = container;
+  launcher_.Add(container);
   rendezvous_.AllowHost(container.host);
   Execute(job_.OnContainerAllocated(container.id, container.job_type, container.host,
                                     container.log_dir));

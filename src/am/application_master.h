@@ -19,6 +19,7 @@
 #include "am/rendezvous_host.h"
 #include "am/status_page.h"
 #include "am/status_publisher.h"
+#include "am/task_launcher.h"
 #include "am/watcher_registry.h"
 #include "cluster/container_allocator.h"
 #include "common/clock.h"
@@ -133,8 +134,8 @@ class ApplicationMaster final : public AmRequestHandler {
   HistoryRecorder history_;
   StatusPublisher status_;
   RendezvousHost rendezvous_;
+  TaskLauncher launcher_;
 
-  std::map<std::string, cluster::Container> containers_;  // granted, by id
   std::vector<SpecWaiter> spec_waiters_;
   WatcherRegistry watchers_;
   // The newest credentials for running tasks from the allocator, and how many times they came.
