@@ -218,6 +218,7 @@ void ApplicationMaster::RequestKill(const std::string& reason) {
 }
 
 void ApplicationMaster::Execute(const Actions& actions) {
+  TONY_DCHECK_ON_LOOP(loop_);
   for (const Action& action : actions) {
     if (const auto* request = std::get_if<RequestContainer>(&action)) {
       const config::JobTypeSpec* type = job_.spec().Find(request->job_type);
@@ -256,6 +257,7 @@ void ApplicationMaster::Launch(const TaskRef& task) {
 }
 
 void ApplicationMaster::OnContainerAllocated(const cluster::Container& container) {
+  TONY_DCHECK_ON_LOOP(loop_);
   launcher_.Add(container);
   rendezvous_.AllowHost(container.host);
   Execute(job_.OnContainerAllocated(container.id, container.job_type, container.host,
@@ -263,6 +265,7 @@ void ApplicationMaster::OnContainerAllocated(const cluster::Container& container
 }
 
 void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit) {
+  TONY_DCHECK_ON_LOOP(loop_);
   spdlog::info("[{}] container {} completed: exit {}{}{}", options_.app_id, exit.container_id,
                exit.exit_code, exit.diagnostics.empty() ? "" : ": ", exit.diagnostics);
   Execute(job_.OnContainerCompleted(exit.container_id, exit.exit_code, exit.diagnostics,
@@ -278,6 +281,7 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
 }
 
 void ApplicationMaster::OnTick() {
+  TONY_DCHECK_ON_LOOP(loop_);
   const int64_t stalls_before = job_.last_stall_ms();
   Execute(job_.OnTick());
   if (job_.last_stall_ms() != stalls_before && job_.last_stall_ms() > 0) {
@@ -323,6 +327,7 @@ void ApplicationMaster::Complete() {
 }
 
 void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
+  TONY_DCHECK_ON_LOOP(loop_);
   completed_at_ms_ = clock_->NowMs();
   std::string unsaved;
   if (!recorded.ok()) {
@@ -337,6 +342,7 @@ void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
 
 void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
                                      Reply<rpc::RegisterTaskResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   const TaskRef task = FromProto(request.task());
   absl::StatusOr<Actions> actions =
       job_.OnTaskRegistered(task, request.container_id(), request.host(), request.port());
@@ -365,6 +371,7 @@ void ApplicationMaster::FillSpec(const TaskRef& task, const ClusterMap& cluster,
 
 void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
                                         Reply<rpc::WaitClusterSpecResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   const TaskRef task = FromProto(request.task());
   const TaskRecord* record = job_.Find(task);
   if (record == nullptr || record->container_id != request.container_id()) {
@@ -404,6 +411,7 @@ void ApplicationMaster::AnswerSpecWaiters() {
 
 void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
                                   Reply<rpc::HeartbeatResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   rpc::HeartbeatResponse* response = reply.response();
   response->set_stop(
       job_.OnHeartbeat(FromProto(request.task()), request.container_id(), request.rss_bytes()));
@@ -421,6 +429,7 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
 
 void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
                                      Reply<rpc::ReportResultResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   const TaskRef task = FromProto(request.task());
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
   allocator_->ExpectCompletion(request.container_id());
@@ -433,6 +442,7 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
 
 void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
                                                Reply<rpc::RegisterTensorBoardUrlResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   if (status_.SetTensorBoardUrl(request.url())) {
     spdlog::info("[{}] TensorBoard of {}:{} at {}", options_.app_id, request.task().type(),
                  request.task().index(), request.url());
@@ -444,6 +454,7 @@ void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrl
 
 void ApplicationMaster::PublishRendezvous(const rpc::PublishRendezvousRequest& request,
                                           Reply<rpc::PublishRendezvousResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   const TaskRef task = FromProto(request.task());
   if (absl::Status published =
           rendezvous_.Publish(task, job_.Find(task), request.container_id(), request.port());
@@ -459,12 +470,14 @@ void ApplicationMaster::PublishRendezvous(const rpc::PublishRendezvousRequest& r
 
 void ApplicationMaster::KillJob(const rpc::KillJobRequest& request,
                                 Reply<rpc::KillJobResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   Execute(job_.Kill(request.reason().empty() ? "killed by the client" : request.reason()));
   std::move(reply).Send();  // last: it may free request and response
 }
 
 void ApplicationMaster::AcknowledgeFinal(const rpc::AcknowledgeFinalRequest&,
                                          Reply<rpc::AcknowledgeFinalResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   // The client has the final status (it may have read the record before this AM's loop learnt
   // that it was written); once it is recorded, nothing keeps the AM any longer.
   acknowledged_ = true;
@@ -473,11 +486,13 @@ void ApplicationMaster::AcknowledgeFinal(const rpc::AcknowledgeFinalRequest&,
 }
 
 void ApplicationMaster::GetJobStatus(const rpc::GetJobStatusRequest&, Reply<rpc::JobStatus> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   status_.Fill(reply.response());
   std::move(reply).Send();
 }
 
 void ApplicationMaster::WatchJob(const rpc::WatchJobRequest& request, Reply<rpc::JobStatus> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   watchers_.Add(request.after_version(), request.max_wait_ms(), std::move(reply));
   AnswerWatchers(/*all=*/false);
 }
@@ -493,6 +508,7 @@ void ApplicationMaster::AnswerWatchers(bool all) {
 
 void ApplicationMaster::AppendOutput(const rpc::AppendOutputRequest& request,
                                      Reply<rpc::AppendOutputResponse> reply) {
+  TONY_DCHECK_ON_LOOP(loop_);
   const TaskRef task = FromProto(request.task());
   // Output of the current attempt, or of an earlier one still draining.
   std::optional<int> attempt;

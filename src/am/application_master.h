@@ -1,10 +1,13 @@
 #pragma once
 // The TonyAM: turns the job into container requests, launches an executor in every granted
 // container, runs the gang barrier, watches heartbeats and exits, applies the failure policy
-// through JobStateMachine, and ends the application with one final status.
+// through JobStateMachine, and ends the application with one final status. What it launches,
+// tells its watchers, renders, records and hosts for Horovod are parts of their own
+// (TaskLauncher, WatcherRegistry, StatusPublisher, HistoryRecorder, RendezvousHost), which it
+// drives from the state machine's actions.
 //
-// Threads: Run() drives the event loop on the calling thread; everything below runs there.
-// gRPC threads and the allocator's thread only post into the loop.
+// Threads: Run() drives the event loop on the calling thread; everything below runs there, the
+// parts too. gRPC threads and the allocator's thread only post into the loop.
 
 #include <map>
 #include <memory>

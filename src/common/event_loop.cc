@@ -1,6 +1,8 @@
 #include "common/event_loop.h"
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 namespace tony {
 
@@ -17,6 +19,7 @@ bool EventLoop::Post(std::string name, Task task) {
 void EventLoop::Run(int64_t tick_interval_ms, const Task& tick) {
   using Clock = std::chrono::steady_clock;
   auto next_tick = Clock::now() + std::chrono::milliseconds(tick_interval_ms);
+  runner_.store(std::this_thread::get_id());
   mu_.lock();
   while (!stopped_) {
     while (!stopped_ && queue_.empty()) {
@@ -78,6 +81,18 @@ EventLoop::Stall EventLoop::LongestStall() const {
   MutexLock lock(mu_);
   return longest_;
 }
+
+bool EventLoop::IsCurrent() const {
+  const std::thread::id runner = runner_.load();
+  return runner == std::thread::id() || runner == std::this_thread::get_id();
+}
+
+namespace internal {
+void NotOnLoop(const char* file, int line) {
+  std::fprintf(stderr, "%s:%d: not on the event loop's thread\n", file, line);
+  std::abort();
+}
+}  // namespace internal
 
 bool EventLoop::stopped() const {
   MutexLock lock(mu_);

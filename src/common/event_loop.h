@@ -3,11 +3,13 @@
 // touched only by tasks running on it, so it needs no locks. Post() may be called from any
 // thread; Run() blocks the calling thread until Stop().
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "common/mutex.h"
 
@@ -27,6 +29,9 @@ class EventLoop {
   // them running (a queued RPC handler must finish its call).
   void RunPending();
   bool stopped() const;
+  // Whether the calling thread may touch the loop's state: it is the thread that runs (or ran)
+  // the loop, or the loop has not run yet (its owner is still setting up). Any thread.
+  bool IsCurrent() const;
 
   // The longest that one task or tick held the loop, and its name ("tick" for the tick): how long
   // the loop could not answer anything else. Measured on the steady clock.
@@ -42,9 +47,23 @@ class EventLoop {
   std::deque<std::pair<std::string, Task>> queue_ TONY_GUARDED_BY(mu_);
   bool stopped_ TONY_GUARDED_BY(mu_) = false;
   Stall longest_ TONY_GUARDED_BY(mu_);
+  std::atomic<std::thread::id> runner_{};  // the thread of the last Run; none before it
   // Notes how long `name` held the loop since `since`.
   void Measure(const std::string& name, std::chrono::steady_clock::time_point since)
       TONY_EXCLUDES(mu_);
 };
+
+// Debug builds (no NDEBUG: the sanitizer builds): aborts, naming the place, when the calling
+// thread is not `loop`'s (EventLoop::IsCurrent). Release builds: nothing.
+#ifndef NDEBUG
+#define TONY_DCHECK_ON_LOOP(loop) \
+  ((loop).IsCurrent() ? (void)0 : ::tony::internal::NotOnLoop(__FILE__, __LINE__))
+#else
+#define TONY_DCHECK_ON_LOOP(loop) ((void)0)
+#endif
+
+namespace internal {
+[[noreturn]] void NotOnLoop(const char* file, int line);
+}  // namespace internal
 
 }  // namespace tony

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <thread>
 
 namespace tony {
@@ -28,6 +29,22 @@ TEST(EventLoopTest, RunsPostedTasksInOrderOnTheLoopThread) {
   ASSERT_EQ(seen.size(), 100u);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(seen[i], i);
   EXPECT_FALSE(loop.Post("late", [] {})) << "a stopped loop refuses new tasks";
+}
+
+TEST(EventLoopTest, IsCurrentOnlyOnTheLoopsThreadOnceItRuns) {
+  EventLoop loop;
+  EXPECT_TRUE(loop.IsCurrent()) << "before Run, its owner sets it up";
+  std::promise<bool> on_loop;
+  std::thread runner([&] { loop.Run(1000, [] {}); });
+  ASSERT_TRUE(loop.Post("check", [&] {
+    on_loop.set_value(loop.IsCurrent());
+    loop.Stop();
+  }));
+  EXPECT_TRUE(on_loop.get_future().get());
+  // The task ran, so Run had started: this thread is not the loop's.
+  EXPECT_FALSE(loop.IsCurrent());
+  runner.join();
+  EXPECT_FALSE(loop.IsCurrent()) << "after Run, still the runner's";
 }
 
 TEST(EventLoopTest, TasksQueuedBeforeStopStillRunInRunPending) {
