@@ -135,8 +135,13 @@ int ApplicationMaster::Run() {
           : absl::StatusOr<int>(absl::UnavailableError("the web proxy is unknown"));
   if (http.ok()) {
     tracking_url = StrCat("http://", options_.host, ":", *http, "/");
+    renderer_ = std::make_unique<PageRenderer>(
+        [this](const rpc::JobStatus& status, const LiveHistory& live) {
+          status_page_.Update(status, live);
+        });
+    // The snapshot is copied on the loop (the live history's samples too); only that.
     status_.SetRender([this](const rpc::JobStatus& status, const LiveHistory& live) {
-      status_page_.Update(status, live);
+      renderer_->Submit(status, live);
     });
     status_.MaybePublish();
     spdlog::info("[{}] status page {}", options_.app_id, tracking_url);
@@ -203,6 +208,7 @@ int ApplicationMaster::Run() {
   if (finisher_.joinable()) finisher_.join();
   AnswerWatchers(/*all=*/true);
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  if (renderer_) renderer_->Stop();
   status_page_.Stop();
   rendezvous_.Stop();
   allocator_->Shutdown();

@@ -19,6 +19,7 @@
 #include "am/am_service.h"
 #include "am/history_recorder.h"
 #include "am/job_state.h"
+#include "am/page_renderer.h"
 #include "am/rendezvous_host.h"
 #include "am/status_page.h"
 #include "am/status_publisher.h"
@@ -134,6 +135,7 @@ class ApplicationMaster final : public AmRequestHandler {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   StatusPage status_page_;
+  std::unique_ptr<PageRenderer> renderer_;  // renders status_page_; none without a page
   HistoryRecorder history_;
   StatusPublisher status_;
   RendezvousHost rendezvous_;
