@@ -4,6 +4,7 @@
 #include "config/configuration.h"
 #include "google/protobuf/util/json_util.h"
 #include "history/history_reader.h"
+#include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
 namespace tony::am {
@@ -64,25 +65,27 @@ void HistoryRecorder::Open(const std::string& tracking_url, const rpc::JobStatus
   }
   if (writer_) writer_->Replace(history::kJobFile, JobJson(status));
   if (options_.submitted_ms > 0 && options_.am_attempt == 1) {
-    RecordEvent({{"time_ms", options_.submitted_ms},
-                 {"kind", history::kEventSubmitted},
-                 {"user", options_.user},
-                 {"name", spec_->name}});
+    history::HistoryEvent submitted;
+    submitted.time_ms = options_.submitted_ms;
+    submitted.kind = history::kEventSubmitted;
+    submitted.user = options_.user;
+    submitted.name = spec_->name;
+    RecordEvent(std::move(submitted));
   }
-  RecordEvent({{"time_ms", clock_->WallMs()},
-               {"kind", history::kEventAmStarted},
-               {"attempt", options_.am_attempt},
-               {"host", options_.host},
-               {"tracking_url", tracking_url}});
+  history::HistoryEvent started;
+  started.time_ms = clock_->WallMs();
+  started.kind = history::kEventAmStarted;
+  started.attempt = options_.am_attempt;
+  started.host = options_.host;
+  started.tracking_url = tracking_url;
+  RecordEvent(std::move(started));
 }
 
-void HistoryRecorder::RecordEvent(const nlohmann::ordered_json& event) {
-  const std::string line = Dump(event);
-  if (writer_) writer_->Event(line);
-  int bad = 0;
-  for (history::HistoryEvent& parsed : history::ParseEvents(line, &bad)) {
-    live_.events.push_back(std::move(parsed));
-  }
+void HistoryRecorder::RecordEvent(history::HistoryEvent event) {
+  if (writer_) writer_->Event(history::EventLine(event));
+  // The live copy as a reader of the history would see it.
+  if (event.address.empty()) event.address = event.host;
+  live_.events.push_back(std::move(event));
   // The live page shows the newest; the history keeps them all.
   if (live_.events.size() > kLiveEvents) {
     live_.events.erase(live_.events.begin(), live_.events.begin() + kLiveEvents / 4);
@@ -91,48 +94,49 @@ void HistoryRecorder::RecordEvent(const nlohmann::ordered_json& event) {
 
 void HistoryRecorder::RecordTransitions(const std::vector<TaskTransition>& transitions) {
   for (const TaskTransition& t : transitions) {
-    Json event = {{"time_ms", t.wall_ms}, {"task", t.task.ToString()}, {"attempt", t.attempt}};
+    history::HistoryEvent event;
+    event.time_ms = t.wall_ms;
+    event.task = t.task.ToString();
+    event.attempt = t.attempt;
     switch (t.to) {
       case TaskState::kRequested:
-        event["kind"] = history::kEventTaskRequested;
+        event.kind = history::kEventTaskRequested;
         break;
       case TaskState::kAllocated:
-        event["kind"] = history::kEventTaskAllocated;
-        event["container"] = t.container_id;
-        event["host"] = t.host;
+        event.kind = history::kEventTaskAllocated;
+        event.container = t.container_id;
+        event.host = t.host;
         break;
       case TaskState::kRegistered:
-        event["kind"] = history::kEventTaskRegistered;
-        event["container"] = t.container_id;
-        event["address"] = StrCat(t.host, ":", t.port);
+        event.kind = history::kEventTaskRegistered;
+        event.container = t.container_id;
+        event.address = StrCat(t.host, ":", t.port);
         break;
       case TaskState::kRunning:
-        event["kind"] = history::kEventTaskStarted;
-        event["container"] = t.container_id;
+        event.kind = history::kEventTaskStarted;
+        event.container = t.container_id;
         break;
       case TaskState::kSucceeded:
       case TaskState::kFailed:
       case TaskState::kFinished:
-        event["kind"] = history::kEventTaskFinished;
-        event["state"] = EndStateName(t.to);
-        if (!t.container_id.empty()) event["container"] = t.container_id;
-        if (t.exit_code) event["exit_code"] = *t.exit_code;
-        if (!t.diagnostics.empty()) event["diagnostics"] = t.diagnostics;
+        event.kind = history::kEventTaskFinished;
+        event.state = EndStateName(t.to);
+        event.container = t.container_id;
+        event.exit_code = t.exit_code;
+        event.diagnostics = t.diagnostics;
         break;
       case TaskState::kNew:
         if (t.from != TaskState::kFailed) continue;
-        event["kind"] = history::kEventTaskRestarted;
-        event["diagnostics"] = t.diagnostics;
+        event.kind = history::kEventTaskRestarted;
+        event.diagnostics = t.diagnostics;
         break;
     }
-    RecordEvent(event);
+    RecordEvent(std::move(event));
   }
 }
 
 void HistoryRecorder::RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int attempt) {
   const TaskRef task{heartbeat.task().type(), heartbeat.task().index()};
-  const double cpu_seconds = heartbeat.cpu_seconds();
-  const int64_t rss_bytes = heartbeat.rss_bytes();
   const int64_t now = clock_->WallMs();
   auto [last, first] = last_metric_ms_.try_emplace(task, now);
   // A GPU sample is taken at the metrics interval by the executor: each is kept.
@@ -140,24 +144,17 @@ void HistoryRecorder::RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int 
     return;
   }
   last->second = now;
-  Json line = {{"time_ms", now},
-               {"task", task.ToString()},
-               {"attempt", attempt},
-               {"cpu_seconds", cpu_seconds},
-               {"rss_bytes", rss_bytes}};
   history::MetricSample sample;
   sample.time_ms = now;
   sample.task = task.ToString();
   sample.attempt = attempt;
-  sample.cpu_seconds = cpu_seconds;
-  sample.rss_bytes = rss_bytes;
+  sample.cpu_seconds = heartbeat.cpu_seconds();
+  sample.rss_bytes = heartbeat.rss_bytes();
   if (heartbeat.has_gpu_sample()) {
-    line["gpu_utilization"] = heartbeat.gpu_utilization();
-    line["gpu_memory_bytes"] = heartbeat.gpu_memory_bytes();
     sample.gpu_utilization = heartbeat.gpu_utilization();
     sample.gpu_memory_bytes = heartbeat.gpu_memory_bytes();
   }
-  if (writer_) writer_->Metric(Dump(line));
+  if (writer_) writer_->Metric(history::MetricLine(sample));
   live_.metrics.push_back(std::move(sample));
   if (live_.metrics.size() > kLiveSamples) {
     live_.metrics.erase(live_.metrics.begin(), live_.metrics.begin() + kLiveSamples / 4);
@@ -165,10 +162,12 @@ void HistoryRecorder::RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int 
 }
 
 void HistoryRecorder::RecordJobEnd(JobState state, const std::string& diagnostics) {
-  Json event = {
-      {"time_ms", clock_->WallMs()}, {"kind", history::kEventFinished}, {"state", ToString(state)}};
-  if (!diagnostics.empty()) event["diagnostics"] = diagnostics;
-  RecordEvent(event);
+  history::HistoryEvent event;
+  event.time_ms = clock_->WallMs();
+  event.kind = history::kEventFinished;
+  event.state = std::string(ToString(state));
+  event.diagnostics = diagnostics;
+  RecordEvent(std::move(event));
 }
 
 void HistoryRecorder::AppendOutput(const TaskRef& task, int attempt,

@@ -18,8 +18,8 @@
 #include "am/job_state.h"
 #include "am/status_page.h"
 #include "common/clock.h"
+#include "history/history_reader.h"
 #include "history/history_writer.h"
-#include "nlohmann/json.hpp"
 #include "rpc/tony.pb.h"
 
 namespace tony::am {
@@ -67,7 +67,7 @@ class HistoryRecorder {
   const LiveHistory& live() const { return live_; }
 
  private:
-  void RecordEvent(const nlohmann::ordered_json& event);
+  void RecordEvent(history::HistoryEvent event);
 
   const HistoryRecorderOptions options_;
   const config::JobSpec* const spec_;

@@ -64,6 +64,12 @@ JobInfo ParseJob(std::string_view text) {
                                            : "job.json is not a JSON object (cut short?)");
     return job;
   }
+  // A newer tony may write what this one would misread: say so, and read what it can.
+  if (const int64_t format = Int(root, "format"); format > kFormatVersion) {
+    job.problems.push_back(StrCat("job.json is of history format ", format,
+                                  ", newer than this tony reads (", kFormatVersion,
+                                  "): some of it may be missing or wrong here"));
+  }
   job.app_id = Str(root, "app_id");
   job.name = Str(root, "name");
   job.user = Str(root, "user");
@@ -111,6 +117,40 @@ JobInfo ParseJob(std::string_view text) {
   return job;
 }
 
+std::string EventLine(const HistoryEvent& event) {
+  nlohmann::ordered_json line = {{"time_ms", event.time_ms}};
+  if (!event.task.empty()) {
+    line["task"] = event.task;
+    line["attempt"] = event.attempt;
+  }
+  line["kind"] = event.kind;
+  if (event.task.empty() && event.attempt > 0) line["attempt"] = event.attempt;
+  const auto text = [&line](const char* key, const std::string& value) {
+    if (!value.empty()) line[key] = value;
+  };
+  text("user", event.user);
+  text("name", event.name);
+  text("state", event.state);
+  text("container", event.container);
+  text("host", event.host);
+  text("address", event.address);
+  text("tracking_url", event.tracking_url);
+  if (event.exit_code) line["exit_code"] = *event.exit_code;
+  text("diagnostics", event.diagnostics);
+  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string MetricLine(const MetricSample& sample) {
+  nlohmann::ordered_json line = {{"time_ms", sample.time_ms},
+                                 {"task", sample.task},
+                                 {"attempt", sample.attempt},
+                                 {"cpu_seconds", sample.cpu_seconds},
+                                 {"rss_bytes", sample.rss_bytes}};
+  if (sample.gpu_utilization) line["gpu_utilization"] = *sample.gpu_utilization;
+  if (sample.gpu_memory_bytes) line["gpu_memory_bytes"] = *sample.gpu_memory_bytes;
+  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 std::vector<HistoryEvent> ParseEvents(std::string_view text, int* bad_lines) {
   std::vector<HistoryEvent> events;
   *bad_lines = 0;
@@ -126,10 +166,14 @@ std::vector<HistoryEvent> ParseEvents(std::string_view text, int* bad_lines) {
     event.kind = Str(e, "kind");
     event.task = Str(e, "task");
     event.attempt = static_cast<int>(Int(e, "attempt"));
+    event.user = Str(e, "user");
+    event.name = Str(e, "name");
     event.state = Str(e, "state");
     if (e.contains("exit_code")) event.exit_code = static_cast<int>(Int(e, "exit_code"));
     event.container = Str(e, "container");
-    event.address = !Str(e, "address").empty() ? Str(e, "address") : Str(e, "host");
+    event.host = Str(e, "host");
+    event.address = !Str(e, "address").empty() ? Str(e, "address") : event.host;
+    event.tracking_url = Str(e, "tracking_url");
     event.diagnostics = Str(e, "diagnostics");
     events.push_back(std::move(event));
   }

@@ -1,7 +1,9 @@
 #pragma once
 // Reads jobs' histories (history_format.h) for `tony logs` and `tony history`. Every file may be
 // partial (a job whose AM was killed mid-write) or damaged: readers skip what they cannot parse
-// and say so, and never fail on it.
+// and say so, and never fail on it. The lines of events.jsonl and metrics.jsonl are typed here
+// once, for the AM's writing (EventLine, MetricLine) and everyone's reading (ParseEvents,
+// ParseMetrics).
 
 #include <cstdint>
 #include <functional>
@@ -61,15 +63,26 @@ struct JobInfo {
 // job.json's text as a JobInfo; never fails (a problem is recorded instead).
 JobInfo ParseJob(std::string_view text);
 
+// One line of events.jsonl. Which fields each kind (history_format.h) carries: every one
+// time_ms and kind; task events task and attempt; TASK_ALLOCATED container and host;
+// TASK_REGISTERED container and address; TASK_STARTED container; TASK_FINISHED state, container,
+// exit_code and diagnostics (those it has); TASK_RESTARTED diagnostics; APPLICATION_SUBMITTED
+// user and name; AM_STARTED attempt (the AM's), host and tracking_url; APPLICATION_FINISHED state
+// and diagnostics.
 struct HistoryEvent {
   int64_t time_ms = 0;
   std::string kind;
   std::string task;  // "worker:1", or "" for the job's own
   int attempt = 0;
+  std::string user;
+  std::string name;
   std::string state;
-  std::optional<int> exit_code;
   std::string container;
-  std::string address;  // host:port or host
+  std::string host;  // written as "host"
+  // Written as "address" (host:port); read from "address", else from "host".
+  std::string address;
+  std::string tracking_url;
+  std::optional<int> exit_code;
   std::string diagnostics;
 };
 
@@ -82,6 +95,11 @@ struct MetricSample {
   std::optional<double> gpu_utilization;  // percent
   std::optional<int64_t> gpu_memory_bytes;
 };
+
+// One line of events.jsonl / metrics.jsonl (no newline): the fields that are set, in a fixed
+// order; text that is not UTF-8 is replaced.
+std::string EventLine(const HistoryEvent& event);
+std::string MetricLine(const MetricSample& sample);
 
 // The lines of events.jsonl / metrics.jsonl; `bad_lines` counts those that could not be read (a
 // job killed mid-write leaves a partial last line).

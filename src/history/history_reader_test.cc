@@ -52,5 +52,100 @@ TEST(HistoryReaderTest, FindsAJobAndListsItsLogsInOrder) {
   std::filesystem::remove_all(root);
 }
 
+TEST(HistorySchemaTest, EveryEventFieldSurvivesItsLine) {
+  HistoryEvent finished;
+  finished.time_ms = 1796396226723;
+  finished.kind = kEventTaskFinished;
+  finished.task = "worker:3";
+  finished.attempt = 2;
+  finished.state = "FAILED";
+  finished.container = "container_1_0001_01_000004";
+  finished.exit_code = 137;
+  finished.diagnostics = "killed \"hard\"\nby the kernel";
+  HistoryEvent started;
+  started.time_ms = 5;
+  started.kind = kEventAmStarted;
+  started.attempt = 2;  // the AM's
+  started.host = "am-host";
+  started.tracking_url = "http://am-host:1/";
+  HistoryEvent submitted;
+  submitted.kind = kEventSubmitted;
+  submitted.user = "alice";
+  submitted.name = "resnet";
+  const std::string text =
+      EventLine(finished) + "\n" + EventLine(started) + "\n" + EventLine(submitted) + "\n";
+  int bad = -1;
+  const std::vector<HistoryEvent> read = ParseEvents(text, &bad);
+  EXPECT_EQ(bad, 0);
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0].time_ms, finished.time_ms);
+  EXPECT_EQ(read[0].kind, finished.kind);
+  EXPECT_EQ(read[0].task, "worker:3");
+  EXPECT_EQ(read[0].attempt, 2);
+  EXPECT_EQ(read[0].state, "FAILED");
+  EXPECT_EQ(read[0].container, finished.container);
+  EXPECT_EQ(read[0].exit_code, 137);
+  EXPECT_EQ(read[0].diagnostics, finished.diagnostics);
+  EXPECT_EQ(read[1].attempt, 2);
+  EXPECT_EQ(read[1].host, "am-host");
+  EXPECT_EQ(read[1].address, "am-host");  // a reader's address falls back on the host
+  EXPECT_EQ(read[1].tracking_url, "http://am-host:1/");
+  EXPECT_EQ(read[2].user, "alice");
+  EXPECT_EQ(read[2].name, "resnet");
+  EXPECT_FALSE(read[2].exit_code.has_value());
+  // A job's own event carries no task, and no attempt unless it has one.
+  EXPECT_EQ(EventLine(submitted).find("\"task\""), std::string::npos);
+  EXPECT_EQ(EventLine(submitted).find("\"attempt\""), std::string::npos);
+}
+
+TEST(HistorySchemaTest, InvalidUtf8IsReplacedNotFatal) {
+  HistoryEvent event;
+  event.kind = kEventTaskFinished;
+  event.task = "worker:0";
+  event.diagnostics = "bad \xff byte";
+  int bad = -1;
+  const std::vector<HistoryEvent> read = ParseEvents(EventLine(event), &bad);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_NE(read[0].diagnostics.find("bad "), std::string::npos);
+}
+
+TEST(HistorySchemaTest, EverySampleFieldSurvivesItsLine) {
+  MetricSample sample;
+  sample.time_ms = 10;
+  sample.task = "worker:1";
+  sample.attempt = 1;
+  sample.cpu_seconds = 2.5;
+  sample.rss_bytes = 1 << 20;
+  sample.gpu_utilization = 75;
+  sample.gpu_memory_bytes = int64_t{3} << 30;
+  MetricSample cpu_only = sample;
+  cpu_only.gpu_utilization.reset();
+  cpu_only.gpu_memory_bytes.reset();
+  int bad = -1;
+  const std::vector<MetricSample> read =
+      ParseMetrics(MetricLine(sample) + "\n" + MetricLine(cpu_only), &bad);
+  EXPECT_EQ(bad, 0);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].time_ms, 10);
+  EXPECT_EQ(read[0].task, "worker:1");
+  EXPECT_EQ(read[0].attempt, 1);
+  EXPECT_EQ(read[0].cpu_seconds, 2.5);
+  EXPECT_EQ(read[0].rss_bytes, 1 << 20);
+  EXPECT_EQ(read[0].gpu_utilization, 75);
+  EXPECT_EQ(read[0].gpu_memory_bytes, int64_t{3} << 30);
+  EXPECT_FALSE(read[1].gpu_utilization.has_value());
+  EXPECT_FALSE(read[1].gpu_memory_bytes.has_value());
+}
+
+TEST(HistorySchemaTest, AJobOfANewerFormatIsReadWithAProblemNamed) {
+  const JobInfo current =
+      ParseJob(R"({"format":1,"app_id":"a","status":{"state":"JOB_SUCCEEDED"}})");
+  EXPECT_TRUE(current.problems.empty());
+  const JobInfo newer = ParseJob(R"({"format":2,"app_id":"a","status":{"state":"JOB_SUCCEEDED"}})");
+  EXPECT_EQ(newer.app_id, "a");
+  ASSERT_EQ(newer.problems.size(), 1u);
+  EXPECT_NE(newer.problems[0].find("history format 2"), std::string::npos) << newer.problems[0];
+}
+
 }  // namespace
 }  // namespace tony::history
