@@ -33,7 +33,7 @@ class FakeStore final : public RendezvousStore {
 
 class RendezvousHostTest : public ::testing::Test {
  protected:
-  RendezvousHost::StoreFactory Factory(absl::StatusOr<int> port = 7070) {
+  RendezvousHost::StoreFactory Factory(const absl::StatusOr<int>& port = 7070) {
     return [this, port] { return std::make_unique<FakeStore>(&log_, port); };
   }
   StoreLog log_;

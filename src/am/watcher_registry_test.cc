@@ -61,7 +61,7 @@ TEST_F(WatcherRegistryTest, ANewerJobIsAnsweredAtOnce) {
 }
 
 TEST_F(WatcherRegistryTest, TheWaitIsClampedToAMinute) {
-  Watch* forever = Add(4, 3600 * 1000);
+  Watch* forever = Add(4, int64_t{3600} * 1000);
   Watch* negative = Add(4, -5);
   Poll(4);
   EXPECT_EQ(negative->answers, 1);
