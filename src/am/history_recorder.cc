@@ -70,7 +70,7 @@ void HistoryRecorder::Open(const std::string& tracking_url, const rpc::JobStatus
     submitted.kind = history::kEventSubmitted;
     submitted.user = options_.user;
     submitted.name = spec_->name;
-    RecordEvent(std::move(submitted));
+    RecordEvent(submitted);
   }
   history::HistoryEvent started;
   started.time_ms = clock_->WallMs();
@@ -78,14 +78,18 @@ void HistoryRecorder::Open(const std::string& tracking_url, const rpc::JobStatus
   started.attempt = options_.am_attempt;
   started.host = options_.host;
   started.tracking_url = tracking_url;
-  RecordEvent(std::move(started));
+  RecordEvent(started);
 }
 
-void HistoryRecorder::RecordEvent(history::HistoryEvent event) {
-  if (writer_) writer_->Event(history::EventLine(event));
-  // The live copy as a reader of the history would see it.
-  if (event.address.empty()) event.address = event.host;
-  live_.events.push_back(std::move(event));
+void HistoryRecorder::RecordEvent(const history::HistoryEvent& event) {
+  const std::string line = history::EventLine(event);
+  if (writer_) writer_->Event(line);
+  // The live copy as a reader of the history sees it: read back from the line, whose text is
+  // valid UTF-8 (a task's diagnostics may hold any bytes; the page is served as UTF-8).
+  int bad = 0;
+  for (history::HistoryEvent& read : history::ParseEvents(line, &bad)) {
+    live_.events.push_back(std::move(read));
+  }
   // The live page shows the newest; the history keeps them all.
   if (live_.events.size() > kLiveEvents) {
     live_.events.erase(live_.events.begin(), live_.events.begin() + kLiveEvents / 4);
@@ -131,7 +135,7 @@ void HistoryRecorder::RecordTransitions(const std::vector<TaskTransition>& trans
         event.diagnostics = t.diagnostics;
         break;
     }
-    RecordEvent(std::move(event));
+    RecordEvent(event);
   }
 }
 
@@ -167,7 +171,7 @@ void HistoryRecorder::RecordJobEnd(JobState state, const std::string& diagnostic
   event.kind = history::kEventFinished;
   event.state = std::string(ToString(state));
   event.diagnostics = diagnostics;
-  RecordEvent(std::move(event));
+  RecordEvent(event);
 }
 
 void HistoryRecorder::AppendOutput(const TaskRef& task, int attempt,

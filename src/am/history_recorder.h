@@ -6,7 +6,8 @@
 // thread; nothing here waits on a disk or on HDFS. Without a history file system only the live
 // copy is kept.
 //
-// Threads: the AM's loop; Close (the finisher's), once nothing else is called.
+// Threads: the AM's loop; Close on the finisher's thread, while the loop may still record (the
+// HistoryWriter takes both; what comes after Close is dropped).
 
 #include <cstdint>
 #include <map>
@@ -67,7 +68,7 @@ class HistoryRecorder {
   const LiveHistory& live() const { return live_; }
 
  private:
-  void RecordEvent(history::HistoryEvent event);
+  void RecordEvent(const history::HistoryEvent& event);
 
   const HistoryRecorderOptions options_;
   const config::JobSpec* const spec_;

@@ -129,5 +129,20 @@ TEST_F(TaskLauncherTest, LocallyTheContainersLogDirectoryIsTheExecutors) {
   EXPECT_EQ(launch.env.count(rpc::kEnvBackend), 0u);
 }
 
+TEST_F(TaskLauncherTest, TheJobCannotStandInForWhatTheContractLeavesOut) {
+  TaskLauncherOptions options = Options(/*tls=*/false);
+  options.on_yarn = false;
+  options.task_env[rpc::kEnvBackend] = "yarn";  // the job's own variables, whatever they say
+  const config::JobSpec local =
+      MakeSpec({{"tony.worker.instances", "1"}, {"tony.containers.envs", "TONY_HOST=elsewhere"}});
+  TaskLauncher launcher(options, &local);
+  cluster::Container container = Worker1();
+  container.host.clear();  // the executor finds its own address
+  container.log_dir = "/jobs/app/logs/container_3";
+  const cluster::LaunchSpec launch = launcher.Build({"worker", 0}, 0, container);
+  EXPECT_EQ(launch.env.count(rpc::kEnvBackend), 0u);
+  EXPECT_EQ(launch.env.count(rpc::kEnvHost), 0u);
+}
+
 }  // namespace
 }  // namespace tony::am

@@ -167,6 +167,12 @@ inline absl::StatusOr<AmLaunch> ReadAmLaunch(const EnvLookup& lookup = [](const 
 // What the AM tells each executor it starts (AM -> executor), typed: the AM writes it with
 // ToEnv() and `tony executor` reads it with ReadExecutorLaunch(), whose errors name the variable.
 struct ExecutorLaunch {
+  // Every name ToEnv may write: whoever builds an executor's environment removes them all first,
+  // so that no other source (the job's variables) stands in for one ToEnv leaves out.
+  static constexpr std::array<std::string_view, 10> kVariables = {
+      kEnvAppId,       kEnvAmAddress,   kEnvConfFile, kEnvTaskType, kEnvTaskIndex,
+      kEnvTaskAttempt, kEnvContainerId, kEnvBackend,  kEnvLogDir,   kEnvHost};
+
   std::string app_id;
   std::string am_address;  // host:port of the AM's control plane
   std::string conf_file;   // the job's resolved configuration

@@ -146,6 +146,19 @@ TEST(ExecutorLaunchTest, EveryFieldSurvivesTheEnvironment) {
   }
 }
 
+TEST(ExecutorLaunchTest, KVariablesNamesEveryVariableToEnvWrites) {
+  ExecutorLaunch yarn = LocalExecutorLaunch();
+  yarn.on_yarn = true;
+  for (const ExecutorLaunch& launch : {LocalExecutorLaunch(), yarn}) {
+    for (const auto& [name, value] : launch.ToEnv()) {
+      EXPECT_NE(
+          std::find(ExecutorLaunch::kVariables.begin(), ExecutorLaunch::kVariables.end(), name),
+          ExecutorLaunch::kVariables.end())
+          << name;
+    }
+  }
+}
+
 TEST(ExecutorLaunchTest, OnYarnTheNodeManagerNamesTheLogDirectory) {
   ExecutorLaunch written = LocalExecutorLaunch();
   written.on_yarn = true;

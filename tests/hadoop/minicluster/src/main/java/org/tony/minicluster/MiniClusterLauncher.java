@@ -915,10 +915,17 @@ public final class MiniClusterLauncher {
       yarn.getResourceManager(to).getRMContext().getRMAdminService().transitionToActive(byUser());
     } catch (Exception e) {
       // Leave a cluster that serves (the test that asked sees the error, the next ones a cluster).
-      yarn.getResourceManager(from).getRMContext().getRMAdminService()
-          .transitionToActive(byUser());
+      String cause = rootCause(e);
+      try {
+        yarn.getResourceManager(from).getRMContext().getRMAdminService()
+            .transitionToActive(byUser());
+        waitServing(from);
+      } catch (Exception back) {
+        throw new IOException(RM_IDS[to] + " cannot become active (" + cause + "), nor "
+            + RM_IDS[from] + " again (" + rootCause(back) + ")", e);
+      }
       throw new IOException(RM_IDS[to] + " cannot become active (" + RM_IDS[from]
-          + " is active again): " + rootCause(e), e);
+          + " is active again): " + cause, e);
     }
     waitServing(to);
     return RM_IDS[from] + " is standby, " + RM_IDS[to] + " active";
