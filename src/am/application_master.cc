@@ -79,6 +79,7 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
       status_(options_.app_id, &job_, &history_.live(), clock),
       rendezvous_(&job_.spec(), [] { return std::make_unique<GlooRendezvous>(); }),
       launcher_(LauncherOptions(options_), &job_.spec()),
+      barrier_(&job_, &rendezvous_),
       watchers_(clock) {}
 
 ApplicationMaster::~ApplicationMaster() = default;
@@ -201,10 +202,7 @@ int ApplicationMaster::Run() {
   loop_.RunPending();
 
   // Every stored call must be finished before the server can shut down.
-  for (SpecWaiter& waiter : spec_waiters_) {
-    std::move(waiter.reply).Send(absl::CancelledError("the job has ended"));
-  }
-  spec_waiters_.clear();
+  barrier_.CancelAll();
   if (finisher_.joinable()) finisher_.join();
   AnswerWatchers(/*all=*/true);
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
@@ -245,7 +243,7 @@ void ApplicationMaster::Execute(const Actions& actions) {
     }
   }
   history_.RecordTransitions(job_.TakeTransitions());
-  AnswerSpecWaiters();
+  barrier_.Answer();
   AnswerWatchers(/*all=*/false);
 }
 
@@ -279,11 +277,7 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
   // The last container of a decided job has ended: nothing is left to wait for.
   if (job_.decided() && !finishing_ && allocator_->RunningContainers() == 0) Complete();
   // A waiter of a task whose container is gone will never be answered.
-  std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
-    if (waiter.container_id != exit.container_id) return false;
-    std::move(waiter.reply).Send(absl::CancelledError("the container ended"));
-    return true;
-  });
+  barrier_.ContainerEnded(exit.container_id);
 }
 
 void ApplicationMaster::OnTick() {
@@ -365,54 +359,10 @@ void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
   std::move(reply).Send();  // last: it may free request and response
 }
 
-void ApplicationMaster::FillSpec(const TaskRef& task, const ClusterMap& cluster,
-                                 rpc::WaitClusterSpecResponse* response) const {
-  *response->mutable_cluster() = cluster;
-  response->set_num_tracked_tasks(job_.spec().TrackedTasks());
-  response->set_is_chief(job_.IsChief(task));
-  if (const TaskRecord* record = job_.Find(task)) response->set_attempt(record->attempt);
-  response->set_session_id("0");
-  response->set_rendezvous_address(rendezvous_.address());
-}
-
 void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
                                         Reply<rpc::WaitClusterSpecResponse> reply) {
   TONY_DCHECK_ON_LOOP(loop_);
-  const TaskRef task = FromProto(request.task());
-  const TaskRecord* record = job_.Find(task);
-  if (record == nullptr || record->container_id != request.container_id()) {
-    std::move(reply).Send(absl::NotFoundError(
-        StrCat("no task ", task.ToString(), " in container ", request.container_id())));
-    return;
-  }
-  spec_waiters_.push_back({task, request.container_id(), std::move(reply)});
-  AnswerSpecWaiters();
-}
-
-void ApplicationMaster::AnswerSpecWaiters() {
-  // Every waiter answered now gets the same cluster, built once: with thousands of tasks,
-  // building it per waiter would cost O(tasks) each.
-  std::optional<ClusterMap> cluster;
-  std::erase_if(spec_waiters_, [&](SpecWaiter& waiter) {
-    const TaskRecord* record = job_.Find(waiter.task);
-    if (record->stop_requested || IsTerminal(record->state)) {
-      std::move(waiter.reply).Send(absl::CancelledError("the task was stopped before it started"));
-      return true;
-    }
-    if (!job_.ClusterSpecReleased(waiter.task) || rendezvous_.Awaits(waiter.task)) return false;
-    if (!cluster) {
-      const std::map<std::string, std::vector<std::string>> spec = job_.ClusterSpec();
-      rendezvous_.SizeScopes(spec);
-      cluster.emplace();
-      for (const auto& [type, addresses] : spec) {
-        rpc::AddressList& list = (*cluster)[type];
-        for (const std::string& address : addresses) list.add_addresses(address);
-      }
-    }
-    FillSpec(waiter.task, *cluster, waiter.reply.response());
-    std::move(waiter.reply).Send();
-    return true;
-  });
+  barrier_.Wait(FromProto(request.task()), request.container_id(), std::move(reply));
 }
 
 void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
@@ -470,7 +420,7 @@ void ApplicationMaster::PublishRendezvous(const rpc::PublishRendezvousRequest& r
   }
   spdlog::info("[{}] Horovod's rendezvous published by {} at {}", options_.app_id, task.ToString(),
                rendezvous_.address());
-  AnswerSpecWaiters();
+  barrier_.Answer();
   std::move(reply).Send();
 }
 

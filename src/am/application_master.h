@@ -1,10 +1,10 @@
 #pragma once
 // The TonyAM: turns the job into container requests, launches an executor in every granted
-// container, runs the gang barrier, watches heartbeats and exits, applies the failure policy
-// through JobStateMachine, and ends the application with one final status. What it launches,
+// container, runs the gang barrier (SpecBarrier), watches heartbeats and exits, applies the failure
+// policy through JobStateMachine, and ends the application with one final status. What it launches,
 // tells its watchers, renders, records and hosts for Horovod are parts of their own
-// (TaskLauncher, WatcherRegistry, StatusPublisher, HistoryRecorder, RendezvousHost), which it
-// drives from the state machine's actions.
+// (TaskLauncher, SpecBarrier, WatcherRegistry, StatusPublisher, HistoryRecorder, RendezvousHost),
+// which it drives from the state machine's actions.
 //
 // Threads: Run() drives the event loop on the calling thread; everything below runs there, the
 // parts too. gRPC threads and the allocator's thread only post into the loop.
@@ -21,6 +21,7 @@
 #include "am/job_state.h"
 #include "am/page_renderer.h"
 #include "am/rendezvous_host.h"
+#include "am/spec_barrier.h"
 #include "am/status_page.h"
 #include "am/status_publisher.h"
 #include "am/task_launcher.h"
@@ -101,23 +102,13 @@ class ApplicationMaster final : public AmRequestHandler {
                         Reply<rpc::AcknowledgeFinalResponse> reply) override;
 
  private:
-  struct SpecWaiter {
-    TaskRef task;
-    std::string container_id;
-    Reply<rpc::WaitClusterSpecResponse> reply;
-  };
-
   void Execute(const Actions& actions);
   void Launch(const TaskRef& task);
-  void AnswerSpecWaiters();
   // Answers the job watches that are due, or (all) every one.
   void AnswerWatchers(bool all);
   void OnTick();
   void OnContainerAllocated(const cluster::Container& container);
   void OnContainerCompleted(const cluster::ContainerExit& exit);
-  using ClusterMap = google::protobuf::Map<std::string, rpc::AddressList>;
-  void FillSpec(const TaskRef& task, const ClusterMap& cluster,
-                rpc::WaitClusterSpecResponse* response) const;
   // The job is decided and its containers are gone: records the final status with the backend
   // on a thread of its own (unregistering may take the resource manager seconds), then, back on
   // the loop, marks the job complete. Once only.
@@ -140,8 +131,8 @@ class ApplicationMaster final : public AmRequestHandler {
   StatusPublisher status_;
   RendezvousHost rendezvous_;
   TaskLauncher launcher_;
+  SpecBarrier barrier_;
 
-  std::vector<SpecWaiter> spec_waiters_;
   WatcherRegistry watchers_;
   // The newest credentials for running tasks from the allocator, and how many times they came.
   std::string task_tokens_;

@@ -1,0 +1,68 @@
+#include "am/spec_barrier.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "common/strings.h"
+
+namespace tony::am {
+
+void SpecBarrier::Wait(const TaskRef& task, const std::string& container_id,
+                       Reply<rpc::WaitClusterSpecResponse> reply) {
+  const TaskRecord* record = job_->Find(task);
+  if (record == nullptr || record->container_id != container_id) {
+    std::move(reply).Send(
+        absl::NotFoundError(StrCat("no task ", task.ToString(), " in container ", container_id)));
+    return;
+  }
+  waiters_.push_back({task, container_id, std::move(reply)});
+  Answer();
+}
+
+void SpecBarrier::Answer() {
+  using ClusterMap = google::protobuf::Map<std::string, rpc::AddressList>;
+  std::optional<ClusterMap> cluster;
+  std::erase_if(waiters_, [&](Waiter& waiter) {
+    const TaskRecord* record = job_->Find(waiter.task);
+    if (record->stop_requested || IsTerminal(record->state)) {
+      std::move(waiter.reply).Send(absl::CancelledError("the task was stopped before it started"));
+      return true;
+    }
+    if (!job_->ClusterSpecReleased(waiter.task) || rendezvous_->Awaits(waiter.task)) return false;
+    if (!cluster) {
+      const std::map<std::string, std::vector<std::string>> spec = job_->ClusterSpec();
+      rendezvous_->SizeScopes(spec);
+      cluster.emplace();
+      for (const auto& [type, addresses] : spec) {
+        rpc::AddressList& list = (*cluster)[type];
+        for (const std::string& address : addresses) list.add_addresses(address);
+      }
+    }
+    rpc::WaitClusterSpecResponse* response = waiter.reply.response();
+    *response->mutable_cluster() = *cluster;
+    response->set_num_tracked_tasks(job_->spec().TrackedTasks());
+    response->set_is_chief(job_->IsChief(waiter.task));
+    response->set_attempt(record->attempt);
+    response->set_session_id("0");
+    response->set_rendezvous_address(rendezvous_->address());
+    std::move(waiter.reply).Send();
+    return true;
+  });
+}
+
+void SpecBarrier::ContainerEnded(const std::string& container_id) {
+  std::erase_if(waiters_, [&](Waiter& waiter) {
+    if (waiter.container_id != container_id) return false;
+    std::move(waiter.reply).Send(absl::CancelledError("the container ended"));
+    return true;
+  });
+}
+
+void SpecBarrier::CancelAll() {
+  for (Waiter& waiter : waiters_) {
+    std::move(waiter.reply).Send(absl::CancelledError("the job has ended"));
+  }
+  waiters_.clear();
+}
+
+}  // namespace tony::am

@@ -1,0 +1,49 @@
+#pragma once
+// The gang barrier as the executors meet it: each executor's WaitClusterSpec waits here until the
+// state machine releases its task's cluster spec (and, for a Horovod worker, until the rendezvous
+// is known), and is then answered with the whole cluster. A task stopped before that, or whose
+// container ended, gets CANCELLED. Every waiter answered at once gets the same cluster, built
+// once: with thousands of tasks, building it per waiter would cost O(tasks) each.
+//
+// Threads: the AM's loop only.
+
+#include <string>
+#include <vector>
+
+#include "am/am_reply.h"
+#include "am/job_state.h"
+#include "am/rendezvous_host.h"
+#include "rpc/tony.pb.h"
+
+namespace tony::am {
+
+class SpecBarrier {
+ public:
+  SpecBarrier(const JobStateMachine* job, RendezvousHost* rendezvous)
+      : job_(job), rendezvous_(rendezvous) {}
+
+  // The executor of `task` in `container_id` waits; NOT_FOUND at once if that is not the task's
+  // container. Answered now if the spec is out.
+  void Wait(const TaskRef& task, const std::string& container_id,
+            Reply<rpc::WaitClusterSpecResponse> reply);
+  // Answers every waiter whose spec is out, and cancels those whose task was stopped.
+  void Answer();
+  // Cancels the waiters of a container that ended (they would never be answered).
+  void ContainerEnded(const std::string& container_id);
+  // Cancels every waiter (the job has ended).
+  void CancelAll();
+  size_t size() const { return waiters_.size(); }
+
+ private:
+  struct Waiter {
+    TaskRef task;
+    std::string container_id;
+    Reply<rpc::WaitClusterSpecResponse> reply;
+  };
+
+  const JobStateMachine* const job_;
+  RendezvousHost* const rendezvous_;
+  std::vector<Waiter> waiters_;
+};
+
+}  // namespace tony::am
