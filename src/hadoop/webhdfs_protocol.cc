@@ -29,8 +29,11 @@ absl::StatusCode CodeForException(std::string_view exception) {
       exception == "ParentNotDirectoryException" || exception == "PathIsNotDirectoryException") {
     return absl::StatusCode::kFailedPrecondition;
   }
+  // A file whose lease another writer holds (one that died mid-write included) can be written
+  // again once the NameNode has recovered the lease: a wait, not a failure.
   if (exception == "SafeModeException" || exception == "StandbyException" ||
-      exception == "RetriableException") {
+      exception == "RetriableException" || exception == "AlreadyBeingCreatedException" ||
+      exception == "RecoveryInProgressException") {
     return absl::StatusCode::kUnavailable;
   }
   if (exception == "NSQuotaExceededException" || exception == "DSQuotaExceededException" ||

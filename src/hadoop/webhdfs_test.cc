@@ -208,6 +208,11 @@ TEST(HttpErrorStatusTest, CodesFromExceptionThenHttpStatus) {
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(HttpErrorStatus("X", "/p", 403, body("StandbyException")).code(),
             absl::StatusCode::kUnavailable);
+  // A lease another writer holds is waited out, as the history writer does.
+  EXPECT_EQ(HttpErrorStatus("X", "/p", 403, body("AlreadyBeingCreatedException")).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(HttpErrorStatus("X", "/p", 403, body("RecoveryInProgressException")).code(),
+            absl::StatusCode::kUnavailable);
   EXPECT_EQ(HttpErrorStatus("X", "/p", 403, body("DSQuotaExceededException")).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(HttpErrorStatus("X", "/p", 400, body("IllegalArgumentException")).code(),

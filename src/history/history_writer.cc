@@ -1,5 +1,6 @@
 #include "history/history_writer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -78,8 +79,9 @@ absl::Status HistoryWriter::Close(std::string job_json, int64_t timeout_ms) {
   if (closing_ || stopping_) return absl::FailedPreconditionError("the history is closed");
   pending_.push_back({true, kJobFile, std::move(job_json)});
   closing_ = true;
-  wake_.NotifyAll();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  close_deadline_ = deadline;
+  wake_.NotifyAll();
   while (!done_) {
     if (!idle_.WaitUntil(mu_, deadline) && !done_) break;
   }
@@ -101,74 +103,151 @@ int64_t HistoryWriter::dropped_bytes() const {
   return dropped_bytes_;
 }
 
+namespace {
+
+// A failure that may pass while Close waits: an unavailable or failing-over NameNode, a lease
+// still held, a timeout. A missing permission, a file where a directory should be or a full disk
+// does not.
+bool Passing(const absl::Status& error) {
+  switch (error.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// How long Close waits between tries of what failed.
+constexpr std::chrono::milliseconds kCloseRetryPause(500);
+
+}  // namespace
+
 void HistoryWriter::Loop() {
   mu_.lock();
+  bool retrying = false;  // closing, and the last try failed in a way that may pass
   while (true) {
-    const auto flush_at =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.flush_interval_ms);
-    while (!closing_ && !stopping_) {
-      if (!wake_.WaitUntil(mu_, flush_at)) break;
+    const auto wake_at =
+        std::chrono::steady_clock::now() +
+        (retrying ? kCloseRetryPause : std::chrono::milliseconds(options_.flush_interval_ms));
+    // A flush interval, cut short by Close or the destructor; a retry's pause, only by the latter.
+    while (!stopping_ && (retrying || !closing_)) {
+      if (!wake_.WaitUntil(mu_, wake_at)) break;
     }
     std::deque<Op> batch;
     batch.swap(pending_);
     pending_bytes_ = 0;
     const bool closing = closing_;
     const bool ending = closing_ || stopping_;
+    const auto deadline = close_deadline_;
     mu_.unlock();
-    absl::Status written = batch.empty() ? absl::OkStatus() : WriteBatch(std::move(batch));
+    absl::Status written =
+        batch.empty() && !HasUnwritten() ? absl::OkStatus() : WriteBatch(std::move(batch));
     absl::Status moved = closing && written.ok() ? Move() : absl::OkStatus();
+    const absl::Status result = written.ok() ? moved : written;
     mu_.lock();
-    if (ending) {
-      close_status_ = written.ok() ? moved : written;
-      moved_ = closing && written.ok() && moved.ok();
-      done_ = true;
-      idle_.NotifyAll();
-      mu_.unlock();
-      return;
-    }
+    if (!ending) continue;
+    retrying = closing && !stopping_ && !result.ok() && Passing(result) &&
+               std::chrono::steady_clock::now() + kCloseRetryPause < deadline;
+    if (retrying) continue;
+    // What is still unwritten is lost now: say so in the count.
+    dropped_bytes_ += static_cast<int64_t>(unwritten_bytes_);
+    for (const auto& [file, data] : unreplaced_) dropped_bytes_ += static_cast<int64_t>(data.size());
+    close_status_ = result;
+    moved_ = closing && result.ok();
+    done_ = true;
+    idle_.NotifyAll();
+    mu_.unlock();
+    return;
   }
 }
 
 absl::Status HistoryWriter::WriteBatch(std::deque<Op> batch) {
-  // Appends to one file in one call, in their order; a replaced file's last version wins.
+  // Appends to one file go in one call, in their order, after what earlier failed for it; a
+  // replaced file's last version wins.
   std::map<std::string, std::string> appends;
-  std::map<std::string, std::string> replaces;
   for (Op& op : batch) {
     if (op.replace) {
-      replaces[op.file] = std::move(op.data);
+      unreplaced_[op.file] = std::move(op.data);
     } else {
       appends[op.file] += op.data;
     }
   }
+  for (auto& [file, data] : appends) {
+    if (unwritten_bytes_ + data.size() > options_.max_pending_bytes) {
+      MutexLock lock(mu_);
+      dropped_bytes_ += static_cast<int64_t>(data.size());
+      continue;
+    }
+    unwritten_bytes_ += data.size();
+    appended_[file].unwritten += data;
+  }
   absl::Status first;
-  const auto failed = [&](const absl::Status& error, size_t bytes) {
+  const auto failed = [&](const absl::Status& error) {
     Warn(error);
-    MutexLock lock(mu_);
-    dropped_bytes_ += static_cast<int64_t>(bytes);
     if (first.ok()) first = error;
   };
+  if (!fresh_dir_.has_value()) {
+    absl::StatusOr<HistoryEntry> dir = options_.fs->Stat(intermediate_dir_);
+    if (!dir.ok() && dir.status().code() != absl::StatusCode::kNotFound) {
+      failed(dir.status());
+      return first;
+    }
+    fresh_dir_ = !dir.ok();
+  }
   if (!dirs_made_) {
-    absl::Status made = options_.fs->MakeDirs(StrCat(intermediate_dir_, "/", kLogsDir));
-    if (!made.ok()) {
-      size_t bytes = 0;
-      for (const auto& [file, data] : appends) bytes += data.size();
-      for (const auto& [file, data] : replaces) bytes += data.size();
-      failed(made, bytes);
+    if (absl::Status made = options_.fs->MakeDirs(StrCat(intermediate_dir_, "/", kLogsDir));
+        !made.ok()) {
+      failed(made);
       return first;
     }
     dirs_made_ = true;
   }
-  for (const auto& [file, data] : appends) {
-    if (absl::Status s = options_.fs->Append(StrCat(intermediate_dir_, "/", file), data); !s.ok()) {
-      failed(s, data.size());
-    }
+  for (auto& [file, state] : appended_) {
+    if (state.unwritten.empty()) continue;
+    if (absl::Status s = WriteAppends(file, state); !s.ok()) failed(s);
   }
-  for (const auto& [file, data] : replaces) {
-    if (absl::Status s = options_.fs->Write(StrCat(intermediate_dir_, "/", file), data); !s.ok()) {
-      failed(s, data.size());
+  for (auto it = unreplaced_.begin(); it != unreplaced_.end();) {
+    if (absl::Status s = options_.fs->Write(StrCat(intermediate_dir_, "/", it->first), it->second);
+        !s.ok()) {
+      failed(s);
+      ++it;
+    } else {
+      it = unreplaced_.erase(it);
     }
   }
   return first;
+}
+
+absl::Status HistoryWriter::WriteAppends(const std::string& file, AppendedFile& state) {
+  const std::string path = StrCat(intermediate_dir_, "/", file);
+  if (state.length < 0 && *fresh_dir_) state.length = 0;
+  if (state.length < 0 || state.unsure) {
+    absl::StatusOr<HistoryEntry> entry = options_.fs->Stat(path);
+    if (!entry.ok() && entry.status().code() != absl::StatusCode::kNotFound) return entry.status();
+    const int64_t length = entry.ok() ? entry->size : 0;
+    if (state.unsure && state.length >= 0) {
+      // The failed append may have left a prefix of what it was to write.
+      const auto landed = static_cast<size_t>(
+          std::clamp<int64_t>(length - state.length, 0, std::ssize(state.unwritten)));
+      state.unwritten.erase(0, landed);
+      unwritten_bytes_ -= landed;
+    }
+    state.length = length;
+    state.unsure = false;
+    if (state.unwritten.empty()) return absl::OkStatus();
+  }
+  if (absl::Status appended = options_.fs->Append(path, state.unwritten); !appended.ok()) {
+    state.unsure = true;
+    return appended;
+  }
+  state.length += std::ssize(state.unwritten);
+  unwritten_bytes_ -= state.unwritten.size();
+  state.unwritten.clear();
+  return absl::OkStatus();
 }
 
 absl::Status HistoryWriter::Move() {
@@ -177,6 +256,10 @@ absl::Status HistoryWriter::Move() {
     return made;
   }
   if (absl::Status renamed = options_.fs->Rename(intermediate_dir_, finished_dir_); !renamed.ok()) {
+    // A rename whose answer was lost (a failover mid-call) is found done when tried again.
+    if (renamed.code() == absl::StatusCode::kNotFound && options_.fs->Stat(finished_dir_).ok()) {
+      return absl::OkStatus();
+    }
     Warn(renamed);
     return renamed;
   }

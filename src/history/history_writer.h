@@ -4,16 +4,26 @@
 // warning in the AM's log while the job goes on. Queued data is written about once per
 // flush interval, appends to the same file in one call.
 //
-// Limits: at most max_pending_bytes wait to be written; more is dropped (and counted, and said in
-// job.json's "history_dropped_bytes"). Each log file keeps at most max_log_bytes, then a line
+// A write that fails is kept and tried again at the next flush, in order with what came after it,
+// so a NameNode failover or a lease another writer still holds costs the history nothing. Before
+// appending again to a file whose append failed, the writer reads the file's length, so bytes that
+// did reach it before the failure are not written twice. Close tries again until its deadline
+// while the failure looks passing (an unavailable NameNode, a held lease), and gives up at once
+// on one that does not (no permission, a file where a directory should be, a full disk).
+//
+// Limits: at most max_pending_bytes wait in the queue, and as many again are kept after failed
+// appends; more is dropped (and counted, and said in job.json's "history_dropped_bytes"), as is what is
+// still unwritten when the writer stops. Each log file keeps at most max_log_bytes, then a line
 // saying the rest is not kept.
 //
 // Threads: every method may be called from any thread; the AM calls them from its loop.
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -65,10 +75,19 @@ class HistoryWriter {
     std::string file;  // relative to the job's directory
     std::string data;
   };
+  // What the writer thread knows of one file it appends to.
+  struct AppendedFile {
+    int64_t length = -1;     // bytes known to be in the file; -1 until known
+    std::string unwritten;   // bytes for it not yet known to be written, in order
+    bool unsure = false;     // an append failed: a prefix of `unwritten` may be in the file
+  };
   void Queue(Op op);
   void Loop();
-  // Writes one batch; returns the first error.
+  // Takes a batch in and writes everything not yet written; returns the first error.
   absl::Status WriteBatch(std::deque<Op> batch);
+  // Appends a file's unwritten bytes, first learning what an earlier failed append left there.
+  absl::Status WriteAppends(const std::string& file, AppendedFile& state);
+  bool HasUnwritten() const { return unwritten_bytes_ > 0 || !unreplaced_.empty(); }
   absl::Status Move();
   void Warn(const absl::Status& error);
 
@@ -83,12 +102,19 @@ class HistoryWriter {
   int64_t dropped_bytes_ TONY_GUARDED_BY(mu_) = 0;
   std::map<std::string, int64_t> log_bytes_ TONY_GUARDED_BY(mu_);  // queued per log file
   bool closing_ TONY_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point close_deadline_ TONY_GUARDED_BY(mu_);
   bool stopping_ TONY_GUARDED_BY(mu_) = false;
   bool done_ TONY_GUARDED_BY(mu_) = false;  // the thread has finished
   absl::Status close_status_ TONY_GUARDED_BY(mu_);
   bool moved_ TONY_GUARDED_BY(mu_) = false;
   // Only the writer thread.
   bool dirs_made_ = false;
+  // Whether the job's directory was missing when first looked at: then every file in it is this
+  // writer's own and starts empty, and none needs its length read before its first append.
+  std::optional<bool> fresh_dir_;
+  std::map<std::string, AppendedFile> appended_;
+  std::map<std::string, std::string> unreplaced_;  // a Replace() not yet written: its last content
+  size_t unwritten_bytes_ = 0;                     // of every AppendedFile::unwritten
   int64_t failures_ = 0;
   std::thread thread_;
 };

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <future>
 
@@ -29,6 +30,17 @@ class TempDir {
 std::string Read(const std::string& path) {
   absl::StatusOr<std::string> data = ReadFile(path);
   return data.ok() ? *data : "<" + std::string(data.status().message()) + ">";
+}
+
+// Waits (at most 30 s) until `done` holds; says whether it did.
+template <typename Done>
+bool Eventually(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
 }
 
 HistoryWriterOptions Options(std::shared_ptr<HistoryFs> fs, const std::string& root) {
@@ -90,23 +102,41 @@ class FaultyFs final : public HistoryFs {
   std::promise<void> release;
   std::shared_future<void> gate;  // Append waits for it when valid
   std::atomic<int> appends{0};
+  std::atomic<int> failures{0};
+  // The next `failing_appends` appends fail with `append_error`, after writing what `landed` says
+  // of their data (as a connection lost mid-write, or an answer lost after the write).
+  enum class Landed { kNothing, kHalf, kAll };
+  std::atomic<int> failing_appends{0};
+  std::atomic<Landed> landed{Landed::kNothing};
+  absl::Status append_error = absl::UnavailableError("Operation category WRITE is not supported");
 
   absl::Status MakeDirs(const std::string& path) override {
-    if (fail) return absl::ResourceExhaustedError("No space left on device");
+    if (fail) return Failed();
     return real_->MakeDirs(path);
   }
   absl::Status Write(const std::string& path, std::string_view data) override {
-    if (fail) return absl::ResourceExhaustedError("No space left on device");
+    if (fail) return Failed();
     return real_->Write(path, data);
   }
   absl::Status Append(const std::string& path, std::string_view data) override {
     ++appends;
     if (gate.valid()) gate.wait();
-    if (fail) return absl::ResourceExhaustedError("No space left on device");
+    if (fail) return Failed();
+    if (failing_appends > 0) {
+      --failing_appends;
+      ++failures;
+      const size_t size = landed == Landed::kAll    ? data.size()
+                          : landed == Landed::kHalf ? data.size() / 2
+                                                    : 0;
+      if (size > 0) {
+        EXPECT_TRUE(real_->Append(path, data.substr(0, size)).ok());
+      }
+      return append_error;
+    }
     return real_->Append(path, data);
   }
   absl::Status Rename(const std::string& from, const std::string& to) override {
-    if (fail) return absl::ResourceExhaustedError("No space left on device");
+    if (fail) return Failed();
     return real_->Rename(from, to);
   }
   absl::StatusOr<std::vector<HistoryEntry>> List(const std::string& dir) override {
@@ -120,23 +150,105 @@ class FaultyFs final : public HistoryFs {
   absl::Status Remove(const std::string& path) override { return real_->Remove(path); }
 
  private:
+  absl::Status Failed() {
+    ++failures;
+    return absl::ResourceExhaustedError("No space left on device");
+  }
   std::shared_ptr<HistoryFs> real_;
 };
 
-TEST(HistoryWriterTest, AFailingFileSystemIsAWarningAndTheRestIsStillWritten) {
+TEST(HistoryWriterTest, WhatAFailingFileSystemRefusedIsWrittenOnceItRecovers) {
   TempDir tmp;
   auto faulty = std::make_shared<FaultyFs>(LocalHistoryFs());
   faulty->fail = true;
   HistoryWriter writer(Options(faulty, tmp.path()));
-  writer.Event(R"({"kind":"lost"})");
-  // The disk is full for the first batch, then has room again.
-  while (writer.dropped_bytes() == 0) std::this_thread::yield();
+  writer.Event(R"({"kind":"first"})");
+  // The disk is full for the first batches, then has room again.
+  ASSERT_TRUE(Eventually([&] { return faulty->failures >= 3; }));
   faulty->fail = false;
-  writer.Event(R"({"kind":"kept"})");
+  writer.Event(R"({"kind":"second"})");
   ASSERT_TRUE(writer.Close("{}", 10000).ok());
-  EXPECT_EQ(Read(tmp.path() + "/finished/app_1/events.jsonl"), "{\"kind\":\"kept\"}\n");
-  EXPECT_EQ(writer.dropped_bytes(),
-            static_cast<int64_t>(std::string(R"({"kind":"lost"})").size() + 1));
+  EXPECT_EQ(Read(tmp.path() + "/finished/app_1/events.jsonl"),
+            "{\"kind\":\"first\"}\n{\"kind\":\"second\"}\n");
+  EXPECT_EQ(writer.dropped_bytes(), 0);
+}
+
+// An append that fails may have written some or all of its bytes first (a NameNode failing over
+// mid-write, an answer lost on the way back): the next try writes only what is missing.
+TEST(HistoryWriterTest, AFailedAppendIsTriedAgainWithoutWritingAnyByteTwice) {
+  for (const FaultyFs::Landed landed :
+       {FaultyFs::Landed::kNothing, FaultyFs::Landed::kHalf, FaultyFs::Landed::kAll}) {
+    TempDir tmp;
+    auto faulty = std::make_shared<FaultyFs>(LocalHistoryFs());
+    faulty->landed = landed;
+    faulty->failing_appends = 1;
+    HistoryWriter writer(Options(faulty, tmp.path()));
+    writer.Event(R"({"kind":"A"})");
+    writer.Event(R"({"kind":"B"})");
+    ASSERT_TRUE(Eventually([&] { return faulty->failures >= 1; }));
+    writer.Event(R"({"kind":"C"})");
+    ASSERT_TRUE(writer.Close("{}", 10000).ok());
+    EXPECT_EQ(Read(tmp.path() + "/finished/app_1/events.jsonl"),
+              "{\"kind\":\"A\"}\n{\"kind\":\"B\"}\n{\"kind\":\"C\"}\n")
+        << static_cast<int>(landed);
+    EXPECT_EQ(writer.dropped_bytes(), 0);
+  }
+}
+
+// A job's directory that is already there (an earlier AM attempt wrote to it): the writer learns
+// each file's length before appending, so what the earlier attempt wrote stays and nothing repeats.
+TEST(HistoryWriterTest, AppendsToAnEarlierAttemptsFilesWithoutRepeatingAfterAFailure) {
+  TempDir tmp;
+  ASSERT_TRUE(LocalHistoryFs()->MakeDirs(tmp.path() + "/intermediate/app_1/logs").ok());
+  ASSERT_TRUE(WriteFile(tmp.path() + "/intermediate/app_1/events.jsonl", "{\"attempt\":1}\n").ok());
+  auto faulty = std::make_shared<FaultyFs>(LocalHistoryFs());
+  faulty->landed = FaultyFs::Landed::kHalf;
+  faulty->failing_appends = 1;
+  HistoryWriter writer(Options(faulty, tmp.path()));
+  writer.Event(R"({"attempt":2})");
+  ASSERT_TRUE(writer.Close("{}", 10000).ok());
+  EXPECT_EQ(Read(tmp.path() + "/finished/app_1/events.jsonl"),
+            "{\"attempt\":1}\n{\"attempt\":2}\n");
+}
+
+// Close waits out a failure that passes (a lease still held after a failover) until its deadline.
+TEST(HistoryWriterTest, CloseTriesAgainWhileAFailureMayPass) {
+  TempDir tmp;
+  auto faulty = std::make_shared<FaultyFs>(LocalHistoryFs());
+  HistoryWriterOptions options = Options(faulty, tmp.path());
+  options.flush_interval_ms = 60000;  // nothing is written before Close
+  HistoryWriter writer(options);
+  faulty->append_error = absl::UnavailableError("AlreadyBeingCreatedException: lease held");
+  faulty->failing_appends = 3;
+  writer.Event(R"({"kind":"A"})");
+  ASSERT_TRUE(writer.Close("{}", 30000).ok());
+  EXPECT_EQ(faulty->failures, 3);
+  EXPECT_EQ(Read(tmp.path() + "/finished/app_1/events.jsonl"), "{\"kind\":\"A\"}\n");
+}
+
+// One that does not pass ends Close at once, and one that outlasts the deadline ends it then; what
+// was never written is counted as dropped.
+TEST(HistoryWriterTest, CloseGivesUpOnAFailureThatStaysAndCountsWhatIsLost) {
+  TempDir tmp;
+  auto faulty = std::make_shared<FaultyFs>(LocalHistoryFs());
+  HistoryWriterOptions options = Options(faulty, tmp.path());
+  options.flush_interval_ms = 60000;
+  {
+    HistoryWriter writer(options);
+    faulty->append_error = absl::PermissionDeniedError("Permission denied");
+    faulty->failing_appends = 1000;
+    writer.Event("{}");  // 3 bytes with its newline
+    EXPECT_EQ(writer.Close("{}", 60000).code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(faulty->failures, 1);
+    EXPECT_EQ(writer.dropped_bytes(), 3);
+  }
+  {
+    HistoryWriter writer(options);
+    faulty->append_error = absl::UnavailableError("no active NameNode");
+    writer.Event("{}");
+    EXPECT_FALSE(writer.Close("{}", 1200).ok());
+    EXPECT_GE(faulty->failures, 2);
+  }
 }
 
 TEST(HistoryWriterTest, AStuckFileSystemNeverBlocksTheCallerAndBoundsWhatWaits) {
@@ -147,7 +259,8 @@ TEST(HistoryWriterTest, AStuckFileSystemNeverBlocksTheCallerAndBoundsWhatWaits) 
   options.max_pending_bytes = 1000;
   HistoryWriter writer(options);
   writer.Event(R"({"kind":"first"})");
-  while (faulty->appends == 0) std::this_thread::yield();  // the writer is stuck in Append
+  // The writer is stuck in Append.
+  ASSERT_TRUE(Eventually([&] { return faulty->appends > 0; }));
   const std::string line(99, 'x');
   for (int i = 0; i < 100; ++i) writer.Event(line);  // 10,000 bytes: returns at once
   EXPECT_EQ(writer.dropped_bytes(), 9000);
