@@ -369,8 +369,22 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
                                   Reply<rpc::HeartbeatResponse> reply) {
   TONY_DCHECK_ON_LOOP(loop_);
   rpc::HeartbeatResponse* response = reply.response();
-  response->set_stop(
-      job_.OnHeartbeat(FromProto(request.task()), request.container_id(), request.rss_bytes()));
+  HeartbeatReport report;
+  report.rss_bytes = request.rss_bytes();
+  report.quiet_ms = request.quiet_ms();
+  if (request.progress().has_step()) {
+    report.progress = {true, request.progress().step(), request.progress().total(),
+                       {request.progress().metrics().begin(), request.progress().metrics().end()}};
+  }
+  const HeartbeatAnswer answer =
+      job_.OnHeartbeat(FromProto(request.task()), request.container_id(), report);
+  if (answer.dump_stacks && !answer.reason.empty()) {
+    spdlog::warn("[{}] {}: asking {} for its stacks", options_.app_id, answer.reason,
+                 FromProto(request.task()).ToString());
+  }
+  response->set_stop(answer.stop);
+  response->set_dump_stacks(answer.dump_stacks);
+  response->set_reason(answer.reason);
   if (const TaskRecord* record = job_.Find(FromProto(request.task()));
       record != nullptr && record->container_id == request.container_id()) {
     history_.RecordMetrics(request, record->attempt);

@@ -49,6 +49,7 @@ std::string_view ToString(JobState state) {
 
 std::string ExitText(int exit_code) {
   if (exit_code == kExitLostHeartbeat) return "lost heartbeat";
+  if (exit_code == kExitHung) return "hung";
   if (exit_code > 128 && exit_code < 128 + 65) return StrCat("killed by signal ", exit_code - 128);
   return StrCat("exit code ", exit_code);
 }
@@ -215,13 +216,46 @@ std::map<std::string, std::vector<std::string>> JobStateMachine::ClusterSpec() c
   return spec;
 }
 
-bool JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::string& container_id,
-                                  int64_t rss_bytes) {
+HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::string& container_id,
+                                             const HeartbeatReport& report) {
+  HeartbeatAnswer answer;
   TaskRecord* task = MutableFind(ref);
-  if (task == nullptr || task->container_id != container_id) return true;
+  if (task == nullptr || task->container_id != container_id) {
+    answer.stop = true;
+    return answer;
+  }
   task->last_heartbeat_ms = clock_->NowMs();
-  OnMemorySample(ref, container_id, rss_bytes);
-  return task->stop_requested || IsTerminal(task->state);
+  OnMemorySample(ref, container_id, report.rss_bytes);
+  const int64_t now_wall = clock_->WallMs();
+  if (report.progress.has_step &&
+      (!task->progress.has_step || task->progress.step != report.progress.step)) {
+    Changed();
+  }
+  task->progress = report.progress;
+  task->progress_wall_ms = now_wall - std::max<int64_t>(report.quiet_ms, 0);
+  if (!task->dump_stacks_reason.empty()) {
+    answer.dump_stacks = true;
+    answer.reason = std::exchange(task->dump_stacks_reason, "");
+  }
+  if (task->state == TaskState::kRunning && !task->stop_requested && task->hung.empty() &&
+      !decided() && spec_.hang_timeout_ms > 0 && report.quiet_ms >= spec_.hang_timeout_ms) {
+    task->hung = StrCat(ref.ToString(), " is hung: no progress for ", report.quiet_ms,
+                        " ms (tony.task.hang-timeout-ms = ", spec_.hang_timeout_ms, ")",
+                        task->progress.has_step ? StrCat(", at step ", task->progress.step) : "");
+    events_.push_back({"HUNG", ref, task->attempt, now_wall, task->hung});
+    // The rest of the gang's stacks too: a hang is often a wait on another member.
+    for (TaskRecord& other : tasks_) {
+      if (&other != task && other.state == TaskState::kRunning && !other.stop_requested) {
+        other.dump_stacks_reason = task->hung;
+      }
+    }
+    answer.dump_stacks = true;
+    answer.reason = task->hung;
+    Changed();
+  }
+  answer.stop = task->stop_requested || IsTerminal(task->state) || !task->hung.empty();
+  if (answer.stop && answer.reason.empty()) answer.reason = task->hung;
+  return answer;
 }
 
 void JobStateMachine::OnMemorySample(const TaskRef& ref, const std::string& container_id,
@@ -237,6 +271,11 @@ void JobStateMachine::OnMemorySample(const TaskRef& ref, const std::string& cont
 void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics,
                                 Actions& actions) {
   const TaskState before = task.state;
+  if (!task.hung.empty() && !task.stop_requested) {
+    // Stopped for its hang: that is why it ended, whatever its exit code after the signal.
+    exit_code = kExitHung;
+    diagnostics = task.hung;
+  }
   if (!task.stop_requested && exit_code != 0 && !decided()) {
     task.exit_code = exit_code;
     task.diagnostics = diagnostics;
@@ -277,6 +316,10 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   task.log_dir.clear();
   task.exit_code.reset();
   task.diagnostics.clear();
+  task.hung.clear();
+  task.dump_stacks_reason.clear();
+  task.progress = {};
+  task.progress_wall_ms = 0;
   events_.push_back({"RESTARTED", task.ref, task.attempt, now_wall,
                      StrCat("attempt ", task.attempt - 1, " failed (",
                             ExitText(task.previous_attempts.back().exit_code), "); restarting in ",

@@ -40,6 +40,29 @@ std::string_view ToString(JobState state);
 
 // Exit code TonY gives a task whose heartbeats stopped.
 inline constexpr int kExitLostHeartbeat = -1000;
+// Exit code of a task stopped because it was hung (tony.task.hang-timeout-ms).
+inline constexpr int kExitHung = -1001;
+
+// How far a task is, as it reports it (rpc::TaskProgress).
+struct TaskProgress {
+  bool has_step = false;
+  int64_t step = 0;
+  int64_t total = 0;  // 0: not said
+  std::map<std::string, double> metrics;
+};
+
+// What an executor's heartbeat says of its task.
+struct HeartbeatReport {
+  int64_t rss_bytes = 0;
+  TaskProgress progress;
+  int64_t quiet_ms = 0;  // how long the task has made no progress, by the executor's clock
+};
+// The AM's answer to it.
+struct HeartbeatAnswer {
+  bool stop = false;         // stop the task
+  bool dump_stacks = false;  // write the stacks of its processes to its log first
+  std::string reason;        // why either
+};
 
 // One ended attempt of a task that was restarted.
 struct AttemptRecord {
@@ -52,7 +75,7 @@ struct AttemptRecord {
 
 // Something other tasks and clients may want to react to.
 struct TaskEvent {
-  std::string kind;  // "RESTARTED"
+  std::string kind;  // "RESTARTED", "HUNG"
   TaskRef task;
   int attempt = 0;  // the new attempt
   int64_t wall_ms = 0;
@@ -92,6 +115,12 @@ struct TaskRecord {
   int64_t start_wall_ms = 0;
   int64_t end_wall_ms = 0;
   int64_t peak_rss_bytes = 0;
+  TaskProgress progress;
+  int64_t progress_wall_ms = 0;  // when the task last made progress; 0 before a heartbeat said
+  // Why the task counts as hung ("" while it does not): it was told to stop, and its end counts
+  // as a failure with kExitHung whatever its exit code.
+  std::string hung;
+  std::string dump_stacks_reason;  // its stacks are wanted with its next heartbeat: why
   bool stop_requested = false;
   // Past an ignored dependency timeout (TonY's `.ignored`): the job no longer waits for this
   // tracked task, which runs on until the job ends; its failure still counts as any other's.
@@ -148,8 +177,15 @@ class JobStateMachine {
   // executor and change nothing.
   absl::StatusOr<Actions> OnTaskRegistered(const TaskRef& task, const std::string& container_id,
                                            const std::string& host, int port);
-  // Returns whether the AM wants the task stopped; stale containers are ignored.
-  bool OnHeartbeat(const TaskRef& task, const std::string& container_id, int64_t rss_bytes);
+  // A heartbeat: keeps its memory sample and progress, and finds a task hung that made no progress
+  // for spec().hang_timeout_ms. The answer says whether the AM wants the task stopped (a hung task
+  // with its stacks first); stale containers are ignored.
+  HeartbeatAnswer OnHeartbeat(const TaskRef& task, const std::string& container_id,
+                              const HeartbeatReport& report);
+  // The same with no more than a memory sample; returns whether to stop.
+  bool OnHeartbeat(const TaskRef& task, const std::string& container_id, int64_t rss_bytes) {
+    return OnHeartbeat(task, container_id, HeartbeatReport{rss_bytes, {}, 0}).stop;
+  }
   // A measurement of the task's resident memory; the largest is kept (TaskRecord::peak_rss_bytes).
   void OnMemorySample(const TaskRef& task, const std::string& container_id, int64_t rss_bytes);
   // The executor's report of the user process's exit. `provisional`: the executor or the user

@@ -218,6 +218,92 @@ TEST_F(JobStateTest, AStallBeforeTheFirstTickIsTheAmsToo) {
   EXPECT_EQ(State({"worker", 0}), TaskState::kRunning);
 }
 
+HeartbeatReport Quiet(int64_t quiet_ms, int64_t step = -1) {
+  HeartbeatReport report;
+  report.quiet_ms = quiet_ms;
+  if (step >= 0) report.progress = {true, step, 100, {{"loss", 0.5}}};
+  return report;
+}
+
+TEST_F(JobStateTest, ATaskWithoutProgressForTheHangTimeoutIsHungStoppedAndRestarted) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-backoff-ms", "0"},
+        {"tony.task.hang-timeout-ms", "15000"}});
+  StartAll();
+  // Progress shows in the task's record.
+  HeartbeatAnswer answer = job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(0, 7));
+  EXPECT_FALSE(answer.stop);
+  EXPECT_EQ(job_->Find({"worker", 0})->progress.step, 7);
+  EXPECT_EQ(job_->Find({"worker", 0})->progress.total, 100);
+  EXPECT_EQ(job_->Find({"worker", 0})->progress.metrics.at("loss"), 0.5);
+  EXPECT_EQ(job_->Find({"worker", 0})->progress_wall_ms, clock_.WallMs());
+  // Quiet, but not yet for the timeout.
+  clock_.Advance(14999);
+  answer = job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(14999, 7));
+  EXPECT_FALSE(answer.stop);
+  EXPECT_FALSE(answer.dump_stacks);
+  EXPECT_EQ(job_->Find({"worker", 0})->progress_wall_ms, clock_.WallMs() - 14999);
+  // Past it: hung. Told to write its stacks and stop; the rest of the gang to write theirs.
+  clock_.Advance(1000);
+  answer = job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(15999, 7));
+  EXPECT_TRUE(answer.stop);
+  EXPECT_TRUE(answer.dump_stacks);
+  EXPECT_EQ(answer.reason,
+            "worker:0 is hung: no progress for 15999 ms (tony.task.hang-timeout-ms = 15000), at "
+            "step 7");
+  EXPECT_EQ(job_->events().back().kind, "HUNG");
+  answer = job_->OnHeartbeat({"worker", 1}, "c_worker:1", Quiet(0));
+  EXPECT_FALSE(answer.stop);
+  EXPECT_TRUE(answer.dump_stacks);
+  EXPECT_EQ(answer.reason, job_->Find({"worker", 0})->hung);
+  EXPECT_FALSE(job_->OnHeartbeat({"worker", 1}, "c_worker:1", Quiet(0)).dump_stacks) << "once";
+  // Its end, after the stop's signal, is a failure for its hang: the restart policy applies.
+  Actions actions = job_->OnExecutorResult({"worker", 0}, "c_worker:0", 143,
+                                           "stopped: worker:0 is hung");
+  const TaskRecord* task = job_->Find({"worker", 0});
+  EXPECT_EQ(task->attempt, 1);
+  ASSERT_EQ(task->previous_attempts.size(), 1u);
+  EXPECT_EQ(task->previous_attempts[0].exit_code, kExitHung);
+  EXPECT_EQ(task->previous_attempts[0].diagnostics, answer.reason);
+  EXPECT_EQ(Count<RequestContainer>(actions), 1);
+  EXPECT_TRUE(task->hung.empty());
+  EXPECT_FALSE(task->progress.has_step);
+  EXPECT_EQ(job_->state(), JobState::kRunning);
+  // The new attempt hangs too, and no restart is left: the job fails, saying why.
+  Allocate({"worker", 0});
+  Register({"worker", 0}, 2000);
+  clock_.Advance(20000);
+  EXPECT_TRUE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(20000)).stop);
+  job_->OnExecutorResult({"worker", 0}, "c_worker:0", 137, "");
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(ExitText(*job_->Find({"worker", 0})->exit_code), "hung");
+  EXPECT_NE(job_->diagnostics().find("worker:0 failed (hung): worker:0 is hung: no progress for "
+                                     "20000 ms"),
+            std::string::npos)
+      << job_->diagnostics();
+}
+
+TEST_F(JobStateTest, WithoutAHangTimeoutAQuietTaskRunsOn) {
+  Init({{"tony.worker.instances", "1"}});
+  StartAll();
+  clock_.Advance(3600000);
+  const HeartbeatAnswer answer = job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(3600000));
+  EXPECT_FALSE(answer.stop);
+  EXPECT_FALSE(answer.dump_stacks);
+  EXPECT_TRUE(job_->Find({"worker", 0})->hung.empty());
+}
+
+TEST_F(JobStateTest, AHungTaskStoppedByTheJobsEndIsNotCountedAsHung) {
+  Init({{"tony.worker.instances", "2"}, {"tony.task.hang-timeout-ms", "1000"}});
+  StartAll();
+  EXPECT_TRUE(job_->OnHeartbeat({"worker", 1}, "c_worker:1", Quiet(5000)).stop);
+  job_->Kill("killed by the user");
+  Exit({"worker", 1}, 143);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kFinished);
+  EXPECT_EQ(job_->state(), JobState::kKilled);
+}
+
 TEST_F(JobStateTest, ApplicationTimeout) {
   Init({{"tony.worker.instances", "1"}, {"tony.application.timeout", "2000"}});
   StartAll();

@@ -70,6 +70,16 @@ void StatusPublisher::Fill(rpc::JobStatus* status) const {
     task->set_log_dir(record.log_dir);
     task->set_role(std::string(config::ToString(record.role)));
     task->set_peak_rss_bytes(record.peak_rss_bytes);
+    if (record.progress.has_step) {
+      rpc::TaskProgress* progress = task->mutable_progress();
+      progress->set_has_step(true);
+      progress->set_step(record.progress.step);
+      progress->set_total(record.progress.total);
+      progress->mutable_metrics()->insert(record.progress.metrics.begin(),
+                                          record.progress.metrics.end());
+    }
+    task->set_progress_ms(record.progress_wall_ms);
+    task->set_hung(record.hung);
     if (auto tail = output_tails_.find(record.ref); tail != output_tails_.end()) {
       task->set_output_tail(tail->second);
     }

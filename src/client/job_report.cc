@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "fmt/format.h"
 
 namespace tony::client {
 namespace {
@@ -179,6 +180,19 @@ std::string TerminalSafe(std::string_view text, size_t max_line) {
   return out;
 }
 
+std::string ProgressText(const rpc::TaskProgress& progress) {
+  if (!progress.has_step()) return "-";
+  std::string out = progress.total() > 0 ? StrCat(progress.step(), "/", progress.total())
+                                         : StrCat("step ", progress.step());
+  // The metrics by name (protobuf's map has no order of its own).
+  const std::map<std::string, double> metrics(progress.metrics().begin(),
+                                              progress.metrics().end());
+  for (const auto& [name, value] : metrics) {
+    out += StrCat(" ", TerminalSafe(name), "=", fmt::format("{:.4g}", value));
+  }
+  return out;
+}
+
 std::string Summary(const rpc::JobStatus& status) {
   std::string out = StrCat(status.app_id(), " ", ToString(status.state()));
   if (status.end_ms() > 0 && status.start_ms() > 0) {
@@ -195,6 +209,10 @@ std::string Summary(const rpc::JobStatus& status) {
 
   std::vector<std::vector<std::string>> rows = {
       {"TASK", "STATE", "HOST:PORT", "EXIT", "ATTEMPTS", "DURATION", "PEAK RSS", "LOGS"}};
+  // A PROGRESS column when a task reports its steps.
+  const bool progress = std::any_of(status.tasks().begin(), status.tasks().end(),
+                                    [](const rpc::TaskStatus& t) { return t.progress().has_step(); });
+  if (progress) rows[0].insert(rows[0].begin() + 6, "PROGRESS");
   for (const rpc::TaskStatus& task : status.tasks()) {
     const int64_t duration =
         task.end_ms() > 0 && task.start_ms() > 0 ? task.end_ms() - task.start_ms() : 0;
@@ -204,8 +222,12 @@ std::string Summary(const rpc::JobStatus& status) {
                     std::to_string(task.attempt() + 1), duration > 0 ? Seconds(duration) : "-",
                     task.peak_rss_bytes() > 0 ? FormatMb(task.peak_rss_bytes()) : "-",
                     task.log_dir().empty() ? "-" : task.log_dir()});
+    if (progress) rows.back().insert(rows.back().begin() + 6, ProgressText(task.progress()));
   }
   out += FormatTable(rows);
+  for (const rpc::TaskStatus& task : status.tasks()) {
+    if (!task.hung().empty()) out += StrCat(TerminalSafe(task.hung()), "\n");
+  }
   std::string leader;
   for (const char* type : {"chief", "worker"}) {
     for (const rpc::TaskStatus& task : status.tasks()) {

@@ -23,8 +23,11 @@ inline constexpr int64_t kLingeringHintAfterMs = 30000;
 std::string LingeringTasksHint(const rpc::JobStatus& status, int64_t now_wall_ms,
                                int64_t after_ms = kLingeringHintAfterMs);
 
+// A task's progress for a table: "7/100 loss=0.25", "step 7", or "-".
+std::string ProgressText(const rpc::TaskProgress& progress);
+
 // The final report: a header line with the job's state, a table (task, state, host:port, exit
-// code, duration, logs), the diagnostics of each failed task, indented, and the last lines the
+// code, duration, progress when a task reports it, logs), each hung task's line, the diagnostics of each failed task, indented, and the last lines the
 // leading task printed (chief:0, else worker:0), made TerminalSafe.
 std::string Summary(const rpc::JobStatus& status);
 

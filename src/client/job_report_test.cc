@@ -90,5 +90,30 @@ TEST(SummaryTest, EndsWithTheLastLinesTheChiefPrinted) {
   EXPECT_EQ(Summary(status).find("last lines of"), std::string::npos);
 }
 
+TEST(SummaryTest, ShowsProgressWhenATaskReportsItAndNamesAHungTask) {
+  rpc::JobStatus status;
+  status.set_app_id("application_1_0001");
+  status.set_state(rpc::JOB_RUNNING);
+  AddTask(status, "worker", 0, rpc::TASK_RUNNING);
+  EXPECT_EQ(Summary(status).find("PROGRESS"), std::string::npos) << "no column without progress";
+  rpc::TaskStatus* task = AddTask(status, "worker", 1, rpc::TASK_RUNNING);
+  task->mutable_progress()->set_has_step(true);
+  task->mutable_progress()->set_step(70);
+  task->mutable_progress()->set_total(100);
+  (*task->mutable_progress()->mutable_metrics())["loss"] = 0.123456;
+  (*task->mutable_progress()->mutable_metrics())["acc"] = 0.5;
+  task->set_hung("worker:1 is hung: no progress for 15000 ms");
+  const std::string summary = Summary(status);
+  EXPECT_NE(summary.find("PROGRESS"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("70/100 acc=0.5 loss=0.1235"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\nworker:1 is hung: no progress for 15000 ms\n"), std::string::npos)
+      << summary;
+  rpc::TaskProgress step_only;
+  step_only.set_has_step(true);
+  step_only.set_step(3);
+  EXPECT_EQ(ProgressText(step_only), "step 3");
+  EXPECT_EQ(ProgressText(rpc::TaskProgress()), "-");
+}
+
 }  // namespace
 }  // namespace tony::client

@@ -9,6 +9,7 @@
 #include "config/key_catalog.h"
 #include "config/key_names.h"
 #include "config/value_parsers.h"
+#include "re2/re2.h"
 
 namespace tony::config {
 namespace {
@@ -88,6 +89,18 @@ absl::Status ReadJobType(const Reader& reader, const std::string& type,
   TONY_ASSIGN_OR_RETURN(value, reader.JobTypeInt(type, "max-restarts", 0));
   out->max_restarts = static_cast<int>(value);
   TONY_ASSIGN_OR_RETURN(out->restart_backoff_ms, reader.JobTypeInt(type, "restart-backoff-ms", 0));
+
+  out->progress_pattern = reader.JobTypeValue(type, "progress-pattern");
+  if (!out->progress_pattern.empty()) {
+    const std::string key = StrCat("tony.", type, ".progress-pattern");
+    const re2::RE2 pattern(out->progress_pattern, re2::RE2::Quiet);
+    if (!pattern.ok()) {
+      return reader.Error(key, StrCat("not a regular expression: ", pattern.error()));
+    }
+    if (!pattern.NamedCapturingGroups().contains("step")) {
+      return reader.Error(key, "has no named group 'step', as in 'step (?P<step>\\d+)'");
+    }
+  }
 
   out->command = reader.JobTypeValue(type, "command");
   if (out->command.empty()) out->command = reader.String("tony.containers.command");
@@ -253,6 +266,7 @@ absl::Status ReadTimingAndEnvironment(const Reader& reader, JobSpec* spec) {
                         reader.Int("tony.container.registration.timeout", -1));
   TONY_ASSIGN_OR_RETURN(spec->execution_timeout_ms,
                         reader.Int("tony.task.executor.execution-timeout-ms", 0));
+  TONY_ASSIGN_OR_RETURN(spec->hang_timeout_ms, reader.Int("tony.task.hang-timeout-ms", 0));
   TONY_ASSIGN_OR_RETURN(spec->registry_timeout_ms,
                         reader.SecondsAsMs("tony.task.executor.registry-timeout-sec"));
   TONY_ASSIGN_OR_RETURN(spec->heartbeat_interval_ms,

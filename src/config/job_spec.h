@@ -41,6 +41,10 @@ struct JobTypeSpec {
   std::string stop_on_failure_reason;
   int max_restarts = 0;
   int64_t restart_backoff_ms = 1000;
+  // tony.<type>.progress-pattern: a regular expression (RE2) with a named group `step`, and
+  // optionally `total` and metrics of its own, matched against each line the task prints; ""
+  // when unset (docs/running-jobs.md, "Progress and hangs").
+  std::string progress_pattern;
   // With tony.docker.enabled: YARN's container runtime variables for this type's containers
   // (YARN_CONTAINER_RUNTIME_TYPE, ..._DOCKER_IMAGE, ..._DOCKER_MOUNTS); empty otherwise.
   std::map<std::string, std::string> docker_env;
@@ -152,6 +156,8 @@ struct JobSpec {
   int64_t allocation_timeout_ms = -1;    // -1: none
   int64_t registration_timeout_ms = -1;  // -1: none
   int64_t execution_timeout_ms = 0;      // 0: none
+  // tony.task.hang-timeout-ms: a running task that makes no progress this long is hung; 0: never.
+  int64_t hang_timeout_ms = 0;
   int64_t registry_timeout_ms = 0;       // 0: none
   int64_t heartbeat_interval_ms = 1000;
   int max_missed_heartbeats = 25;

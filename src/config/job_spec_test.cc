@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
+
 #include "config/job_spec_fixture.h"
 #include "config/key_catalog.h"
 #include "config/key_names.h"
@@ -47,6 +49,36 @@ TEST_F(JobSpecTest, ReadsEveryJobTypeKey) {
   EXPECT_EQ(spec->TotalTasks(), 3);
   EXPECT_EQ(spec->TrackedTasks(), 2);
   EXPECT_FALSE(spec->single_node);
+}
+
+TEST_F(JobSpecTest, ProgressPatternsAndTheHangTimeout) {
+  Set("tony.worker.instances", "1");
+  Set("tony.worker.progress-pattern", R"(step (?P<step>\d+)/(?P<total>\d+) loss=(?P<loss>\S+))");
+  Set("tony.task.hang-timeout-ms", "15000");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at("worker").progress_pattern,
+            R"(step (?P<step>\d+)/(?P<total>\d+) loss=(?P<loss>\S+))");
+  EXPECT_EQ(spec->hang_timeout_ms, 15000);
+}
+
+TEST_F(JobSpecTest, APatternThatCannotReportProgressIsRefusedByKey) {
+  Set("tony.worker.instances", "1");
+  Set("tony.worker.progress-pattern", "step (\\d+");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.worker.progress-pattern = ")) << spec.status();
+  EXPECT_NE(spec.status().message().find("not a regular expression"), std::string_view::npos);
+  Set("tony.worker.progress-pattern", "step (\\d+)");
+  spec = Build();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("no named group 'step'"), std::string_view::npos)
+      << spec.status();
+  Set("tony.worker.progress-pattern", "");
+  Set("tony.task.hang-timeout-ms", "-1");
+  spec = Build();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.task.hang-timeout-ms")) << spec.status();
 }
 
 TEST_F(JobSpecTest, ApplicationSettings) {

@@ -1,10 +1,12 @@
 #include "executor/task_executor.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include "common/process.h"
 #include "common/strings.h"
 #include "executor/hadoop_env.h"
+#include "executor/stack_report.h"
 #include "executor/supervision.h"
 #include "executor/task_context.h"
 #include "grpcpp/grpcpp.h"
@@ -66,6 +69,32 @@ rpc::TaskRef ToProto(const config::TaskRef& task) {
   ref.set_type(task.type);
   ref.set_index(task.index);
   return ref;
+}
+
+// How much new output the progress tracker reads in one heartbeat; more is skipped (a task that
+// prints this fast is not quiet, and its latest lines are what say its step).
+constexpr int64_t kMaxProgressReadBytes = 1 << 20;
+
+// Feeds what was appended to a task's output file since `*offset` to the tracker.
+void FeedOutput(const std::string& path, ProgressTracker::Stream stream, int64_t* offset,
+                ProgressTracker& tracker) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // nothing printed yet
+  struct stat info {};
+  if (fstat(fd, &info) == 0 && info.st_size > *offset) {
+    if (info.st_size - *offset > kMaxProgressReadBytes) {
+      *offset = info.st_size - kMaxProgressReadBytes;
+      tracker.OnSkipped(stream);
+    }
+    std::string bytes(static_cast<size_t>(info.st_size - *offset), '\0');
+    const ssize_t n = pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(*offset));
+    if (n > 0) {
+      bytes.resize(static_cast<size_t>(n));
+      *offset += n;
+      tracker.OnOutput(stream, bytes);
+    }
+  }
+  close(fd);
 }
 
 std::string GrpcError(const grpc::Status& status) {
@@ -364,10 +393,15 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   limits.max_missed_heartbeats = spec_.max_missed_heartbeats;
   Supervision supervision(limits, clock, start_ms);
   HeartbeatState beat;
+  const config::JobTypeSpec* type = spec_.Find(options_.task.type);
+  beat.progress = std::make_unique<ProgressTracker>(type ? type->progress_pattern : "", clock,
+                                                    start_ms);
   auto begin_stop = [&](const std::string& reason) {
     if (!supervision.BeginStop(reason)) return;
     spdlog::info("stopping the user process: {}", reason);
     SignalTree(pid, SIGTERM);
+    // A stopped process (SIGSTOP, a debugger gone) acts on SIGTERM only once it runs again.
+    SignalTree(pid, SIGCONT);
   };
 
   std::optional<ExitStatus> exit;
@@ -376,6 +410,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
     if (due.terminate) {
       spdlog::info("stopping the user process: {}", supervision.stop_reason());
       SignalTree(pid, SIGTERM);
+      SignalTree(pid, SIGCONT);
     }
     if (due.kill) {
       spdlog::warn("the user process outlived the {} ms grace period; killing its tree",
@@ -447,6 +482,13 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
   request.set_tokens_version(beat->tokens_version);
   request.set_cpu_seconds(static_cast<double>(usage.cpu_ticks) /
                           static_cast<double>(sysconf(_SC_CLK_TCK)));
+  FeedOutput(StrCat(options_.log_dir, "/stdout"), ProgressTracker::Stream::kStdout,
+             &beat->read_stdout, *beat->progress);
+  FeedOutput(StrCat(options_.log_dir, "/stderr"), ProgressTracker::Stream::kStderr,
+             &beat->read_stderr, *beat->progress);
+  beat->progress->OnCpu(usage.cpu_ticks);
+  *request.mutable_progress() = beat->progress->progress();
+  request.set_quiet_ms(beat->progress->quiet_ms());
   if (gpu_sampler_ && now >= beat->next_gpu_sample_ms) {
     beat->next_gpu_sample_ms = now + spec_.metrics_interval_ms;
     if (std::optional<GpuUse> gpu = gpu_sampler_->Sample()) {
@@ -461,7 +503,16 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
   context.set_deadline(DeadlineIn(std::max<int64_t>(spec_.heartbeat_interval_ms, 1000)));
   grpc::Status status = stub_->Heartbeat(&context, request, &response);
   if (status.ok()) {
-    if (response.stop()) stop("the AM asked to stop the task");
+    if (response.dump_stacks()) {
+      spdlog::warn("writing the stacks of the task's processes to its stderr: {}",
+                   response.reason());
+      WriteStacks(pid, sandbox_.has_value(),
+                  StrCat("stacks of ", options_.task.ToString(), "'s processes: ", response.reason()),
+                  StrCat(options_.log_dir, "/stderr"));
+    }
+    if (response.stop()) {
+      stop(response.reason().empty() ? "the AM asked to stop the task" : response.reason());
+    }
     if (response.tokens_version() > beat->tokens_version && options_.apply_tokens) {
       // Not applied: asked for again with the next heartbeat.
       if (absl::Status s = options_.apply_tokens(response.tokens()); s.ok()) {

@@ -24,6 +24,7 @@
 #include "executor/gpu_sampler.h"
 #include "executor/horovod_driver.h"
 #include "executor/output_shipper.h"
+#include "executor/progress_tracker.h"
 #include "executor/task_sandbox.h"
 #include "rpc/tony.grpc.pb.h"
 
@@ -68,6 +69,9 @@ class TaskExecutor {
     int64_t peak_rss = 0;
     int64_t tokens_version = 0;  // of the credentials from the AM the task has
     int64_t next_gpu_sample_ms = 0;
+    std::unique_ptr<ProgressTracker> progress;
+    int64_t read_stdout = 0;  // how much of each output file the tracker has seen
+    int64_t read_stderr = 0;
   };
   // Watches the user process until it exits (Supervision's rules), heartbeating; then Finish.
   int Supervise(pid_t pid, int64_t start_ms);

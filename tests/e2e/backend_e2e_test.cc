@@ -114,6 +114,32 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
 }
 
+// A rank that stops (SIGSTOP: as a deadlock or a stuck read looks) is found hung once it makes no
+// progress for tony.task.hang-timeout-ms; its stacks go to its log, it is stopped, and the restart
+// policy restarts it.
+TEST_P(BackendE2eTest, AHungTaskIsFoundWithItsStacksAndRestarted) {
+  TonyResult r = Run(Submit(
+      {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
+       "tony.worker.restart-backoff-ms=100", "tony.task.hang-timeout-ms=3000",
+       R"(tony.worker.progress-pattern=^step (?P<step>\d+)/(?P<total>\d+))"},
+      "echo step 1/2; echo step 2/2; "
+      "if [ $TASK_INDEX = 1 ] && [ $ATTEMPT_NUMBER = 0 ]; then kill -STOP $$; fi; echo done"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("worker:1 attempt 0 failed with exit code -1001 and was restarted:\n  "
+                        "worker:1 is hung: no progress for [0-9]+ ms \\(tony.task.hang-timeout-ms "
+                        "= 3000\\), at step 2\n")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(worker:1 +SUCCEEDED +\S+ +0 +2 )"))) << r.out;
+  const std::string stderr_logs = TaskStdout(r, "stderr");
+  EXPECT_NE(stderr_logs.find("[tony] stacks of worker:1's processes: worker:1 is hung"),
+            std::string::npos)
+      << stderr_logs;
+  EXPECT_TRUE(std::regex_search(stderr_logs, std::regex(R"(thread [0-9]+ \(sh\) stopped)")))
+      << stderr_logs;
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+}
+
 TEST_P(BackendE2eTest, ListStatusAndKillWorkFromAnotherTerminal) {
   pid_t tony = Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m"},
                             "/usr/bin/python3 sleep_forever.py"));

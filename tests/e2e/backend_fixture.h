@@ -248,10 +248,10 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return r;
   }
 
-  // Every task's stdout: the job directory's logs (local) or the NodeManager's (YARN).
-  std::string TaskStdout(const TonyResult& r) const {
+  // Every task's stdout (or `name`): the job directory's logs (local) or the NodeManager's (YARN).
+  std::string TaskStdout(const TonyResult& r, const std::string& name = "stdout") const {
     const fs::path root = yarn() ? fs::path(conf_dir_) / "data" : fs::path(r.job_dir) / "logs";
-    return TonyRunner::ReadFilesBelow(root.string(), "stdout", r.app_id);
+    return TonyRunner::ReadFilesBelow(root.string(), name, r.app_id);
   }
 
   // The final status as the backend recorded it: the AM's final-status.json (local) or the

@@ -1,0 +1,99 @@
+#include "executor/progress_tracker.h"
+
+#include <charconv>
+#include <vector>
+
+#include "re2/re2.h"
+
+namespace tony::executor {
+
+ProgressTracker::ProgressTracker(const std::string& pattern, const Clock* clock, int64_t start_ms)
+    : clock_(clock), last_progress_ms_(start_ms) {
+  if (!pattern.empty()) {
+    pattern_ = std::make_unique<re2::RE2>(pattern, re2::RE2::Quiet);
+    if (!pattern_->ok()) pattern_.reset();  // config validated it; never fail a task over it
+  }
+}
+
+ProgressTracker::~ProgressTracker() = default;
+
+void ProgressTracker::Active() {
+  // Once the task reports steps, only a new step counts.
+  if (!progress_.has_step()) last_progress_ms_ = clock_->NowMs();
+}
+
+void ProgressTracker::OnOutput(Stream stream, std::string_view bytes) {
+  if (bytes.empty()) return;
+  Active();
+  if (!pattern_) return;
+  std::string& partial = partial_[static_cast<int>(stream)];
+  while (!bytes.empty()) {
+    const size_t newline = bytes.find('\n');
+    const std::string_view piece = bytes.substr(0, newline);
+    if (partial.size() < kMaxLineBytes) {
+      partial.append(piece.substr(0, kMaxLineBytes - partial.size()));
+    }
+    if (newline == std::string_view::npos) break;
+    Line(partial);
+    partial.clear();
+    bytes.remove_prefix(newline + 1);
+  }
+}
+
+void ProgressTracker::OnSkipped(Stream stream) { partial_[static_cast<int>(stream)].clear(); }
+
+void ProgressTracker::OnCpu(uint64_t cpu_ticks) {
+  if (cpu_ticks > cpu_ticks_) Active();
+  cpu_ticks_ = std::max(cpu_ticks_, cpu_ticks);
+}
+
+namespace {
+
+bool ParseInt(std::string_view text, int64_t* out) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+bool ParseDouble(std::string_view text, double* out) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+void ProgressTracker::Line(std::string_view line) {
+  const int groups = pattern_->NumberOfCapturingGroups();
+  std::vector<re2::StringPiece> captured(static_cast<size_t>(groups) + 1);
+  if (!pattern_->Match(line, 0, line.size(), re2::RE2::UNANCHORED, captured.data(),
+                       static_cast<int>(captured.size()))) {
+    return;
+  }
+  int64_t step = 0;
+  bool has_step = false;
+  int64_t total = 0;
+  std::map<std::string, double> metrics;
+  for (const auto& [name, index] : pattern_->NamedCapturingGroups()) {
+    const re2::StringPiece value = captured[static_cast<size_t>(index)];
+    if (value.data() == nullptr) continue;  // the group did not take part
+    const std::string_view text(value.data(), value.size());
+    if (name == "step") {
+      has_step = ParseInt(text, &step);
+    } else if (name == "total") {
+      if (!ParseInt(text, &total)) total = 0;
+    } else if (double number = 0; ParseDouble(text, &number)) {
+      metrics[name] = number;
+    }
+  }
+  if (!has_step) return;
+  if (!progress_.has_step() || progress_.step() != step) last_progress_ms_ = clock_->NowMs();
+  progress_.set_has_step(true);
+  progress_.set_step(step);
+  if (total > 0) progress_.set_total(total);
+  for (const auto& [name, value] : metrics) (*progress_.mutable_metrics())[name] = value;
+}
+
+int64_t ProgressTracker::quiet_ms() const {
+  return std::max<int64_t>(0, clock_->NowMs() - last_progress_ms_);
+}
+
+}  // namespace tony::executor

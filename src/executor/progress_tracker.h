@@ -1,0 +1,61 @@
+#pragma once
+// How far a task is and how long it has been quiet, from what it prints and the CPU its processes
+// use (docs/running-jobs.md, "Progress and hangs"). A line matching the job type's
+// tony.<type>.progress-pattern reports a step (and optionally a total and metrics, from named
+// groups). Once a task has reported a step, only a new step is progress: a task that goes on
+// printing or spinning at the same step is hung all the same. Before that, any output or CPU use
+// is. The executor feeds it each heartbeat and sends progress() and quiet_ms() to the AM, which
+// decides whether the task is hung (tony.task.hang-timeout-ms). Tests drive it with a FakeClock.
+//
+// Thread: the executor's supervision loop.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "rpc/tony.pb.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace tony::executor {
+
+class ProgressTracker {
+ public:
+  // `pattern`: the job type's progress pattern (validated by config), "" for none. The task
+  // starts quiet at `start_ms` on `clock`.
+  ProgressTracker(const std::string& pattern, const Clock* clock, int64_t start_ms);
+  ~ProgressTracker();
+  ProgressTracker(const ProgressTracker&) = delete;
+  ProgressTracker& operator=(const ProgressTracker&) = delete;
+
+  enum class Stream { kStdout, kStderr };
+  // Bytes the task printed on one stream, in order; lines may be split across calls.
+  void OnOutput(Stream stream, std::string_view bytes);
+  // Part of a stream was skipped (too much to read at once): its partial line is dropped.
+  void OnSkipped(Stream stream);
+  // The task's processes' CPU time so far, in clock ticks.
+  void OnCpu(uint64_t cpu_ticks);
+
+  const rpc::TaskProgress& progress() const { return progress_; }
+  // How long since the task last made progress.
+  int64_t quiet_ms() const;
+  // A line longer than this is cut there for matching.
+  static constexpr size_t kMaxLineBytes = 64 * 1024;
+
+ private:
+  void Line(std::string_view line);
+  void Active();
+
+  const Clock* clock_;
+  std::unique_ptr<re2::RE2> pattern_;  // null: none
+  std::string partial_[2];             // each stream's unfinished line
+  rpc::TaskProgress progress_;
+  uint64_t cpu_ticks_ = 0;
+  int64_t last_progress_ms_ = 0;
+};
+
+}  // namespace tony::executor

@@ -1,0 +1,76 @@
+#include "executor/progress_tracker.h"
+
+#include <gtest/gtest.h>
+
+namespace tony::executor {
+namespace {
+
+using Stream = ProgressTracker::Stream;
+
+TEST(ProgressTrackerTest, WithoutStepsOutputAndCpuAreProgress) {
+  FakeClock clock;
+  ProgressTracker tracker("", &clock, clock.NowMs());
+  clock.Advance(4000);
+  EXPECT_EQ(tracker.quiet_ms(), 4000);
+  tracker.OnOutput(Stream::kStderr, "loading data\n");
+  EXPECT_EQ(tracker.quiet_ms(), 0);
+  clock.Advance(3000);
+  tracker.OnCpu(50);
+  EXPECT_EQ(tracker.quiet_ms(), 0);
+  clock.Advance(3000);
+  tracker.OnCpu(50);  // no more CPU than before: a process that sleeps or is stopped
+  tracker.OnOutput(Stream::kStdout, "");
+  EXPECT_EQ(tracker.quiet_ms(), 3000);
+  EXPECT_FALSE(tracker.progress().has_step());
+}
+
+TEST(ProgressTrackerTest, OnceATaskReportsStepsOnlyANewStepIsProgress) {
+  FakeClock clock;
+  ProgressTracker tracker(R"(step (?P<step>\d+)(?:/(?P<total>\d+))? loss=(?P<loss>[0-9.]+))",
+                          &clock, clock.NowMs());
+  clock.Advance(1000);
+  // Lines arrive in pieces, on either stream.
+  tracker.OnOutput(Stream::kStdout, "epoch 1 ste");
+  tracker.OnOutput(Stream::kStderr, "warning: slow\n");
+  tracker.OnOutput(Stream::kStdout, "p 7/100 loss=0.25\nstep 8/100 loss=0.5");
+  EXPECT_EQ(tracker.progress().step(), 7);
+  EXPECT_EQ(tracker.progress().total(), 100);
+  EXPECT_DOUBLE_EQ(tracker.progress().metrics().at("loss"), 0.25);
+  tracker.OnOutput(Stream::kStdout, "\n");
+  EXPECT_EQ(tracker.progress().step(), 8);
+  EXPECT_DOUBLE_EQ(tracker.progress().metrics().at("loss"), 0.5);
+  EXPECT_EQ(tracker.quiet_ms(), 0);
+  // Output and CPU at the same step are not progress any more: a spinning or chatty hang.
+  clock.Advance(5000);
+  tracker.OnOutput(Stream::kStderr, "retrying connection\n");
+  tracker.OnCpu(1000);
+  tracker.OnOutput(Stream::kStdout, "step 8 loss=0.5\n");
+  EXPECT_EQ(tracker.quiet_ms(), 5000);
+  // A step back (a restart from a checkpoint) is a new step; a line without a total keeps it.
+  clock.Advance(1000);
+  tracker.OnOutput(Stream::kStdout, "step 3 loss=0.9\n");
+  EXPECT_EQ(tracker.quiet_ms(), 0);
+  EXPECT_EQ(tracker.progress().step(), 3);
+  EXPECT_EQ(tracker.progress().total(), 100);
+}
+
+TEST(ProgressTrackerTest, UnparsableNumbersSkippedLinesAndLongLinesAreHarmless) {
+  FakeClock clock;
+  ProgressTracker tracker(R"(step=(?P<step>\S+) acc=(?P<acc>\S+))", &clock, clock.NowMs());
+  tracker.OnOutput(Stream::kStdout, "step=abc acc=1\n");  // not a step: ignored
+  EXPECT_FALSE(tracker.progress().has_step());
+  tracker.OnOutput(Stream::kStdout, "step=4 acc=n/a\n");  // a step; the metric is not a number
+  EXPECT_EQ(tracker.progress().step(), 4);
+  EXPECT_TRUE(tracker.progress().metrics().empty());
+  // A skip drops the partial line, so the next bytes start a new one.
+  tracker.OnOutput(Stream::kStdout, "garbage step=");
+  tracker.OnSkipped(Stream::kStdout);
+  tracker.OnOutput(Stream::kStdout, "5 acc=0.5\nstep=6 acc=0.75\n");
+  EXPECT_EQ(tracker.progress().step(), 6);
+  // A line far longer than kMaxLineBytes is cut, not kept whole.
+  tracker.OnOutput(Stream::kStdout, "step=9 acc=1 " + std::string(1 << 20, 'x') + "\n");
+  EXPECT_EQ(tracker.progress().step(), 9);
+}
+
+}  // namespace
+}  // namespace tony::executor
