@@ -155,7 +155,7 @@ std::string TerminalSafe(std::string_view text, size_t max_line) {
     if (column++ < max_line) out += piece;
   };
   for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const auto c = static_cast<unsigned char>(text[i]);
     if (c == '\n') {
       out += '\n';
       column = 0;
@@ -163,14 +163,11 @@ std::string TerminalSafe(std::string_view text, size_t max_line) {
       continue;
     }
     const size_t length = Utf8SequenceLength(text, i);
-    if (length == 0) {
-      put("?");
-      ++i;
-    } else if (length == 1 && c == '\t') {
+    if (length == 1 && c == '\t') {
       put(" ");
       ++i;
-    } else if (length == 1 && (c < 0x20 || c == 0x7f)) {
-      put("?");
+    } else if (length == 0 || (length == 1 && (c < 0x20 || c == 0x7f))) {
+      put("?");  // a broken sequence or a control character
       ++i;
     } else {
       put(text.substr(i, length));

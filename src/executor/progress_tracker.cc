@@ -3,6 +3,7 @@
 #include <charconv>
 #include <vector>
 
+#include "common/strings.h"
 #include "re2/re2.h"
 
 namespace tony::executor {
@@ -24,8 +25,9 @@ void ProgressTracker::Active() {
 
 void ProgressTracker::OnOutput(Stream stream, std::string_view bytes) {
   if (bytes.empty()) return;
-  Active();
-  if (!pattern_) return;
+  const bool reports = stream == Stream::kReports;
+  if (!reports) Active();
+  if (!reports && !pattern_) return;
   std::string& partial = partial_[static_cast<int>(stream)];
   while (!bytes.empty()) {
     const size_t newline = bytes.find('\n');
@@ -34,7 +36,11 @@ void ProgressTracker::OnOutput(Stream stream, std::string_view bytes) {
       partial.append(piece.substr(0, kMaxLineBytes - partial.size()));
     }
     if (newline == std::string_view::npos) break;
-    Line(partial);
+    if (reports) {
+      Report(partial);
+    } else {
+      Line(partial);
+    }
     partial.clear();
     bytes.remove_prefix(newline + 1);
   }
@@ -84,12 +90,45 @@ void ProgressTracker::Line(std::string_view line) {
       metrics[name] = number;
     }
   }
-  if (!has_step) return;
+  if (has_step) Step(step, total, metrics);
+}
+
+void ProgressTracker::Report(std::string_view line) {
+  int64_t step = 0;
+  bool has_step = false;
+  int64_t total = 0;
+  std::map<std::string, double> metrics;
+  for (std::string_view pair : Split(line, ' ')) {
+    const size_t equals = pair.find('=');
+    if (equals == std::string_view::npos || equals == 0) continue;
+    const std::string_view name = pair.substr(0, equals);
+    const std::string_view value = pair.substr(equals + 1);
+    if (name == "faulthandler") {
+      if (int64_t pid = 0; ParseInt(value, &pid) && pid > 1) {
+        faulthandler_pids_.insert(static_cast<pid_t>(pid));
+      }
+    } else if (name == "step") {
+      has_step = ParseInt(value, &step);
+    } else if (name == "total") {
+      if (!ParseInt(value, &total)) total = 0;
+    } else if (double number = 0; metrics.size() < kMaxMetrics && ParseDouble(value, &number)) {
+      metrics[std::string(name)] = number;
+    }
+  }
+  if (has_step) Step(step, total, metrics);
+}
+
+void ProgressTracker::Step(int64_t step, int64_t total,
+                           const std::map<std::string, double>& metrics) {
   if (!progress_.has_step() || progress_.step() != step) last_progress_ms_ = clock_->NowMs();
   progress_.set_has_step(true);
   progress_.set_step(step);
   if (total > 0) progress_.set_total(total);
-  for (const auto& [name, value] : metrics) (*progress_.mutable_metrics())[name] = value;
+  for (const auto& [name, value] : metrics) {
+    if (progress_.metrics().size() < kMaxMetrics || progress_.metrics().contains(name)) {
+      (*progress_.mutable_metrics())[name] = value;
+    }
+  }
 }
 
 int64_t ProgressTracker::quiet_ms() const {

@@ -4,15 +4,24 @@
 // tony.<type>.progress-pattern reports a step (and optionally a total and metrics, from named
 // groups). Once a task has reported a step, only a new step is progress: a task that goes on
 // printing or spinning at the same step is hung all the same. Before that, any output or CPU use
-// is. The executor feeds it each heartbeat and sends progress() and quiet_ms() to the AM, which
+// is. A task may also report through the file named by TONY_PROGRESS_FILE (the tony_task helper
+// writes it; any language may): one line a report, of space-separated name=value pairs, `step`
+// required, `total` and metrics optional ("step=700 total=1000 loss=0.231"); a line
+// "faulthandler=<pid>" says that process dumps its Python stacks on kStacksSignal. The executor
+// feeds it each heartbeat and sends progress() and quiet_ms() to the AM, which
 // decides whether the task is hung (tony.task.hang-timeout-ms). Tests drive it with a FakeClock.
 //
 // Thread: the executor's supervision loop.
 
+#include <sys/types.h>
+
+#include <csignal>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <map>
 
 #include "common/clock.h"
 #include "rpc/tony.pb.h"
@@ -23,6 +32,9 @@ class RE2;
 
 namespace tony::executor {
 
+// The signal on which a process that said "faulthandler=<pid>" writes its Python stacks.
+inline constexpr int kStacksSignal = SIGUSR2;
+
 class ProgressTracker {
  public:
   // `pattern`: the job type's progress pattern (validated by config), "" for none. The task
@@ -32,7 +44,8 @@ class ProgressTracker {
   ProgressTracker(const ProgressTracker&) = delete;
   ProgressTracker& operator=(const ProgressTracker&) = delete;
 
-  enum class Stream { kStdout, kStderr };
+  // kReports: the TONY_PROGRESS_FILE.
+  enum class Stream { kStdout, kStderr, kReports };
   // Bytes the task printed on one stream, in order; lines may be split across calls.
   void OnOutput(Stream stream, std::string_view bytes);
   // Part of a stream was skipped (too much to read at once): its partial line is dropped.
@@ -41,18 +54,26 @@ class ProgressTracker {
   void OnCpu(uint64_t cpu_ticks);
 
   const rpc::TaskProgress& progress() const { return progress_; }
+  // The processes that said they dump their Python stacks on kStacksSignal.
+  const std::set<pid_t>& faulthandler_pids() const { return faulthandler_pids_; }
   // How long since the task last made progress.
   int64_t quiet_ms() const;
   // A line longer than this is cut there for matching.
-  static constexpr size_t kMaxLineBytes = 64 * 1024;
+  static constexpr size_t kMaxLineBytes = size_t{64} * 1024;
+  // Metrics kept per task (the first names seen); more are ignored.
+  static constexpr size_t kMaxMetrics = 16;
 
  private:
   void Line(std::string_view line);
+  void Report(std::string_view line);
+  // A step (with its total, 0 when not said, and metrics): progress when it is a new one.
+  void Step(int64_t step, int64_t total, const std::map<std::string, double>& metrics);
   void Active();
 
   const Clock* clock_;
   std::unique_ptr<re2::RE2> pattern_;  // null: none
-  std::string partial_[2];             // each stream's unfinished line
+  std::string partial_[3];             // each stream's unfinished line
+  std::set<pid_t> faulthandler_pids_;
   rpc::TaskProgress progress_;
   uint64_t cpu_ticks_ = 0;
   int64_t last_progress_ms_ = 0;

@@ -72,5 +72,36 @@ TEST(ProgressTrackerTest, UnparsableNumbersSkippedLinesAndLongLinesAreHarmless) 
   EXPECT_EQ(tracker.progress().step(), 9);
 }
 
+TEST(ProgressTrackerTest, ReportsFromTheProgressFileAreStepsWithoutAPattern) {
+  FakeClock clock;
+  ProgressTracker tracker("", &clock, clock.NowMs());
+  clock.Advance(2000);
+  // A pid that dumps its stacks on the signal is not progress.
+  tracker.OnOutput(Stream::kReports, "faulthandler=42\n");
+  EXPECT_EQ(tracker.quiet_ms(), 2000);
+  EXPECT_EQ(tracker.faulthandler_pids(), std::set<pid_t>{42});
+  tracker.OnOutput(Stream::kReports, "step=3 total=10 loss=0.5 acc=0.25\nstep=4 lo");
+  EXPECT_EQ(tracker.quiet_ms(), 0);
+  EXPECT_EQ(tracker.progress().step(), 3);
+  EXPECT_EQ(tracker.progress().total(), 10);
+  EXPECT_DOUBLE_EQ(tracker.progress().metrics().at("acc"), 0.25);
+  tracker.OnOutput(Stream::kReports, "ss=0.4\n");
+  EXPECT_EQ(tracker.progress().step(), 4);
+  EXPECT_DOUBLE_EQ(tracker.progress().metrics().at("loss"), 0.4);
+  // Steps reported, so plain output is no longer progress.
+  clock.Advance(1000);
+  tracker.OnOutput(Stream::kStdout, "still here\n");
+  EXPECT_EQ(tracker.quiet_ms(), 1000);
+  // Lines without a step, bad pids and bad numbers change nothing; metrics are bounded.
+  tracker.OnOutput(Stream::kReports, "total=99\nfaulthandler=1\nfaulthandler=x\nstep=x\n=3\n");
+  EXPECT_EQ(tracker.progress().step(), 4);
+  EXPECT_EQ(tracker.progress().total(), 10);
+  EXPECT_EQ(tracker.faulthandler_pids(), std::set<pid_t>{42});
+  std::string many = "step=5";
+  for (int i = 0; i < 40; ++i) many += " m" + std::to_string(i) + "=1";
+  tracker.OnOutput(Stream::kReports, many + "\n");
+  EXPECT_LE(tracker.progress().metrics().size(), ProgressTracker::kMaxMetrics);
+}
+
 }  // namespace
 }  // namespace tony::executor

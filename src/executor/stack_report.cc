@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/files.h"
 #include "common/proc_table.h"
 #include "common/process.h"
@@ -55,7 +56,7 @@ std::string PySpy() {
   const char* path = std::getenv("PATH");
   for (std::string_view dir : Split(path != nullptr ? path : "", ':')) {
     if (dir.empty()) continue;
-    const std::string candidate = StrCat(dir, "/py-spy");
+    std::string candidate = StrCat(dir, "/py-spy");
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
@@ -91,9 +92,59 @@ std::string DescribeProcess(pid_t pid) {
   return out;
 }
 
+// Whether `signal` is still pending for the process (its own or its thread group's).
+bool Pending(pid_t pid, int signal) {
+  for (std::string_view line : Split(ReadSmall(StrCat("/proc/", pid, "/status")), '\n')) {
+    if (!line.starts_with("SigPnd:") && !line.starts_with("ShdPnd:")) continue;
+    const std::string mask(StripWhitespace(line.substr(7)));
+    if ((std::strtoull(mask.c_str(), nullptr, 16) >> (signal - 1)) & 1) return true;
+  }
+  return false;
+}
+
+// Waits (at most kHandlersWaitMs) until the signalled processes have taken the signal and the log
+// has stopped growing for a moment: the stacks are written before the task is stopped, which would
+// otherwise cut them short.
+void WaitForHandlers(const std::vector<pid_t>& pids, int signal, const std::string& log) {
+  constexpr int64_t kHandlersWaitMs = 3000;
+  constexpr int64_t kQuietMs = 100;
+  constexpr int64_t kPollMs = 20;
+  const Clock* clock = SystemClock::Get();
+  const int64_t deadline = clock->NowMs() + kHandlersWaitMs;
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(log, ec);
+  int64_t unchanged_since = clock->NowMs();
+  while (clock->NowMs() < deadline) {
+    usleep(kPollMs * 1000);
+    const uintmax_t now_size = std::filesystem::file_size(log, ec);
+    if (now_size != size) {
+      size = now_size;
+      unchanged_since = clock->NowMs();
+      continue;
+    }
+    const bool taken = std::none_of(pids.begin(), pids.end(),
+                                    [&](pid_t pid) { return Pending(pid, signal); });
+    if (taken && clock->NowMs() - unchanged_since >= kQuietMs) return;
+  }
+}
+
 }  // namespace
 
-void WriteStacks(pid_t root, bool below_root, const std::string& title, const std::string& path) {
+pid_t InnermostPid(pid_t pid) {
+  for (std::string_view line : Split(ReadSmall(StrCat("/proc/", pid, "/status")), '\n')) {
+    if (!line.starts_with("NSpid:")) continue;
+    std::vector<std::string_view> ids = Split(line.substr(6), '\t');
+    std::erase(ids, std::string_view());
+    if (!ids.empty()) {
+      const std::string last(ids.back());
+      if (const int inner = std::atoi(last.c_str()); inner > 0) return inner;
+    }
+  }
+  return pid;
+}
+
+void WriteStacks(pid_t root, bool below_root, const std::string& title, const std::string& path,
+                 const std::set<pid_t>& faulthandler_pids, int stacks_signal) {
   std::vector<pid_t> pids = ProcessTree(root, ListProcesses());
   if (below_root) std::erase(pids, root);
   std::string report = StrCat("\n[tony] ", title, "\n");
@@ -106,6 +157,22 @@ void WriteStacks(pid_t root, bool below_root, const std::string& title, const st
   }
   (void)!write(fd, report.data(), report.size());
   close(fd);
+  // Python's own stacks from the processes that asked for the signal (they write to their stderr,
+  // which is this log).
+  if (stacks_signal != 0 && !faulthandler_pids.empty()) {
+    std::vector<pid_t> signalled;
+    for (pid_t pid : pids) {
+      if (!faulthandler_pids.contains(InnermostPid(pid))) continue;
+      if (kill(pid, stacks_signal) != 0) continue;
+      signalled.push_back(pid);
+      // A stopped process runs its handler only once continued. (Continued with a stop's SIGTERM
+      // already pending, it would die before the handler ran.)
+      if (std::optional<ProcessInfo> info = ReadProcessInfo(pid); info && info->state == 'T') {
+        kill(pid, SIGCONT);
+      }
+    }
+    WaitForHandlers(signalled, stacks_signal, path);
+  }
 
   const std::string py_spy = PySpy();
   if (py_spy.empty()) return;

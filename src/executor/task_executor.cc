@@ -23,6 +23,7 @@
 #include "common/strings.h"
 #include "executor/hadoop_env.h"
 #include "executor/stack_report.h"
+#include "executor/task_helper.h"
 #include "executor/supervision.h"
 #include "executor/task_context.h"
 #include "grpcpp/grpcpp.h"
@@ -95,6 +96,14 @@ void FeedOutput(const std::string& path, ProgressTracker::Stream stream, int64_t
     }
   }
   close(fd);
+  // The reports file is read only here: once a MiB of it has been read, it starts again, so a
+  // task that reports every step for days does not fill the disk (a report written between the
+  // read and the truncation is lost; the next one counts).
+  if (stream == ProgressTracker::Stream::kReports && *offset >= kMaxProgressReadBytes &&
+      truncate(path.c_str(), 0) == 0) {
+    *offset = 0;
+    tracker.OnSkipped(stream);
+  }
 }
 
 std::string GrpcError(const grpc::Status& status) {
@@ -349,6 +358,21 @@ int TaskExecutor::Run() {
     return 1;
   }
 
+  // The tony_task helper: a failure to write it costs the task only the helper.
+  const std::string helper_dir = (fs::current_path() / ".tony-task").string();
+  const auto pythonpath = environment->find("PYTHONPATH");
+  const char* inherited_pythonpath = std::getenv("PYTHONPATH");
+  absl::StatusOr<std::map<std::string, std::string>> helper = InstallTaskHelper(
+      helper_dir, pythonpath != environment->end()  ? pythonpath->second
+                  : inherited_pythonpath != nullptr ? inherited_pythonpath
+                                                    : "");
+  if (helper.ok()) {
+    for (auto& [key, value] : *helper) (*environment)[key] = value;
+    progress_file_ = (*helper)["TONY_PROGRESS_FILE"];
+  } else {
+    spdlog::warn("the task goes without the tony_task helper: {}", ToStd(helper.status().message()));
+  }
+
   SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
   if (spec_.task_sandbox) {
     absl::StatusOr<SandboxedCommand> sandbox = SandboxedCommand::Prepare(&spawn);
@@ -486,6 +510,10 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
              &beat->read_stdout, *beat->progress);
   FeedOutput(StrCat(options_.log_dir, "/stderr"), ProgressTracker::Stream::kStderr,
              &beat->read_stderr, *beat->progress);
+  if (!progress_file_.empty()) {
+    FeedOutput(progress_file_, ProgressTracker::Stream::kReports, &beat->read_reports,
+               *beat->progress);
+  }
   beat->progress->OnCpu(usage.cpu_ticks);
   *request.mutable_progress() = beat->progress->progress();
   request.set_quiet_ms(beat->progress->quiet_ms());
@@ -508,7 +536,8 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
                    response.reason());
       WriteStacks(pid, sandbox_.has_value(),
                   StrCat("stacks of ", options_.task.ToString(), "'s processes: ", response.reason()),
-                  StrCat(options_.log_dir, "/stderr"));
+                  StrCat(options_.log_dir, "/stderr"), beat->progress->faulthandler_pids(),
+                  kStacksSignal);
     }
     if (response.stop()) {
       stop(response.reason().empty() ? "the AM asked to stop the task" : response.reason());

@@ -72,6 +72,7 @@ class TaskExecutor {
     std::unique_ptr<ProgressTracker> progress;
     int64_t read_stdout = 0;  // how much of each output file the tracker has seen
     int64_t read_stderr = 0;
+    int64_t read_reports = 0;  // of the TONY_PROGRESS_FILE
   };
   // Watches the user process until it exits (Supervision's rules), heartbeating; then Finish.
   int Supervise(pid_t pid, int64_t start_ms);
@@ -104,6 +105,7 @@ class TaskExecutor {
   bool driver_published_ = false;
   int wake_fd_ = -1;                         // the signal thread wakes Supervise through it
   std::optional<SandboxedCommand> sandbox_;  // the user's command's, if tony.task.sandbox
+  std::string progress_file_;                // TONY_PROGRESS_FILE; "" without the helper
   std::atomic<int> stop_signal_{0};          // the stop signal received, 0 if none
   Mutex mu_;
   grpc::ClientContext* blocking_call_ TONY_GUARDED_BY(mu_) = nullptr;  // cancelled on a stop signal

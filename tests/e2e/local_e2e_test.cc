@@ -222,6 +222,37 @@ TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
   EXPECT_EQ(CountLogDirs(r), 3);
 }
 
+// A Python task that reports its steps through the tony_task helper and then hangs: found hung at
+// its last step, its Python stacks (faulthandler, through the helper) and the kernel's view of it
+// are in its log, and its second attempt succeeds.
+TEST_F(LocalE2eTest, TheTonyTaskHelperReportsProgressAndGivesAHungTasksPythonStacks) {
+  TonyResult r = runner_.Run(
+      Submit("/usr/bin/python3 hang_once.py", {"tony.worker.instances=2", "tony.worker.memory=256m",
+                              "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0",
+                              "tony.task.hang-timeout-ms=3000"}),
+      120000);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("worker:1 is hung: no progress for [0-9]+ ms \\(tony.task.hang-timeout-ms "
+                        "= 3000\\), at step 3\n")))
+      << r.out;
+  std::string stderr_logs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(r.job_dir + "/logs", ec)) {
+    stderr_logs += ReadAll(entry.path().string() + "/stderr");
+  }
+  EXPECT_NE(stderr_logs.find("[tony] stacks of worker:1's processes: worker:1 is hung"),
+            std::string::npos)
+      << stderr_logs;
+  EXPECT_TRUE(std::regex_search(stderr_logs, std::regex(R"(thread [0-9]+ \(python3\) stopped)")))
+      << stderr_logs;
+  // Python's own stacks, from faulthandler: the line where the task stopped itself.
+  EXPECT_TRUE(std::regex_search(stderr_logs,
+                                std::regex(R"(File ".*hang_once\.py", line 11 in <module>)")))
+      << stderr_logs;
+  EXPECT_NE(AllTaskStdout(r).find("done"), std::string::npos);
+}
+
 TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {
   const std::string script = runner_.work_dir() + "/not-executable.sh";
   std::ofstream(script) << "#!/bin/sh\necho hi\n";
