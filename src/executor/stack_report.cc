@@ -94,7 +94,10 @@ std::string DescribeProcess(pid_t pid) {
 
 // Whether `signal` is still pending for the process (its own or its thread group's).
 bool Pending(pid_t pid, int signal) {
-  for (std::string_view line : Split(ReadSmall(StrCat("/proc/", pid, "/status")), '\n')) {
+  const std::string status = ReadSmall(StrCat("/proc/", pid, "/status"));
+  for (std::string_view line : Split(status, '\n')) {
+    // A process that died of it (or of anything) has nothing pending any more.
+    if (line.starts_with("State:") && line.find('Z') != std::string_view::npos) return false;
     if (!line.starts_with("SigPnd:") && !line.starts_with("ShdPnd:")) continue;
     const std::string mask(StripWhitespace(line.substr(7)));
     if ((std::strtoull(mask.c_str(), nullptr, 16) >> (signal - 1)) & 1) return true;
@@ -131,7 +134,8 @@ void WaitForHandlers(const std::vector<pid_t>& pids, int signal, const std::stri
 }  // namespace
 
 pid_t InnermostPid(pid_t pid) {
-  for (std::string_view line : Split(ReadSmall(StrCat("/proc/", pid, "/status")), '\n')) {
+  const std::string status = ReadSmall(StrCat("/proc/", pid, "/status"));
+  for (std::string_view line : Split(status, '\n')) {
     if (!line.starts_with("NSpid:")) continue;
     std::vector<std::string_view> ids = Split(line.substr(6), '\t');
     std::erase(ids, std::string_view());

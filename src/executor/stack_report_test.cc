@@ -53,5 +53,31 @@ TEST(StackReportTest, NamesEachProcessAndThreadWithItsStateAndWait) {
   std::filesystem::remove_all(dir);
 }
 
+// The task names the pids to signal: one outside its tree (another process of the same user) is
+// never signalled, whatever the task wrote.
+TEST(StackReportTest, APidOutsideTheTasksTreeIsNeverSignalled) {
+  char pattern[] = "/tmp/tony_stacks_XXXXXX";
+  const std::string dir = mkdtemp(pattern);
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sleep", "60"};
+  absl::StatusOr<pid_t> task = Spawn(spawn);
+  absl::StatusOr<pid_t> bystander = Spawn(spawn);
+  ASSERT_TRUE(task.ok() && bystander.ok());
+  // SIGUSR2's default action ends a process: the bystander would die if it were signalled.
+  WriteStacks(*task, false, "hung", dir + "/stderr", {*bystander}, SIGUSR2);
+  absl::StatusOr<std::optional<ExitStatus>> still = PollExit(*bystander);
+  ASSERT_TRUE(still.ok());
+  EXPECT_FALSE(still->has_value()) << "the bystander was signalled";
+  EXPECT_EQ(InnermostPid(*bystander), *bystander);  // no PID namespace of its own
+  // The task's own process, named by the pid it sees, is.
+  WriteStacks(*task, false, "hung", dir + "/stderr", {*task}, SIGUSR2);
+  absl::StatusOr<ExitStatus> ended = WaitForExit(*task);
+  ASSERT_TRUE(ended.ok());
+  EXPECT_EQ(ended->signal, SIGUSR2);
+  kill(*bystander, SIGKILL);
+  (void)WaitForExit(*bystander);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tony::executor
