@@ -284,6 +284,7 @@ void ApplicationMaster::OnTick() {
   TONY_DCHECK_ON_LOOP(loop_);
   const int64_t stalls_before = job_.last_stall_ms();
   Execute(job_.OnTick());
+  allocator_->SetProgress(job_.Progress());
   if (job_.last_stall_ms() != stalls_before && job_.last_stall_ms() > 0) {
     spdlog::warn(
         "the AM did not run for {} ms (stopped, starved or its clock jumped); the tasks' "

@@ -50,6 +50,20 @@ std::string_view ToString(JobState state) {
 std::string ExitText(int exit_code) {
   if (exit_code == kExitLostHeartbeat) return "lost heartbeat";
   if (exit_code == kExitHung) return "hung";
+  switch (exit_code) {
+    case kExitAborted:
+      return "aborted (its node lost, or the container released)";
+    case kExitDisksFailed:
+      return "its node's disks failed";
+    case kExitPreempted:
+      return "preempted";
+    case kExitOverVirtualMemory:
+      return "killed over its virtual memory";
+    case kExitOverPhysicalMemory:
+      return "killed over its memory";
+    default:
+      break;
+  }
   if (exit_code > 128 && exit_code < 128 + 65) return StrCat("killed by signal ", exit_code - 128);
   return StrCat("exit code ", exit_code);
 }
@@ -65,6 +79,7 @@ JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
       task.stop_on_failure_reason = type.stop_on_failure_reason;
       task.max_restarts = type.max_restarts;
       task.restart_backoff_ms = type.restart_backoff_ms;
+      task.transient_exit_codes = type.transient_exit_codes;
       task_index_[{name, i}] = tasks_.size();
       tasks_.push_back(std::move(task));
     }
@@ -216,6 +231,40 @@ std::map<std::string, std::vector<std::string>> JobStateMachine::ClusterSpec() c
   return spec;
 }
 
+bool ExitCountsAgainstRestarts(int exit_code, const std::set<int>& transient_exit_codes) {
+  switch (exit_code) {
+    case kExitAborted:
+    case kExitDisksFailed:
+    case kExitPreempted:
+      return false;
+    default:
+      return !transient_exit_codes.contains(exit_code);
+  }
+}
+
+float JobStateMachine::Progress() const {
+  if (decided()) return 1.0f;
+  double sum = 0;
+  double ended = 0;
+  int tracked = 0;
+  bool totals = false;
+  for (const TaskRecord& task : tasks_) {
+    if (task.role != config::JobTypeRole::kTracked) continue;
+    ++tracked;
+    if (IsTerminal(task.state)) {
+      sum += 1;
+      ended += 1;
+    } else if (task.progress.has_step && task.progress.total > 0) {
+      totals = true;
+      sum += std::clamp(static_cast<double>(task.progress.step) /
+                            static_cast<double>(task.progress.total),
+                        0.0, 1.0);
+    }
+  }
+  if (tracked == 0) return 0.0f;
+  return static_cast<float>((totals ? sum : ended) / tracked);
+}
+
 HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::string& container_id,
                                              const HeartbeatReport& report) {
   HeartbeatAnswer answer;
@@ -302,7 +351,11 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
 }
 
 bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
-  if (task.attempt >= task.max_restarts) return false;
+  const bool counts = ExitCountsAgainstRestarts(*task.exit_code, task.transient_exit_codes);
+  if (counts ? task.restarts_used >= task.max_restarts : task.free_restarts >= kMaxFreeRestarts) {
+    return false;
+  }
+  ++(counts ? task.restarts_used : task.free_restarts);
   const int64_t now_wall = clock_->WallMs();
   task.previous_attempts.push_back(
       {task.attempt, task.container_id, *task.exit_code, task.diagnostics, now_wall});
@@ -323,7 +376,9 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   events_.push_back({"RESTARTED", task.ref, task.attempt, now_wall,
                      StrCat("attempt ", task.attempt - 1, " failed (",
                             ExitText(task.previous_attempts.back().exit_code), "); restarting in ",
-                            task.restart_backoff_ms, " ms")});
+                            task.restart_backoff_ms, " ms",
+                            counts ? "" : StrCat(" (not counted against tony.", task.ref.type,
+                                                 ".max-restarts)"))});
   task.state = TaskState::kFailed;  // as the ended attempt left it
   SetState(task, TaskState::kNew);
   transitions_.back().diagnostics = events_.back().detail;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -126,6 +127,9 @@ struct TaskRecord {
   // tracked task, which runs on until the job ends; its failure still counts as any other's.
   bool not_waited_for = false;
   int max_restarts = 0;
+  int restarts_used = 0;  // of max_restarts: the restarts after a failure of the task's own
+  int free_restarts = 0;  // restarts that used none (ExitCountsAgainstRestarts)
+  std::set<int> transient_exit_codes;
   int64_t restart_backoff_ms = 0;
   int64_t restart_at_ms = 0;    // a restart is due at this time (state kNew)
   bool awaiting_stage = false;  // a training-stage task waiting for the prepare stage (kNew)
@@ -157,8 +161,21 @@ using Action = std::variant<RequestContainer, LaunchTask, StopContainer, Release
                             SendClusterSpec, JobDecided>;
 using Actions = std::vector<Action>;
 
-// "exit code 3", "killed by signal 9", "lost heartbeat".
+// "exit code 3", "killed by signal 9", "lost heartbeat", "preempted", ...
 std::string ExitText(int exit_code);
+
+// YARN's ContainerExitStatus values where the cluster, not the task, ended the container.
+inline constexpr int kExitAborted = -100;  // released, or lost with its node
+inline constexpr int kExitDisksFailed = -101;
+inline constexpr int kExitPreempted = -102;
+inline constexpr int kExitOverVirtualMemory = -103;
+inline constexpr int kExitOverPhysicalMemory = -104;
+// Whether a task that ended with `exit_code` uses up a restart of tony.<type>.max-restarts. An end
+// that is the cluster's doing (preempted, lost with its node, its disks failed) does not, nor one
+// of the type's transient exit codes: the task is restarted regardless, at most
+// kMaxFreeRestarts times.
+bool ExitCountsAgainstRestarts(int exit_code, const std::set<int>& transient_exit_codes);
+inline constexpr int kMaxFreeRestarts = 100;
 
 // How long a provisional executor result waits for its container's end.
 inline constexpr int64_t kProvisionalResultWaitMs = 5000;
@@ -226,6 +243,10 @@ class JobStateMachine {
   int64_t start_wall_ms() const { return start_wall_ms_; }
   int64_t end_wall_ms() const { return end_wall_ms_; }
   const std::vector<TaskRecord>& tasks() const { return tasks_; }
+  // How far the job is, 0 to 1: the mean over its tracked tasks of each one's share (1 once
+  // succeeded, step/total while it reports both, 0 otherwise); where no tracked task reports a
+  // total, the share of tracked tasks that have ended. 1 once decided.
+  float Progress() const;
   const std::vector<TaskEvent>& events() const { return events_; }
   const TaskRecord* Find(const TaskRef& task) const;
   // Every task transition since the last call, oldest first (the AM drains them after each event).

@@ -284,6 +284,74 @@ TEST_F(JobStateTest, ATaskWithoutProgressForTheHangTimeoutIsHungStoppedAndRestar
       << job_->diagnostics();
 }
 
+TEST_F(JobStateTest, TheJobsProgressIsItsTrackedTasksShares) {
+  Init({{"tony.worker.instances", "2"}, {"tony.ps.instances", "1"}});
+  StartAll();
+  EXPECT_FLOAT_EQ(job_->Progress(), 0.0f);
+  // Without totals: the share of tracked tasks that ended (ps is not tracked).
+  Exit({"worker", 1}, 0);
+  EXPECT_FLOAT_EQ(job_->Progress(), 0.5f);
+  // With a total: each task's step over it.
+  job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(0, 25));  // step 25 of 100
+  EXPECT_FLOAT_EQ(job_->Progress(), (0.25f + 1.0f) / 2);
+  Exit({"worker", 0}, 0);
+  EXPECT_FLOAT_EQ(job_->Progress(), 1.0f);
+}
+
+TEST_F(JobStateTest, TheClustersEndsAndTransientExitCodesUseNoRestart) {
+  Init({{"tony.worker.instances", "1"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-backoff-ms", "0"},
+        {"tony.worker.transient-exit-codes", "75, 99"}});
+  StartAll();
+  const TaskRef worker{"worker", 0};
+  auto end_with = [&](int code) {
+    const std::string container = job_->Find(worker)->container_id;
+    job_->OnContainerCompleted(container, code, "the cluster's words", false);
+    if (job_->decided() || job_->Find(worker)->state != TaskState::kRequested) return;
+    Allocate(worker);
+    Register(worker, 3000);
+  };
+  // Preempted, lost with its node, its disks failed, a transient code: restarted every time,
+  // and the one restart of its own is still there.
+  for (int code : {kExitPreempted, kExitAborted, kExitDisksFailed, 75, 99}) end_with(code);
+  EXPECT_EQ(job_->state(), JobState::kRunning);
+  EXPECT_EQ(job_->Find(worker)->attempt, 5);
+  EXPECT_EQ(job_->Find(worker)->restarts_used, 0);
+  EXPECT_EQ(job_->events().front().detail,
+            "attempt 0 failed (preempted); restarting in 0 ms (not counted against "
+            "tony.worker.max-restarts)");
+  // Over memory is the task's own: it uses the restart, and the next failure ends the job.
+  end_with(kExitOverPhysicalMemory);
+  EXPECT_EQ(job_->Find(worker)->restarts_used, 1);
+  EXPECT_EQ(job_->state(), JobState::kRunning);
+  end_with(3);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  // Even without a restart budget a preempted task comes back.
+  Init({{"tony.worker.instances", "1"}, {"tony.worker.restart-backoff-ms", "0"}});
+  StartAll();
+  end_with(kExitPreempted);
+  EXPECT_EQ(job_->state(), JobState::kRunning);
+  EXPECT_EQ(State(worker), TaskState::kRunning);
+  EXPECT_EQ(ExitText(kExitPreempted), "preempted");
+  EXPECT_EQ(ExitText(kExitOverPhysicalMemory), "killed over its memory");
+}
+
+TEST_F(JobStateTest, FreeRestartsAreBounded) {
+  Init({{"tony.worker.instances", "1"},
+        {"tony.worker.restart-backoff-ms", "0"},
+        {"tony.worker.transient-exit-codes", "75"}});
+  StartAll();
+  for (int i = 0; i <= kMaxFreeRestarts && !job_->decided(); ++i) {
+    Exit({"worker", 0}, 75);
+    if (job_->decided()) break;
+    Allocate({"worker", 0});
+    Register({"worker", 0}, 3000);
+  }
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->Find({"worker", 0})->free_restarts, kMaxFreeRestarts);
+}
+
 TEST_F(JobStateTest, WithoutAHangTimeoutAQuietTaskRunsOn) {
   Init({{"tony.worker.instances", "1"}});
   StartAll();

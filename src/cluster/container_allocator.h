@@ -114,6 +114,9 @@ class ContainerAllocator {
   // The container's process has ended (its executor reported); its completion will follow soon.
   // A backend that polls for completions may poll faster until it has it.
   virtual void ExpectCompletion(const std::string& container_id) {}
+  // How far the job is, from 0 to 1, for the resource manager's view of it (YARN's application
+  // progress); a backend without one ignores it. Any thread.
+  virtual void SetProgress(float progress) {}
   // How many launched containers have not completed yet.
   virtual int RunningContainers() const = 0;
   // Stops everything and the callback thread; no callback runs after it returns.

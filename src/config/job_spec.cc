@@ -89,6 +89,14 @@ absl::Status ReadJobType(const Reader& reader, const std::string& type,
   TONY_ASSIGN_OR_RETURN(value, reader.JobTypeInt(type, "max-restarts", 0));
   out->max_restarts = static_cast<int>(value);
   TONY_ASSIGN_OR_RETURN(out->restart_backoff_ms, reader.JobTypeInt(type, "restart-backoff-ms", 0));
+  for (const std::string& code : SplitList(reader.JobTypeValue(type, "transient-exit-codes"))) {
+    const std::string key = StrCat("tony.", type, ".transient-exit-codes");
+    absl::StatusOr<int64_t> parsed = ParseInt(code);
+    if (!parsed.ok() || *parsed < 1 || *parsed > 255) {
+      return reader.Error(key, StrCat("'", code, "' is not an exit code from 1 to 255"));
+    }
+    out->transient_exit_codes.insert(static_cast<int>(*parsed));
+  }
 
   out->progress_pattern = reader.JobTypeValue(type, "progress-pattern");
   if (!out->progress_pattern.empty()) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct JobTypeSpec {
   std::string stop_on_failure_reason;
   int max_restarts = 0;
   int64_t restart_backoff_ms = 1000;
+  // tony.<type>.transient-exit-codes: exit codes of the user's own (1-255) after which a task is
+  // restarted without using up max_restarts.
+  std::set<int> transient_exit_codes;
   // tony.<type>.progress-pattern: a regular expression (RE2) with a named group `step`, and
   // optionally `total` and metrics of its own, matched against each line the task prints; ""
   // when unset (docs/running-jobs.md, "Progress and hangs").

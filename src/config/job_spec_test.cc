@@ -81,6 +81,23 @@ TEST_F(JobSpecTest, APatternThatCannotReportProgressIsRefusedByKey) {
   EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.task.hang-timeout-ms")) << spec.status();
 }
 
+TEST_F(JobSpecTest, TransientExitCodes) {
+  Set("tony.worker.instances", "1");
+  Set("tony.worker.transient-exit-codes", "75,99");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at("worker").transient_exit_codes, (std::set<int>{75, 99}));
+  for (const char* bad : {"0", "256", "-1", "x"}) {
+    Set("tony.worker.transient-exit-codes", bad);
+    spec = Build();
+    ASSERT_FALSE(spec.ok()) << bad;
+    EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.worker.transient-exit-codes"))
+        << spec.status();
+    EXPECT_NE(spec.status().message().find("not an exit code from 1 to 255"), std::string_view::npos)
+        << spec.status();
+  }
+}
+
 TEST_F(JobSpecTest, ApplicationSettings) {
   Set("tony.worker.instances", "1");
   Set("tony.application.framework", "PyTorch");

@@ -11,6 +11,7 @@
 // thread. Callbacks run on the allocator's own threads: the heartbeat thread, and a launcher
 // thread for a start that failed. Only Finish blocks, until the ResourceManager confirms.
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -93,6 +94,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   absl::Status Finish(FinalStatus final_status, const std::string& diagnostics,
                       const std::string& status_json) override;
   int RunningContainers() const override;
+  void SetProgress(float progress) override { progress_.store(progress); }
   void Shutdown() override;
 
  private:
@@ -173,6 +175,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   bool ended_by_rm_ TONY_GUARDED_BY(mu_) = false;  // AM_SHUTDOWN came
   bool stopping_ TONY_GUARDED_BY(mu_) = false;
   bool finished_ TONY_GUARDED_BY(mu_) = false;
+  std::atomic<float> progress_{0.0f};  // the job's, for the RM (SetProgress)
   std::thread heartbeat_;
   std::vector<std::thread> launchers_;
 };
