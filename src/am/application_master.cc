@@ -243,6 +243,7 @@ void ApplicationMaster::Execute(const Actions& actions) {
     }
   }
   history_.RecordTransitions(job_.TakeTransitions());
+  history_.RecordNotices(job_.TakeNotices());
   barrier_.Answer();
   AnswerWatchers(/*all=*/false);
 }
@@ -386,6 +387,7 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
   response->set_stop(answer.stop);
   response->set_dump_stacks(answer.dump_stacks);
   response->set_reason(answer.reason);
+  history_.RecordNotices(job_.TakeNotices());
   if (const TaskRecord* record = job_.Find(FromProto(request.task()));
       record != nullptr && record->container_id == request.container_id()) {
     history_.RecordMetrics(request, record->attempt);

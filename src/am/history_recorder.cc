@@ -139,6 +139,18 @@ void HistoryRecorder::RecordTransitions(const std::vector<TaskTransition>& trans
   }
 }
 
+void HistoryRecorder::RecordNotices(const std::vector<TaskEvent>& notices) {
+  for (const TaskEvent& notice : notices) {
+    history::HistoryEvent event;
+    event.time_ms = notice.wall_ms;
+    event.task = notice.task.ToString();
+    event.attempt = notice.attempt;
+    event.kind = notice.kind == "HUNG" ? history::kEventTaskHung : history::kEventTaskStraggling;
+    event.diagnostics = notice.detail;
+    RecordEvent(event);
+  }
+}
+
 void HistoryRecorder::RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int attempt) {
   const TaskRef task{heartbeat.task().type(), heartbeat.task().index()};
   const int64_t now = clock_->WallMs();

@@ -92,6 +92,22 @@ TEST_F(HistoryRecorderTest, TheLiveCopyKeepsTheNewestEvents) {
   EXPECT_EQ(events.back().time_ms, static_cast<int64_t>(HistoryRecorder::kLiveEvents - 1));
 }
 
+TEST_F(HistoryRecorderTest, HungAndStragglingTasksAreEventsWithTheirReason) {
+  std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/false);
+  recorder->RecordNotices({{"HUNG", {"worker", 0}, 2, 5000, "worker:0 is hung: no progress"},
+                           {"STRAGGLER", {"worker", 0}, 2, 6000, "worker:0 is a straggler"}});
+  const std::vector<history::HistoryEvent>& events = recorder->live().events;
+  ASSERT_GE(events.size(), 2u);
+  const history::HistoryEvent& hung = events[events.size() - 2];
+  EXPECT_EQ(hung.kind, history::kEventTaskHung);
+  EXPECT_EQ(hung.task, "worker:0");
+  EXPECT_EQ(hung.attempt, 2);
+  EXPECT_EQ(hung.time_ms, 5000);
+  EXPECT_EQ(hung.diagnostics, "worker:0 is hung: no progress");
+  EXPECT_EQ(events.back().kind, history::kEventTaskStraggling);
+  EXPECT_EQ(events.back().diagnostics, "worker:0 is a straggler");
+}
+
 TEST_F(HistoryRecorderTest, RetriedOutputIsWrittenOnceAndAGapIsMarked) {
   std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/true);
   const TaskRef task{"worker", 0};

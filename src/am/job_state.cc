@@ -242,6 +242,44 @@ bool ExitCountsAgainstRestarts(int exit_code, const std::set<int>& transient_exi
   }
 }
 
+void JobStateMachine::FindStragglers() {
+  if (spec_.straggler_steps <= 0) return;
+  std::map<std::string, std::vector<int64_t>> steps;  // of each type's running tasks
+  for (const TaskRecord& task : tasks_) {
+    if (task.state == TaskState::kRunning && task.progress.has_step) {
+      steps[task.ref.type].push_back(task.progress.step);
+    }
+  }
+  for (auto& [type, values] : steps) {
+    std::sort(values.begin(), values.end());
+  }
+  for (TaskRecord& task : tasks_) {
+    const auto type = steps.find(task.ref.type);
+    if (task.state != TaskState::kRunning || !task.progress.has_step || type == steps.end() ||
+        type->second.size() < 2) {
+      task.straggler.clear();
+      continue;
+    }
+    const std::vector<int64_t>& sorted = type->second;
+    const int64_t median = sorted[sorted.size() / 2];
+    const int64_t lag = median - task.progress.step;
+    if (lag <= spec_.straggler_steps) {
+      if (!task.straggler.empty()) Changed();
+      task.straggler.clear();
+      continue;
+    }
+    const bool newly = task.straggler.empty();
+    task.straggler = StrCat(task.ref.ToString(), " is a straggler: at step ", task.progress.step,
+                            ", ", lag, " behind the median of the running ", task.ref.type,
+                            " tasks (tony.task.straggler-steps = ", spec_.straggler_steps, ")");
+    if (newly) {
+      events_.push_back({"STRAGGLER", task.ref, task.attempt, clock_->WallMs(), task.straggler});
+      notices_.push_back(events_.back());
+      Changed();
+    }
+  }
+}
+
 float JobStateMachine::Progress() const {
   if (decided()) return 1.0f;
   double sum = 0;
@@ -292,6 +330,7 @@ HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::stri
                         " ms (tony.task.hang-timeout-ms = ", spec_.hang_timeout_ms, ")",
                         task->progress.has_step ? StrCat(", at step ", task->progress.step) : "");
     events_.push_back({"HUNG", ref, task->attempt, now_wall, task->hung});
+    notices_.push_back(events_.back());
     // The rest of the gang's stacks too: a hang is often a wait on another member.
     for (TaskRecord& other : tasks_) {
       if (&other != task && other.state == TaskState::kRunning && !other.stop_requested) {
@@ -371,6 +410,7 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   task.diagnostics.clear();
   task.hung.clear();
   task.dump_stacks_reason.clear();
+  task.straggler.clear();
   task.progress = {};
   task.progress_wall_ms = 0;
   events_.push_back({"RESTARTED", task.ref, task.attempt, now_wall,
@@ -513,6 +553,7 @@ Actions JobStateMachine::OnTick() {
   }
   CheckDependencyTimeouts(now, actions);
   if (decided()) return actions;
+  FindStragglers();
   ResolveOverdueResults(now, actions);
   if (decided()) return actions;
   for (TaskRecord& task : tasks_) {

@@ -76,7 +76,7 @@ struct AttemptRecord {
 
 // Something other tasks and clients may want to react to.
 struct TaskEvent {
-  std::string kind;  // "RESTARTED", "HUNG"
+  std::string kind;  // "RESTARTED", "HUNG", "STRAGGLER"
   TaskRef task;
   int attempt = 0;  // the new attempt
   int64_t wall_ms = 0;
@@ -122,6 +122,8 @@ struct TaskRecord {
   // as a failure with kExitHung whatever its exit code.
   std::string hung;
   std::string dump_stacks_reason;  // its stacks are wanted with its next heartbeat: why
+  // Why the task counts as a straggler (tony.task.straggler-steps), "" while it does not.
+  std::string straggler;
   bool stop_requested = false;
   // Past an ignored dependency timeout (TonY's `.ignored`): the job no longer waits for this
   // tracked task, which runs on until the job ends; its failure still counts as any other's.
@@ -218,6 +220,9 @@ class JobStateMachine {
   // between two calls longer than kMinStallMs and two heartbeat intervals is the AM's own stall:
   // the running tasks' heartbeat deadlines start again (see last_stall_ms).
   Actions OnTick();
+  // Names the running tasks whose step lags their type's median by more than
+  // spec().straggler_steps (TaskRecord::straggler); OnTick calls it.
+  void FindStragglers();
   // How long the AM did not run at the last stall OnTick found (0: none), for its log.
   int64_t last_stall_ms() const { return last_stall_ms_; }
   static constexpr int64_t kMinStallMs = 3000;
@@ -251,6 +256,8 @@ class JobStateMachine {
   const TaskRecord* Find(const TaskRef& task) const;
   // Every task transition since the last call, oldest first (the AM drains them after each event).
   std::vector<TaskTransition> TakeTransitions() { return std::exchange(transitions_, {}); }
+  // The HUNG and STRAGGLER events since the last call, for the job's history.
+  std::vector<TaskEvent> TakeNotices() { return std::exchange(notices_, {}); }
   bool IsChief(const TaskRef& task) const { return spec_.chief && *spec_.chief == task; }
 
  private:
@@ -278,6 +285,7 @@ class JobStateMachine {
   std::vector<TaskRecord> tasks_;  // by type, then index; fixed after construction
   std::map<std::pair<std::string, int>, size_t> task_index_;  // (type, index) -> position in tasks_
   std::vector<TaskEvent> events_;
+  std::vector<TaskEvent> notices_;
   std::vector<TaskTransition> transitions_;
   bool gang_released_ = false;  // the cluster spec went out; later registrations get it at once
   std::map<std::string, int64_t> group_done_at_ms_;  // when every task of a group had ended

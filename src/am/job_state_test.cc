@@ -352,6 +352,33 @@ TEST_F(JobStateTest, FreeRestartsAreBounded) {
   EXPECT_EQ(job_->Find({"worker", 0})->free_restarts, kMaxFreeRestarts);
 }
 
+TEST_F(JobStateTest, ATaskFarBehindItsTypesMedianIsAStraggler) {
+  Init({{"tony.worker.instances", "3"}, {"tony.task.straggler-steps", "10"}});
+  StartAll();
+  job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(0, 100));
+  job_->OnHeartbeat({"worker", 1}, "c_worker:1", Quiet(0, 95));
+  job_->OnHeartbeat({"worker", 2}, "c_worker:2", Quiet(0, 90));
+  job_->OnTick();
+  EXPECT_TRUE(job_->TakeNotices().empty()) << "5 behind the median is within 10";
+  job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(0, 130));
+  job_->OnHeartbeat({"worker", 1}, "c_worker:1", Quiet(0, 120));
+  job_->OnTick();
+  EXPECT_EQ(job_->Find({"worker", 2})->straggler,
+            "worker:2 is a straggler: at step 90, 30 behind the median of the running worker tasks "
+            "(tony.task.straggler-steps = 10)");
+  EXPECT_TRUE(job_->Find({"worker", 0})->straggler.empty());
+  std::vector<TaskEvent> notices = job_->TakeNotices();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].kind, "STRAGGLER");
+  EXPECT_EQ(notices[0].task, (TaskRef{"worker", 2}));
+  // Said once while it lags; cleared once it catches up.
+  job_->OnTick();
+  EXPECT_TRUE(job_->TakeNotices().empty());
+  job_->OnHeartbeat({"worker", 2}, "c_worker:2", Quiet(0, 115));
+  job_->OnTick();
+  EXPECT_TRUE(job_->Find({"worker", 2})->straggler.empty());
+}
+
 TEST_F(JobStateTest, WithoutAHangTimeoutAQuietTaskRunsOn) {
   Init({{"tony.worker.instances", "1"}});
   StartAll();

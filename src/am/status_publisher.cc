@@ -80,6 +80,7 @@ void StatusPublisher::Fill(rpc::JobStatus* status) const {
     }
     task->set_progress_ms(record.progress_wall_ms);
     task->set_hung(record.hung);
+    task->set_straggler(record.straggler);
     if (auto tail = output_tails_.find(record.ref); tail != output_tails_.end()) {
       task->set_output_tail(tail->second);
     }

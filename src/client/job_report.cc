@@ -224,6 +224,7 @@ std::string Summary(const rpc::JobStatus& status) {
   out += FormatTable(rows);
   for (const rpc::TaskStatus& task : status.tasks()) {
     if (!task.hung().empty()) out += StrCat(TerminalSafe(task.hung()), "\n");
+    if (!task.straggler().empty()) out += StrCat(TerminalSafe(task.straggler()), "\n");
   }
   std::string leader;
   for (const char* type : {"chief", "worker"}) {

@@ -103,10 +103,13 @@ TEST(SummaryTest, ShowsProgressWhenATaskReportsItAndNamesAHungTask) {
   (*task->mutable_progress()->mutable_metrics())["loss"] = 0.123456;
   (*task->mutable_progress()->mutable_metrics())["acc"] = 0.5;
   task->set_hung("worker:1 is hung: no progress for 15000 ms");
+  status.mutable_tasks(0)->set_straggler("worker:0 is a straggler: at step 3, 67 behind");
   const std::string summary = Summary(status);
   EXPECT_NE(summary.find("PROGRESS"), std::string::npos) << summary;
   EXPECT_NE(summary.find("70/100 acc=0.5 loss=0.1235"), std::string::npos) << summary;
   EXPECT_NE(summary.find("\nworker:1 is hung: no progress for 15000 ms\n"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("\nworker:0 is a straggler: at step 3, 67 behind\n"), std::string::npos)
       << summary;
   rpc::TaskProgress step_only;
   step_only.set_has_step(true);

@@ -162,6 +162,9 @@ struct JobSpec {
   int64_t execution_timeout_ms = 0;      // 0: none
   // tony.task.hang-timeout-ms: a running task that makes no progress this long is hung; 0: never.
   int64_t hang_timeout_ms = 0;
+  // tony.task.straggler-steps: a running task whose step lags its type's median by more is named
+  // a straggler; 0: never.
+  int64_t straggler_steps = 0;
   int64_t registry_timeout_ms = 0;       // 0: none
   int64_t heartbeat_interval_ms = 1000;
   int max_missed_heartbeats = 25;

@@ -37,6 +37,8 @@ inline constexpr char kEventTaskRegistered[] = "TASK_REGISTERED";
 inline constexpr char kEventTaskStarted[] = "TASK_STARTED";
 inline constexpr char kEventTaskFinished[] = "TASK_FINISHED";
 inline constexpr char kEventTaskRestarted[] = "TASK_RESTARTED";
+inline constexpr char kEventTaskHung[] = "TASK_HUNG";              // diagnostics: why
+inline constexpr char kEventTaskStraggling[] = "TASK_STRAGGLING";  // diagnostics: by how much
 inline constexpr char kEventFinished[] = "APPLICATION_FINISHED";
 
 // Where a job's history lives.

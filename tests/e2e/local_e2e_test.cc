@@ -251,6 +251,12 @@ TEST_F(LocalE2eTest, TheTonyTaskHelperReportsProgressAndGivesAHungTasksPythonSta
                                 std::regex(R"(File ".*hang_once\.py", line 11 in <module>)")))
       << stderr_logs;
   EXPECT_NE(AllTaskStdout(r).find("done"), std::string::npos);
+  // The job's history says which task hung and why.
+  const std::string events =
+      TonyRunner::ReadFilesBelow(runner_.home() + "/history", "events.jsonl", r.app_id);
+  EXPECT_TRUE(std::regex_search(
+      events, std::regex(R"("task":"worker:1","attempt":0,"kind":"TASK_HUNG","diagnostics":"worker:1 is hung: no progress)")))
+      << events;
 }
 
 TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {
