@@ -50,6 +50,7 @@ TaskLauncherOptions LauncherOptions(const AmOptions& am) {
   options.venv_source = am.venv_source;
   options.task_resources = am.task_resources;
   options.task_env = am.task_env;
+  options.checkpoint_dir = am.checkpoint_dir;
   return options;
 }
 

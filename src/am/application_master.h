@@ -41,6 +41,7 @@ namespace tony::am {
 struct AmOptions {
   std::string app_id;
   std::string staging_dir;          // where the client staged the job's files
+  std::string checkpoint_dir;       // every task's TONY_CHECKPOINT_DIR; "": none
   std::string conf_file;            // tony-final.xml, as executors should read it
   rpc::JobCredentials credentials;  // the secret, and the TLS key unless TLS is off
   // The address the control plane and the status page listen on: the host executors reach

@@ -33,6 +33,9 @@ cluster::LaunchSpec TaskLauncher::Build(const config::TaskRef& task, int attempt
   // On YARN, container.log_dir is the NodeManager's page of the logs; the executor asks YARN.
   if (!contract.on_yarn) contract.log_dir = container.log_dir;
   contract.host = container.host;
+  if (!options_.checkpoint_dir.empty()) {
+    launch.env[rpc::kEnvCheckpointDir] = options_.checkpoint_dir;
+  }
   for (std::string_view name : rpc::ExecutorLaunch::kVariables) launch.env.erase(std::string(name));
   for (auto& [key, value] : contract.ToEnv()) launch.env[key] = std::move(value);
   launch.secrets[rpc::kTaskCredentialAlias] =

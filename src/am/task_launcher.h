@@ -28,6 +28,7 @@ struct TaskLauncherOptions {
   // What every task container gets besides its job type's files and variables.
   std::vector<cluster::LocalResource> task_resources;
   std::map<std::string, std::string> task_env;
+  std::string checkpoint_dir;  // TONY_CHECKPOINT_DIR of every task; "": none
 };
 
 class TaskLauncher {

@@ -210,6 +210,9 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
     backend.options.credentials.am_key_pem = *key;
   }
   backend.options.staging_dir = staging;
+  backend.options.checkpoint_dir = !spec.checkpoint_dir.empty() ? spec.checkpoint_dir
+                                   : staging.empty()            ? ""
+                                                     : StrCat(yarn.default_fs, staging, "/checkpoints");
   backend.options.conf_file = cluster::kFinalConfFile;  // localized into every task's directory
   backend.options.executable = "./tony";
   const char* nm_host = std::getenv("NM_HOST");
@@ -268,6 +271,8 @@ absl::StatusOr<AmBackend> LocalAmBackend(const rpc::AmLaunch& launch, const std:
   }
   backend.options.credentials = *std::move(credentials);
   backend.options.staging_dir = job_dir;
+  backend.options.checkpoint_dir =
+      !spec.checkpoint_dir.empty() ? spec.checkpoint_dir : StrCat(job_dir, "/checkpoints");
   backend.options.conf_file = StrCat(job_dir, "/", cluster::kFinalConfFile);
   backend.options.executable = SelfExecutable();
   backend.options.host = "127.0.0.1";

@@ -165,6 +165,9 @@ struct JobSpec {
   // tony.task.straggler-steps: a running task whose step lags its type's median by more is named
   // a straggler; 0: never.
   int64_t straggler_steps = 0;
+  // tony.application.checkpoint-dir: every task's TONY_CHECKPOINT_DIR (a local path or a URI such
+  // as hdfs://...); "": the backend's default, inside the job's directory.
+  std::string checkpoint_dir;
   int64_t registry_timeout_ms = 0;       // 0: none
   int64_t heartbeat_interval_ms = 1000;
   int max_missed_heartbeats = 25;

@@ -358,6 +358,19 @@ int TaskExecutor::Run() {
     return 1;
   }
 
+  // The task's checkpoint directory, when it is a local one: made (0700) if missing, so the task
+  // can write there at once. A URI (hdfs://...) is the task's to use as its code does.
+  if (const char* checkpoints = std::getenv(rpc::kEnvCheckpointDir);
+      checkpoints != nullptr && checkpoints[0] == '/') {
+    std::error_code ec;
+    if (!fs::exists(checkpoints, ec)) {
+      if (fs::create_directories(checkpoints, ec); !ec) {
+        fs::permissions(checkpoints, fs::perms::owner_all, ec);
+      } else {
+        spdlog::warn("cannot create the checkpoint directory {}: {}", checkpoints, ec.message());
+      }
+    }
+  }
   // The tony_task helper: a failure to write it costs the task only the helper.
   const std::string helper_dir = (fs::current_path() / ".tony-task").string();
   const auto pythonpath = environment->find("PYTHONPATH");

@@ -52,6 +52,8 @@ inline constexpr char kEnvTaskAttempt[] = "TONY_TASK_ATTEMPT";
 inline constexpr char kEnvContainerId[] = "TONY_CONTAINER_ID";
 inline constexpr char kEnvLogDir[] = "TONY_LOG_DIR";
 inline constexpr char kEnvHost[] = "TONY_HOST";
+// AM -> executor and the task: where the task keeps checkpoints (tony.application.checkpoint-dir).
+inline constexpr char kEnvCheckpointDir[] = "TONY_CHECKPOINT_DIR";
 // Local backend -> container.
 inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";

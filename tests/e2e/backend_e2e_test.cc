@@ -102,6 +102,7 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
   TonyResult r = Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
                              "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=100"},
                             "echo attempt $ATTEMPT_NUMBER of $JOB_NAME:$TASK_INDEX; "
+                            "echo checkpoints in $TONY_CHECKPOINT_DIR.; "
                             "if [ $TASK_INDEX = 0 ] && [ $ATTEMPT_NUMBER = 0 ]; "
                             "then echo first attempt fails >&2; exit 3; fi"));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -111,6 +112,12 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
   EXPECT_NE(r.out.find("first attempt fails"), std::string::npos) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(worker:0 +SUCCEEDED +\S+ +0 +2 )"))) << r.out;
   EXPECT_NE(TaskStdout(r).find("attempt 1 of worker:0"), std::string::npos);
+  // Every task's checkpoint directory, by default in the job's directory: its HDFS staging
+  // directory on YARN, its local one otherwise.
+  const std::regex checkpoints(
+      yarn() ? "checkpoints in hdfs://[^ ]+/\\.tony/" + r.app_id + "/checkpoints\\."
+             : "checkpoints in " + r.job_dir + "/checkpoints\\.");
+  EXPECT_TRUE(std::regex_search(TaskStdout(r), checkpoints)) << TaskStdout(r);
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
 }
 

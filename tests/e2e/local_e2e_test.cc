@@ -259,6 +259,30 @@ TEST_F(LocalE2eTest, TheTonyTaskHelperReportsProgressAndGivesAHungTasksPythonSta
       << events;
 }
 
+// A restarted task finds what its earlier attempt kept in TONY_CHECKPOINT_DIR.
+TEST_F(LocalE2eTest, ARestartedTaskResumesFromItsCheckpointDirectory) {
+  TonyResult r = runner_.Run(
+      SubmitShell("if [ -f $TONY_CHECKPOINT_DIR/step ]; then echo resumed from step $(cat "
+                  "$TONY_CHECKPOINT_DIR/step); else echo 41 > $TONY_CHECKPOINT_DIR/step; exit 3; fi",
+                  {"tony.worker.instances=1", "tony.worker.memory=256m",
+                   "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0"}),
+      60000);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(AllTaskStdout(r).find("resumed from step 41"), std::string::npos) << AllTaskStdout(r);
+  const std::string dir = r.job_dir + "/checkpoints";
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(ReadAll(dir + "/step"), "41\n");
+  // Given by the job, it is used as it is.
+  const std::string mine = runner_.work_dir() + "/my-checkpoints";
+  r = runner_.Run(SubmitShell("echo kept in $TONY_CHECKPOINT_DIR; touch $TONY_CHECKPOINT_DIR/x",
+                              {"tony.worker.instances=1", "tony.worker.memory=256m",
+                               "tony.application.checkpoint-dir=" + mine}),
+                  60000);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(AllTaskStdout(r).find("kept in " + mine), std::string::npos);
+  EXPECT_TRUE(fs::exists(mine + "/x"));
+}
+
 TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {
   const std::string script = runner_.work_dir() + "/not-executable.sh";
   std::ofstream(script) << "#!/bin/sh\necho hi\n";
