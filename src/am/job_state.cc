@@ -258,6 +258,7 @@ void JobStateMachine::FindStragglers() {
     if (task.state != TaskState::kRunning || !task.progress.has_step || type == steps.end() ||
         type->second.size() < 2) {
       task.straggler.clear();
+  task.straggler_reported = false;
       continue;
     }
     const std::vector<int64_t>& sorted = type->second;
@@ -268,14 +269,16 @@ void JobStateMachine::FindStragglers() {
       task.straggler.clear();
       continue;
     }
-    const bool newly = task.straggler.empty();
+    // Said once an attempt: a task that hovers at the bound must not grow the job's status.
+    const bool newly = task.straggler.empty() && !task.straggler_reported;
+    if (task.straggler.empty()) Changed();
     task.straggler = StrCat(task.ref.ToString(), " is a straggler: at step ", task.progress.step,
                             ", ", lag, " behind the median of the running ", task.ref.type,
                             " tasks (tony.task.straggler-steps = ", spec_.straggler_steps, ")");
     if (newly) {
+      task.straggler_reported = true;
       events_.push_back({"STRAGGLER", task.ref, task.attempt, clock_->WallMs(), task.straggler});
       notices_.push_back(events_.back());
-      Changed();
     }
   }
 }
@@ -390,10 +393,10 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
 }
 
 bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
-  const bool counts = ExitCountsAgainstRestarts(*task.exit_code, task.transient_exit_codes);
-  if (counts ? task.restarts_used >= task.max_restarts : task.free_restarts >= kMaxFreeRestarts) {
-    return false;
-  }
+  // Past kMaxFreeRestarts, the cluster's ends and the transient codes count as any other.
+  const bool counts = ExitCountsAgainstRestarts(*task.exit_code, task.transient_exit_codes) ||
+                      task.free_restarts >= kMaxFreeRestarts;
+  if (counts && task.restarts_used >= task.max_restarts) return false;
   ++(counts ? task.restarts_used : task.free_restarts);
   const int64_t now_wall = clock_->WallMs();
   task.previous_attempts.push_back(

@@ -124,6 +124,7 @@ struct TaskRecord {
   std::string dump_stacks_reason;  // its stacks are wanted with its next heartbeat: why
   // Why the task counts as a straggler (tony.task.straggler-steps), "" while it does not.
   std::string straggler;
+  bool straggler_reported = false;  // its STRAGGLER event was recorded in this attempt
   bool stop_requested = false;
   // Past an ignored dependency timeout (TonY's `.ignored`): the job no longer waits for this
   // tracked task, which runs on until the job ends; its failure still counts as any other's.
@@ -174,8 +175,8 @@ inline constexpr int kExitOverVirtualMemory = -103;
 inline constexpr int kExitOverPhysicalMemory = -104;
 // Whether a task that ended with `exit_code` uses up a restart of tony.<type>.max-restarts. An end
 // that is the cluster's doing (preempted, lost with its node, its disks failed) does not, nor one
-// of the type's transient exit codes: the task is restarted regardless, at most
-// kMaxFreeRestarts times.
+// of the type's transient exit codes: the task is restarted regardless; past kMaxFreeRestarts
+// such restarts, they count like any other end.
 bool ExitCountsAgainstRestarts(int exit_code, const std::set<int>& transient_exit_codes);
 inline constexpr int kMaxFreeRestarts = 100;
 

@@ -337,12 +337,13 @@ TEST_F(JobStateTest, TheClustersEndsAndTransientExitCodesUseNoRestart) {
   EXPECT_EQ(ExitText(kExitOverPhysicalMemory), "killed over its memory");
 }
 
-TEST_F(JobStateTest, FreeRestartsAreBounded) {
+TEST_F(JobStateTest, FreeRestartsAreBoundedThenCountLikeAnyOther) {
   Init({{"tony.worker.instances", "1"},
+        {"tony.worker.max-restarts", "1"},
         {"tony.worker.restart-backoff-ms", "0"},
         {"tony.worker.transient-exit-codes", "75"}});
   StartAll();
-  for (int i = 0; i <= kMaxFreeRestarts && !job_->decided(); ++i) {
+  for (int i = 0; i <= kMaxFreeRestarts + 1 && !job_->decided(); ++i) {
     Exit({"worker", 0}, 75);
     if (job_->decided()) break;
     Allocate({"worker", 0});
@@ -350,6 +351,7 @@ TEST_F(JobStateTest, FreeRestartsAreBounded) {
   }
   EXPECT_EQ(job_->state(), JobState::kFailed);
   EXPECT_EQ(job_->Find({"worker", 0})->free_restarts, kMaxFreeRestarts);
+  EXPECT_EQ(job_->Find({"worker", 0})->restarts_used, 1) << "then the budget of its own";
 }
 
 TEST_F(JobStateTest, ATaskFarBehindItsTypesMedianIsAStraggler) {
@@ -371,12 +373,17 @@ TEST_F(JobStateTest, ATaskFarBehindItsTypesMedianIsAStraggler) {
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].kind, "STRAGGLER");
   EXPECT_EQ(notices[0].task, (TaskRef{"worker", 2}));
-  // Said once while it lags; cleared once it catches up.
+  // Said once while it lags; cleared once it catches up; said no more in this attempt when it
+  // hovers at the bound.
   job_->OnTick();
   EXPECT_TRUE(job_->TakeNotices().empty());
   job_->OnHeartbeat({"worker", 2}, "c_worker:2", Quiet(0, 115));
   job_->OnTick();
   EXPECT_TRUE(job_->Find({"worker", 2})->straggler.empty());
+  job_->OnHeartbeat({"worker", 2}, "c_worker:2", Quiet(0, 100));
+  job_->OnTick();
+  EXPECT_FALSE(job_->Find({"worker", 2})->straggler.empty());
+  EXPECT_TRUE(job_->TakeNotices().empty());
 }
 
 TEST_F(JobStateTest, WithoutAHangTimeoutAQuietTaskRunsOn) {

@@ -29,6 +29,13 @@ void ProgressTracker::OnOutput(Stream stream, std::string_view bytes) {
   if (!reports) Active();
   if (!reports && !pattern_) return;
   std::string& partial = partial_[static_cast<int>(stream)];
+  if (skipping_[static_cast<int>(stream)]) {
+    // After a skip the bytes start inside a line: up to its end they are not a line of their own.
+    const size_t newline = bytes.find('\n');
+    if (newline == std::string_view::npos) return;
+    bytes.remove_prefix(newline + 1);
+    skipping_[static_cast<int>(stream)] = false;
+  }
   while (!bytes.empty()) {
     const size_t newline = bytes.find('\n');
     const std::string_view piece = bytes.substr(0, newline);
@@ -46,11 +53,21 @@ void ProgressTracker::OnOutput(Stream stream, std::string_view bytes) {
   }
 }
 
-void ProgressTracker::OnSkipped(Stream stream) { partial_[static_cast<int>(stream)].clear(); }
+void ProgressTracker::OnSkipped(Stream stream) {
+  partial_[static_cast<int>(stream)].clear();
+  skipping_[static_cast<int>(stream)] = true;
+}
+
+void ProgressTracker::OnRestarted(Stream stream) {
+  partial_[static_cast<int>(stream)].clear();
+  skipping_[static_cast<int>(stream)] = false;
+}
 
 void ProgressTracker::OnCpu(uint64_t cpu_ticks) {
+  // The sum over the processes alive now: it drops when a busy one exits, and any rise from the
+  // last sample is CPU used since.
   if (cpu_ticks > cpu_ticks_) Active();
-  cpu_ticks_ = std::max(cpu_ticks_, cpu_ticks);
+  cpu_ticks_ = cpu_ticks;
 }
 
 namespace {
@@ -86,7 +103,7 @@ void ProgressTracker::Line(std::string_view line) {
       has_step = ParseInt(text, &step);
     } else if (name == "total") {
       if (!ParseInt(text, &total)) total = 0;
-    } else if (double number = 0; ParseDouble(text, &number)) {
+    } else if (double number = 0; name.size() <= kMaxMetricName && ParseDouble(text, &number)) {
       metrics[name] = number;
     }
   }
@@ -104,14 +121,16 @@ void ProgressTracker::Report(std::string_view line) {
     const std::string_view name = pair.substr(0, equals);
     const std::string_view value = pair.substr(equals + 1);
     if (name == "faulthandler") {
-      if (int64_t pid = 0; ParseInt(value, &pid) && pid > 1) {
+      if (int64_t pid = 0; ParseInt(value, &pid) && pid > 1 && pid <= kMaxPid &&
+                           faulthandler_pids_.size() < kMaxFaulthandlerPids) {
         faulthandler_pids_.insert(static_cast<pid_t>(pid));
       }
     } else if (name == "step") {
       has_step = ParseInt(value, &step);
     } else if (name == "total") {
       if (!ParseInt(value, &total)) total = 0;
-    } else if (double number = 0; metrics.size() < kMaxMetrics && ParseDouble(value, &number)) {
+    } else if (double number = 0; metrics.size() < kMaxMetrics &&
+                                  name.size() <= kMaxMetricName && ParseDouble(value, &number)) {
       metrics[std::string(name)] = number;
     }
   }

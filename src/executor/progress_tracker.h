@@ -48,8 +48,11 @@ class ProgressTracker {
   enum class Stream { kStdout, kStderr, kReports };
   // Bytes the task printed on one stream, in order; lines may be split across calls.
   void OnOutput(Stream stream, std::string_view bytes);
-  // Part of a stream was skipped (too much to read at once): its partial line is dropped.
+  // Part of a stream was skipped (too much to read at once): its partial line is dropped, and so
+  // are the next bytes up to the end of the line they are in.
   void OnSkipped(Stream stream);
+  // The stream starts again from its beginning (a file written over): its partial line is dropped.
+  void OnRestarted(Stream stream);
   // The task's processes' CPU time so far, in clock ticks.
   void OnCpu(uint64_t cpu_ticks);
 
@@ -62,6 +65,10 @@ class ProgressTracker {
   static constexpr size_t kMaxLineBytes = size_t{64} * 1024;
   // Metrics kept per task (the first names seen); more are ignored.
   static constexpr size_t kMaxMetrics = 16;
+  static constexpr size_t kMaxMetricName = 64;
+  // Pids a task may name for its Python stacks (Linux's largest pid is 2^22).
+  static constexpr size_t kMaxFaulthandlerPids = 64;
+  static constexpr int64_t kMaxPid = int64_t{1} << 22;
 
  private:
   void Line(std::string_view line);
@@ -73,6 +80,7 @@ class ProgressTracker {
   const Clock* clock_;
   std::unique_ptr<re2::RE2> pattern_;  // null: none
   std::string partial_[3];             // each stream's unfinished line
+  bool skipping_[3] = {false, false, false};  // after a skip, until the next line starts
   std::set<pid_t> faulthandler_pids_;
   rpc::TaskProgress progress_;
   uint64_t cpu_ticks_ = 0;

@@ -21,6 +21,11 @@ TEST(ProgressTrackerTest, WithoutStepsOutputAndCpuAreProgress) {
   tracker.OnCpu(50);  // no more CPU than before: a process that sleeps or is stopped
   tracker.OnOutput(Stream::kStdout, "");
   EXPECT_EQ(tracker.quiet_ms(), 3000);
+  // A busy child exits (the sum drops), and the one left works on: that is CPU use.
+  tracker.OnCpu(20);
+  clock.Advance(1000);
+  tracker.OnCpu(30);
+  EXPECT_EQ(tracker.quiet_ms(), 0);
   EXPECT_FALSE(tracker.progress().has_step());
 }
 
@@ -62,11 +67,18 @@ TEST(ProgressTrackerTest, UnparsableNumbersSkippedLinesAndLongLinesAreHarmless) 
   tracker.OnOutput(Stream::kStdout, "step=4 acc=n/a\n");  // a step; the metric is not a number
   EXPECT_EQ(tracker.progress().step(), 4);
   EXPECT_TRUE(tracker.progress().metrics().empty());
-  // A skip drops the partial line, so the next bytes start a new one.
+  // After a skip the bytes start inside a line: up to its end they are no line of their own
+  // ("...12345 acc=1" read from its middle is not step 345).
   tracker.OnOutput(Stream::kStdout, "garbage step=");
   tracker.OnSkipped(Stream::kStdout);
-  tracker.OnOutput(Stream::kStdout, "5 acc=0.5\nstep=6 acc=0.75\n");
+  tracker.OnOutput(Stream::kStdout, "step=77 acc=0.5");
+  tracker.OnOutput(Stream::kStdout, "\nstep=6 acc=0.75\n");
   EXPECT_EQ(tracker.progress().step(), 6);
+  // A stream that starts again (a file written over) starts with a whole line.
+  tracker.OnOutput(Stream::kStdout, "step=");
+  tracker.OnRestarted(Stream::kStdout);
+  tracker.OnOutput(Stream::kStdout, "step=7 acc=1\n");
+  EXPECT_EQ(tracker.progress().step(), 7);
   // A line far longer than kMaxLineBytes is cut, not kept whole.
   tracker.OnOutput(Stream::kStdout, "step=9 acc=1 " + std::string(1 << 20, 'x') + "\n");
   EXPECT_EQ(tracker.progress().step(), 9);
@@ -93,7 +105,8 @@ TEST(ProgressTrackerTest, ReportsFromTheProgressFileAreStepsWithoutAPattern) {
   tracker.OnOutput(Stream::kStdout, "still here\n");
   EXPECT_EQ(tracker.quiet_ms(), 1000);
   // Lines without a step, bad pids and bad numbers change nothing; metrics are bounded.
-  tracker.OnOutput(Stream::kReports, "total=99\nfaulthandler=1\nfaulthandler=x\nstep=x\n=3\n");
+  tracker.OnOutput(Stream::kReports,
+                   "total=99\nfaulthandler=1\nfaulthandler=x\nfaulthandler=99999999999\nstep=x\n=3\n");
   EXPECT_EQ(tracker.progress().step(), 4);
   EXPECT_EQ(tracker.progress().total(), 10);
   EXPECT_EQ(tracker.faulthandler_pids(), std::set<pid_t>{42});

@@ -76,13 +76,38 @@ rpc::TaskRef ToProto(const config::TaskRef& task) {
 // prints this fast is not quiet, and its latest lines are what say its step).
 constexpr int64_t kMaxProgressReadBytes = 1 << 20;
 
-// Feeds what was appended to a task's output file since `*offset` to the tracker.
-void FeedOutput(const std::string& path, ProgressTracker::Stream stream, int64_t* offset,
-                ProgressTracker& tracker) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;  // nothing printed yet
+// Opens a file of the task's (its output, its progress file) before the task runs, creating it,
+// never through a symbolic link, never blocking on a FIFO; -1 if it cannot be. The executor keeps
+// the descriptor and never opens the file by its name again: the task can rename or replace
+// what is at that name (and could point it anywhere the executor may write), never the file the
+// executor holds.
+int OpenTaskFile(const std::string& path, int flags, mode_t mode) {
+  const int fd = open(path.c_str(), flags | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+  if (fd < 0) {
+    spdlog::warn("cannot open {}: {}", path, std::strerror(errno));
+    return -1;
+  }
   struct stat info {};
-  if (fstat(fd, &info) == 0 && info.st_size > *offset) {
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    spdlog::warn("{} is not a regular file", path);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Feeds what was appended to a task's file (held open as `fd`) since `*offset` to the tracker.
+void FeedOutput(int fd, ProgressTracker::Stream stream, int64_t* offset,
+                ProgressTracker& tracker) {
+  if (fd < 0) return;
+  struct stat info {};
+  if (fstat(fd, &info) != 0) return;
+  if (info.st_size < *offset) {
+    // Started again (written over, not appended to): read it from its start.
+    *offset = 0;
+    tracker.OnRestarted(stream);
+  }
+  if (info.st_size > *offset) {
     if (info.st_size - *offset > kMaxProgressReadBytes) {
       *offset = info.st_size - kMaxProgressReadBytes;
       tracker.OnSkipped(stream);
@@ -95,14 +120,13 @@ void FeedOutput(const std::string& path, ProgressTracker::Stream stream, int64_t
       tracker.OnOutput(stream, bytes);
     }
   }
-  close(fd);
   // The reports file is read only here: once a MiB of it has been read, it starts again, so a
   // task that reports every step for days does not fill the disk (a report written between the
   // read and the truncation is lost; the next one counts).
   if (stream == ProgressTracker::Stream::kReports && *offset >= kMaxProgressReadBytes &&
-      truncate(path.c_str(), 0) == 0) {
+      ftruncate(fd, 0) == 0) {
     *offset = 0;
-    tracker.OnSkipped(stream);
+    tracker.OnRestarted(stream);
   }
 }
 
@@ -136,6 +160,9 @@ TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
 TaskExecutor::~TaskExecutor() {
   signals_.reset();  // no handler runs after this
   if (wake_fd_ >= 0) close(wake_fd_);
+  for (int fd : {stdout_fd_, stderr_fd_, progress_fd_}) {
+    if (fd >= 0) close(fd);
+  }
 }
 
 void TaskExecutor::Attach(grpc::ClientContext* context) { rpc::AttachAuth(context, options_.auth); }
@@ -381,12 +408,15 @@ int TaskExecutor::Run() {
                                                     : "");
   if (helper.ok()) {
     for (auto& [key, value] : *helper) (*environment)[key] = value;
-    progress_file_ = (*helper)["TONY_PROGRESS_FILE"];
+    progress_fd_ = OpenTaskFile((*helper)["TONY_PROGRESS_FILE"], O_RDWR | O_TRUNC, 0600);
   } else {
     spdlog::warn("the task goes without the tony_task helper: {}", ToStd(helper.status().message()));
   }
 
   SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
+  // The output files as the executor reads them (progress) and writes to them (stacks).
+  stdout_fd_ = OpenTaskFile(spawn.stdout_path, O_RDONLY, spawn.output_mode);
+  stderr_fd_ = OpenTaskFile(spawn.stderr_path, O_RDWR | O_APPEND, spawn.output_mode);
   if (spec_.task_sandbox) {
     absl::StatusOr<SandboxedCommand> sandbox = SandboxedCommand::Prepare(&spawn);
     if (!sandbox.ok()) {
@@ -519,14 +549,10 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
   request.set_tokens_version(beat->tokens_version);
   request.set_cpu_seconds(static_cast<double>(usage.cpu_ticks) /
                           static_cast<double>(sysconf(_SC_CLK_TCK)));
-  FeedOutput(StrCat(options_.log_dir, "/stdout"), ProgressTracker::Stream::kStdout,
-             &beat->read_stdout, *beat->progress);
-  FeedOutput(StrCat(options_.log_dir, "/stderr"), ProgressTracker::Stream::kStderr,
-             &beat->read_stderr, *beat->progress);
-  if (!progress_file_.empty()) {
-    FeedOutput(progress_file_, ProgressTracker::Stream::kReports, &beat->read_reports,
-               *beat->progress);
-  }
+  FeedOutput(stdout_fd_, ProgressTracker::Stream::kStdout, &beat->read_stdout, *beat->progress);
+  FeedOutput(stderr_fd_, ProgressTracker::Stream::kStderr, &beat->read_stderr, *beat->progress);
+  FeedOutput(progress_fd_, ProgressTracker::Stream::kReports, &beat->read_reports,
+             *beat->progress);
   beat->progress->OnCpu(usage.cpu_ticks);
   *request.mutable_progress() = beat->progress->progress();
   request.set_quiet_ms(beat->progress->quiet_ms());
@@ -547,10 +573,13 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
     if (response.dump_stacks()) {
       spdlog::warn("writing the stacks of the task's processes to its stderr: {}",
                    response.reason());
+      // At most half of what the AM allows between heartbeats: a healthy member of the gang
+      // that writes its stacks must not be taken for lost.
+      const int64_t budget_ms = std::min<int64_t>(
+          kMaxStacksMs, spec_.heartbeat_interval_ms * spec_.max_missed_heartbeats / 2);
       WriteStacks(pid, sandbox_.has_value(),
                   StrCat("stacks of ", options_.task.ToString(), "'s processes: ", response.reason()),
-                  StrCat(options_.log_dir, "/stderr"), beat->progress->faulthandler_pids(),
-                  kStacksSignal);
+                  stderr_fd_, budget_ms, beat->progress->faulthandler_pids(), kStacksSignal);
     }
     if (response.stop()) {
       stop(response.reason().empty() ? "the AM asked to stop the task" : response.reason());

@@ -105,7 +105,11 @@ class TaskExecutor {
   bool driver_published_ = false;
   int wake_fd_ = -1;                         // the signal thread wakes Supervise through it
   std::optional<SandboxedCommand> sandbox_;  // the user's command's, if tony.task.sandbox
-  std::string progress_file_;                // TONY_PROGRESS_FILE; "" without the helper
+  // The task's files as the executor holds them, opened before the task ran (-1: none): its
+  // stdout and stderr (read for progress; stacks appended to stderr) and TONY_PROGRESS_FILE.
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  int progress_fd_ = -1;
   std::atomic<int> stop_signal_{0};          // the stop signal received, 0 if none
   Mutex mu_;
   grpc::ClientContext* blocking_call_ TONY_GUARDED_BY(mu_) = nullptr;  // cancelled on a stop signal

@@ -243,11 +243,16 @@ TEST(HistoryWriterTest, CloseGivesUpOnAFailureThatStaysAndCountsWhatIsLost) {
     EXPECT_EQ(writer.dropped_bytes(), 3);
   }
   {
-    HistoryWriter writer(options);
-    faulty->append_error = absl::UnavailableError("no active NameNode");
+    auto stuck = std::make_shared<FaultyFs>(LocalHistoryFs());
+    HistoryWriterOptions stuck_options = Options(stuck, tmp.path() + "/stuck");
+    stuck_options.flush_interval_ms = 60000;
+    HistoryWriter writer(stuck_options);
+    stuck->append_error = absl::UnavailableError("no active NameNode");
+    stuck->failing_appends = 1000;
     writer.Event("{}");
     EXPECT_FALSE(writer.Close("{}", 1200).ok());
-    EXPECT_GE(faulty->failures, 2);
+    EXPECT_GE(stuck->failures, 2) << "tried again before the deadline";
+    EXPECT_EQ(writer.dropped_bytes(), 3);
   }
 }
 
