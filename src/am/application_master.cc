@@ -376,7 +376,9 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
   report.rss_bytes = request.rss_bytes();
   report.quiet_ms = request.quiet_ms();
   if (request.progress().has_step()) {
-    report.progress = {true, request.progress().step(), request.progress().total(),
+    report.progress = {true,
+                       request.progress().step(),
+                       request.progress().total(),
                        {request.progress().metrics().begin(), request.progress().metrics().end()}};
   }
   const HeartbeatAnswer answer =

@@ -258,7 +258,7 @@ void JobStateMachine::FindStragglers() {
     if (task.state != TaskState::kRunning || !task.progress.has_step || type == steps.end() ||
         type->second.size() < 2) {
       task.straggler.clear();
-  task.straggler_reported = false;
+      task.straggler_reported = false;
       continue;
     }
     const std::vector<int64_t>& sorted = type->second;
@@ -297,9 +297,9 @@ float JobStateMachine::Progress() const {
       ended += 1;
     } else if (task.progress.has_step && task.progress.total > 0) {
       totals = true;
-      sum += std::clamp(static_cast<double>(task.progress.step) /
-                            static_cast<double>(task.progress.total),
-                        0.0, 1.0);
+      sum += std::clamp(
+          static_cast<double>(task.progress.step) / static_cast<double>(task.progress.total), 0.0,
+          1.0);
     }
   }
   if (tracked == 0) return 0.0f;
@@ -416,12 +416,13 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   task.straggler.clear();
   task.progress = {};
   task.progress_wall_ms = 0;
-  events_.push_back({"RESTARTED", task.ref, task.attempt, now_wall,
-                     StrCat("attempt ", task.attempt - 1, " failed (",
-                            ExitText(task.previous_attempts.back().exit_code), "); restarting in ",
-                            task.restart_backoff_ms, " ms",
-                            counts ? "" : StrCat(" (not counted against tony.", task.ref.type,
-                                                 ".max-restarts)"))});
+  events_.push_back(
+      {"RESTARTED", task.ref, task.attempt, now_wall,
+       StrCat(
+           "attempt ", task.attempt - 1, " failed (",
+           ExitText(task.previous_attempts.back().exit_code), "); restarting in ",
+           task.restart_backoff_ms, " ms",
+           counts ? "" : StrCat(" (not counted against tony.", task.ref.type, ".max-restarts)"))});
   task.state = TaskState::kFailed;  // as the ended attempt left it
   SetState(task, TaskState::kNew);
   transitions_.back().diagnostics = events_.back().detail;

@@ -259,8 +259,8 @@ TEST_F(JobStateTest, ATaskWithoutProgressForTheHangTimeoutIsHungStoppedAndRestar
   EXPECT_EQ(answer.reason, job_->Find({"worker", 0})->hung);
   EXPECT_FALSE(job_->OnHeartbeat({"worker", 1}, "c_worker:1", Quiet(0)).dump_stacks) << "once";
   // Its end, after the stop's signal, is a failure for its hang: the restart policy applies.
-  Actions actions = job_->OnExecutorResult({"worker", 0}, "c_worker:0", 143,
-                                           "stopped: worker:0 is hung");
+  Actions actions =
+      job_->OnExecutorResult({"worker", 0}, "c_worker:0", 143, "stopped: worker:0 is hung");
   const TaskRecord* task = job_->Find({"worker", 0});
   EXPECT_EQ(task->attempt, 1);
   ASSERT_EQ(task->previous_attempts.size(), 1u);

@@ -182,8 +182,7 @@ std::string ProgressText(const rpc::TaskProgress& progress) {
   std::string out = progress.total() > 0 ? StrCat(progress.step(), "/", progress.total())
                                          : StrCat("step ", progress.step());
   // The metrics by name (protobuf's map has no order of its own).
-  const std::map<std::string, double> metrics(progress.metrics().begin(),
-                                              progress.metrics().end());
+  const std::map<std::string, double> metrics(progress.metrics().begin(), progress.metrics().end());
   for (const auto& [name, value] : metrics) {
     out += StrCat(" ", TerminalSafe(name), "=", fmt::format("{:.4g}", value));
   }
@@ -207,8 +206,9 @@ std::string Summary(const rpc::JobStatus& status) {
   std::vector<std::vector<std::string>> rows = {
       {"TASK", "STATE", "HOST:PORT", "EXIT", "ATTEMPTS", "DURATION", "PEAK RSS", "LOGS"}};
   // A PROGRESS column when a task reports its steps.
-  const bool progress = std::any_of(status.tasks().begin(), status.tasks().end(),
-                                    [](const rpc::TaskStatus& t) { return t.progress().has_step(); });
+  const bool progress =
+      std::any_of(status.tasks().begin(), status.tasks().end(),
+                  [](const rpc::TaskStatus& t) { return t.progress().has_step(); });
   if (progress) rows[0].insert(rows[0].begin() + 6, "PROGRESS");
   for (const rpc::TaskStatus& task : status.tasks()) {
     const int64_t duration =

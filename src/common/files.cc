@@ -125,15 +125,21 @@ absl::Status EnsurePrivateDir(const std::string& path, bool follow_link) {
 absl::StatusOr<std::vector<std::string>> ReadTailLines(const std::string& path, int max_lines) {
   ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return ReadError(path, errno);
+  return ReadTailLines(fd.get(), max_lines, path);
+}
+
+absl::StatusOr<std::vector<std::string>> ReadTailLines(int fd, int max_lines,
+                                                       const std::string& what) {
+  const std::string& path = what;
   struct stat info {};
-  if (fstat(fd.get(), &info) < 0) return ReadError(path, errno);
+  if (fstat(fd, &info) < 0) return ReadError(path, errno);
   std::vector<std::string> lines;
   if (max_lines <= 0) return lines;
 
   // One byte more than the window tells whether the window starts at a line start.
   const bool cut = info.st_size > kTailBytes;
   const off_t offset = cut ? info.st_size - kTailBytes - 1 : 0;
-  auto window = ReadFrom(fd.get(), offset, cut ? kTailBytes + 1 : kTailBytes, path);
+  auto window = ReadFrom(fd, offset, cut ? kTailBytes + 1 : kTailBytes, path);
   if (!window.ok()) return window.status();
   absl::string_view text = *window;
   bool first_line_partial = false;

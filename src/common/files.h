@@ -40,5 +40,9 @@ namespace tony {
 // unless it is the only one (then its end is returned). A last line without '\n' counts.
 [[nodiscard]] absl::StatusOr<std::vector<std::string>> ReadTailLines(const std::string& path,
                                                                      int max_lines);
+// The same from a file open as `fd` (read with pread; its offset is left alone), named `what` in
+// errors.
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ReadTailLines(int fd, int max_lines,
+                                                                     const std::string& what);
 
 }  // namespace tony

@@ -276,7 +276,8 @@ absl::Status ReadTimingAndEnvironment(const Reader& reader, JobSpec* spec) {
                         reader.Int("tony.task.executor.execution-timeout-ms", 0));
   TONY_ASSIGN_OR_RETURN(spec->hang_timeout_ms, reader.Int("tony.task.hang-timeout-ms", 0));
   TONY_ASSIGN_OR_RETURN(spec->straggler_steps, reader.Int("tony.task.straggler-steps", 0));
-  spec->checkpoint_dir = std::string(StripWhitespace(reader.String("tony.application.checkpoint-dir")));
+  spec->checkpoint_dir =
+      std::string(StripWhitespace(reader.String("tony.application.checkpoint-dir")));
   TONY_ASSIGN_OR_RETURN(spec->registry_timeout_ms,
                         reader.SecondsAsMs("tony.task.executor.registry-timeout-sec"));
   TONY_ASSIGN_OR_RETURN(spec->heartbeat_interval_ms,

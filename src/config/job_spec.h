@@ -168,7 +168,7 @@ struct JobSpec {
   // tony.application.checkpoint-dir: every task's TONY_CHECKPOINT_DIR (a local path or a URI such
   // as hdfs://...); "": the backend's default, inside the job's directory.
   std::string checkpoint_dir;
-  int64_t registry_timeout_ms = 0;       // 0: none
+  int64_t registry_timeout_ms = 0;  // 0: none
   int64_t heartbeat_interval_ms = 1000;
   int max_missed_heartbeats = 25;
   int64_t stop_grace_ms = 5000;

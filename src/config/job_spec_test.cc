@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
-
 #include "config/job_spec_fixture.h"
 #include "config/key_catalog.h"
 #include "config/key_names.h"
@@ -67,7 +66,8 @@ TEST_F(JobSpecTest, APatternThatCannotReportProgressIsRefusedByKey) {
   Set("tony.worker.progress-pattern", "step (\\d+");
   absl::StatusOr<JobSpec> spec = Build();
   ASSERT_FALSE(spec.ok());
-  EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.worker.progress-pattern = ")) << spec.status();
+  EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.worker.progress-pattern = "))
+      << spec.status();
   EXPECT_NE(spec.status().message().find("not a regular expression"), std::string_view::npos);
   Set("tony.worker.progress-pattern", "step (\\d+)");
   spec = Build();
@@ -78,7 +78,8 @@ TEST_F(JobSpecTest, APatternThatCannotReportProgressIsRefusedByKey) {
   Set("tony.task.hang-timeout-ms", "-1");
   spec = Build();
   ASSERT_FALSE(spec.ok());
-  EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.task.hang-timeout-ms")) << spec.status();
+  EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.task.hang-timeout-ms"))
+      << spec.status();
 }
 
 TEST_F(JobSpecTest, TransientExitCodes) {
@@ -93,7 +94,8 @@ TEST_F(JobSpecTest, TransientExitCodes) {
     ASSERT_FALSE(spec.ok()) << bad;
     EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.worker.transient-exit-codes"))
         << spec.status();
-    EXPECT_NE(spec.status().message().find("not an exit code from 1 to 255"), std::string_view::npos)
+    EXPECT_NE(spec.status().message().find("not an exit code from 1 to 255"),
+              std::string_view::npos)
         << spec.status();
   }
 }

@@ -17,7 +17,9 @@ OutputShipper::OutputShipper(std::string log_dir, int64_t max_bytes, Send send)
 std::string OutputShipper::NextPiece(const Stream& stream) const {
   const int64_t want = std::min(kPieceBytes, max_bytes_ - stream.sent);
   if (want <= 0) return {};
-  const int fd = open(stream.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (held_ && stream.fd < 0) return {};
+  // Held: the file as it was before the task ran, whatever is at its name now.
+  const int fd = held_ ? stream.fd : open(stream.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};  // nothing printed yet
   std::string piece(static_cast<size_t>(want), '\0');
   size_t got = 0;
@@ -28,7 +30,7 @@ std::string OutputShipper::NextPiece(const Stream& stream) const {
     if (n <= 0) break;
     got += static_cast<size_t>(n);
   }
-  close(fd);
+  if (!held_) close(fd);
   piece.resize(got);
   return piece;
 }

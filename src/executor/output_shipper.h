@@ -27,6 +27,13 @@ class OutputShipper {
   // nothing is left to send (all of it, or all up to max_bytes), false when more is waiting or a
   // piece was refused.
   bool Ship(int max_pieces);
+  // From now on reads the streams from these descriptors (the caller's, kept open by it), never by
+  // their names, which the task can change; -1: that stream is not shipped.
+  void UseFiles(int stdout_fd, int stderr_fd) {
+    held_ = true;
+    stdout_.fd = stdout_fd;
+    stderr_.fd = stderr_fd;
+  }
 
   int64_t sent_stdout() const { return stdout_.sent; }
   int64_t sent_stderr() const { return stderr_.sent; }
@@ -35,6 +42,7 @@ class OutputShipper {
   struct Stream {
     std::string path;
     int64_t sent = 0;
+    int fd = -1;  // with held_
   };
   // Up to kPieceBytes of the stream past what was sent (and within max_bytes).
   std::string NextPiece(const Stream& stream) const;
@@ -43,6 +51,7 @@ class OutputShipper {
   const Send send_;
   Stream stdout_;
   Stream stderr_;
+  bool held_ = false;  // UseFiles was called
 };
 
 }  // namespace tony::executor

@@ -129,8 +129,8 @@ void ProgressTracker::Report(std::string_view line) {
       has_step = ParseInt(value, &step);
     } else if (name == "total") {
       if (!ParseInt(value, &total)) total = 0;
-    } else if (double number = 0; metrics.size() < kMaxMetrics &&
-                                  name.size() <= kMaxMetricName && ParseDouble(value, &number)) {
+    } else if (double number = 0; metrics.size() < kMaxMetrics && name.size() <= kMaxMetricName &&
+                                  ParseDouble(value, &number)) {
       metrics[std::string(name)] = number;
     }
   }

@@ -17,11 +17,11 @@
 
 #include <csignal>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
-#include <map>
 
 #include "common/clock.h"
 #include "rpc/tony.pb.h"
@@ -78,8 +78,8 @@ class ProgressTracker {
   void Active();
 
   const Clock* clock_;
-  std::unique_ptr<re2::RE2> pattern_;  // null: none
-  std::string partial_[3];             // each stream's unfinished line
+  std::unique_ptr<re2::RE2> pattern_;         // null: none
+  std::string partial_[3];                    // each stream's unfinished line
   bool skipping_[3] = {false, false, false};  // after a skip, until the next line starts
   std::set<pid_t> faulthandler_pids_;
   rpc::TaskProgress progress_;

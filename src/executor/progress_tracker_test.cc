@@ -105,8 +105,9 @@ TEST(ProgressTrackerTest, ReportsFromTheProgressFileAreStepsWithoutAPattern) {
   tracker.OnOutput(Stream::kStdout, "still here\n");
   EXPECT_EQ(tracker.quiet_ms(), 1000);
   // Lines without a step, bad pids and bad numbers change nothing; metrics are bounded.
-  tracker.OnOutput(Stream::kReports,
-                   "total=99\nfaulthandler=1\nfaulthandler=x\nfaulthandler=99999999999\nstep=x\n=3\n");
+  tracker.OnOutput(
+      Stream::kReports,
+      "total=99\nfaulthandler=1\nfaulthandler=x\nfaulthandler=99999999999\nstep=x\n=3\n");
   EXPECT_EQ(tracker.progress().step(), 4);
   EXPECT_EQ(tracker.progress().total(), 10);
   EXPECT_EQ(tracker.faulthandler_pids(), std::set<pid_t>{42});

@@ -70,8 +70,8 @@ std::string PySpy() {
 // One process: each thread's state and wait, and the kernel's stack where it may be read.
 std::string DescribeProcess(pid_t pid) {
   const std::string base = StrCat("/proc/", pid);
-  std::string out = StrCat("process ", pid, " (", ReadSmall(base + "/comm"), "): ",
-                           ReadSmall(base + "/cmdline").substr(0, 300), "\n");
+  std::string out = StrCat("process ", pid, " (", ReadSmall(base + "/comm"),
+                           "): ", ReadSmall(base + "/cmdline").substr(0, 300), "\n");
   for (char& c : out) {
     if (c == '\0') c = ' ';
   }
@@ -140,8 +140,8 @@ void WaitForHandlers(const std::vector<pid_t>& pids, int signal, int log_fd, int
       unchanged_since = clock->NowMs();
       continue;
     }
-    const bool taken = std::none_of(pids.begin(), pids.end(),
-                                    [&](pid_t pid) { return Pending(pid, signal); });
+    const bool taken =
+        std::none_of(pids.begin(), pids.end(), [&](pid_t pid) { return Pending(pid, signal); });
     if (taken && clock->NowMs() - unchanged_since >= kQuietMs) return;
   }
 }
@@ -227,8 +227,7 @@ void WriteStacks(pid_t root, bool below_root, const std::string& title, int out_
     spawn.stderr_path = spawn.stdout_path;
     absl::StatusOr<pid_t> child = Spawn(spawn);
     if (!child.ok()) continue;
-    absl::StatusOr<std::optional<ExitStatus>> done =
-        WaitForExitFor(*child, static_cast<int>(left));
+    absl::StatusOr<std::optional<ExitStatus>> done = WaitForExitFor(*child, static_cast<int>(left));
     if (done.ok() && !done->has_value()) {
       kill(*child, SIGKILL);
       (void)WaitForExit(*child);

@@ -23,9 +23,9 @@
 #include "common/strings.h"
 #include "executor/hadoop_env.h"
 #include "executor/stack_report.h"
-#include "executor/task_helper.h"
 #include "executor/supervision.h"
 #include "executor/task_context.h"
+#include "executor/task_helper.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
 #include "rpc/launch_contract.h"
@@ -97,8 +97,7 @@ int OpenTaskFile(const std::string& path, int flags, mode_t mode) {
 }
 
 // Feeds what was appended to a task's file (held open as `fd`) since `*offset` to the tracker.
-void FeedOutput(int fd, ProgressTracker::Stream stream, int64_t* offset,
-                ProgressTracker& tracker) {
+void FeedOutput(int fd, ProgressTracker::Stream stream, int64_t* offset, ProgressTracker& tracker) {
   if (fd < 0) return;
   struct stat info {};
   if (fstat(fd, &info) != 0) return;
@@ -274,6 +273,15 @@ std::optional<std::string> TaskExecutor::WatchDriver(int64_t elapsed_ms) {
                 kDriverPublishTimeoutMs / 1000, " s");
 }
 
+absl::StatusOr<std::vector<std::string>> TaskExecutor::TaskFileTail(int fd, const char* name,
+                                                                    int max_lines) const {
+  const std::string path = StrCat(options_.log_dir, "/", name);
+  // Before the task ran (a command that could not start), by name; after, only as held.
+  if (fd >= 0) return ReadTailLines(fd, max_lines, path);
+  if (task_started_) return std::vector<std::string>{};
+  return ReadTailLines(path, max_lines);
+}
+
 void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool provisional,
                           int64_t peak_rss_bytes) {
   rpc::ReportResultRequest request;
@@ -281,7 +289,7 @@ void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool pr
   // The end of what the task printed, for the client's summary (the accuracy line of a training
   // script); its end is what says most.
   if (absl::StatusOr<std::vector<std::string>> tail =
-          ReadTailLines(StrCat(options_.log_dir, "/stdout"), kOutputTailLines);
+          TaskFileTail(stdout_fd_, "stdout", kOutputTailLines);
       tail.ok() && !tail->empty()) {
     std::string text = Join(*tail, "\n");
     if (text.size() > rpc::kMaxOutputTailBytes) {
@@ -402,21 +410,23 @@ int TaskExecutor::Run() {
   const std::string helper_dir = (fs::current_path() / ".tony-task").string();
   const auto pythonpath = environment->find("PYTHONPATH");
   const char* inherited_pythonpath = std::getenv("PYTHONPATH");
-  absl::StatusOr<std::map<std::string, std::string>> helper = InstallTaskHelper(
-      helper_dir, pythonpath != environment->end()  ? pythonpath->second
-                  : inherited_pythonpath != nullptr ? inherited_pythonpath
-                                                    : "");
+  absl::StatusOr<std::map<std::string, std::string>> helper =
+      InstallTaskHelper(helper_dir, pythonpath != environment->end()  ? pythonpath->second
+                                    : inherited_pythonpath != nullptr ? inherited_pythonpath
+                                                                      : "");
   if (helper.ok()) {
     for (auto& [key, value] : *helper) (*environment)[key] = value;
     progress_fd_ = OpenTaskFile((*helper)["TONY_PROGRESS_FILE"], O_RDWR | O_TRUNC, 0600);
   } else {
-    spdlog::warn("the task goes without the tony_task helper: {}", ToStd(helper.status().message()));
+    spdlog::warn("the task goes without the tony_task helper: {}",
+                 ToStd(helper.status().message()));
   }
 
   SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
   // The output files as the executor reads them (progress) and writes to them (stacks).
   stdout_fd_ = OpenTaskFile(spawn.stdout_path, O_RDONLY, spawn.output_mode);
   stderr_fd_ = OpenTaskFile(spawn.stderr_path, O_RDWR | O_APPEND, spawn.output_mode);
+  shipper_->UseFiles(stdout_fd_, stderr_fd_);
   if (spec_.task_sandbox) {
     absl::StatusOr<SandboxedCommand> sandbox = SandboxedCommand::Prepare(&spawn);
     if (!sandbox.ok()) {
@@ -432,6 +442,7 @@ int TaskExecutor::Run() {
   port->Release();
   if (chief_tensorboard_port) chief_tensorboard_port->Release();
   const int64_t start_ms = SystemClock::Get()->NowMs();
+  task_started_ = true;
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   if (sandbox_) sandbox_->Spawned();
   if (!pid.ok()) {
@@ -461,8 +472,8 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   Supervision supervision(limits, clock, start_ms);
   HeartbeatState beat;
   const config::JobTypeSpec* type = spec_.Find(options_.task.type);
-  beat.progress = std::make_unique<ProgressTracker>(type ? type->progress_pattern : "", clock,
-                                                    start_ms);
+  beat.progress =
+      std::make_unique<ProgressTracker>(type ? type->progress_pattern : "", clock, start_ms);
   auto begin_stop = [&](const std::string& reason) {
     if (!supervision.BeginStop(reason)) return;
     spdlog::info("stopping the user process: {}", reason);
@@ -551,8 +562,7 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
                           static_cast<double>(sysconf(_SC_CLK_TCK)));
   FeedOutput(stdout_fd_, ProgressTracker::Stream::kStdout, &beat->read_stdout, *beat->progress);
   FeedOutput(stderr_fd_, ProgressTracker::Stream::kStderr, &beat->read_stderr, *beat->progress);
-  FeedOutput(progress_fd_, ProgressTracker::Stream::kReports, &beat->read_reports,
-             *beat->progress);
+  FeedOutput(progress_fd_, ProgressTracker::Stream::kReports, &beat->read_reports, *beat->progress);
   beat->progress->OnCpu(usage.cpu_ticks);
   *request.mutable_progress() = beat->progress->progress();
   request.set_quiet_ms(beat->progress->quiet_ms());
@@ -577,9 +587,10 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
       // that writes its stacks must not be taken for lost.
       const int64_t budget_ms = std::min<int64_t>(
           kMaxStacksMs, spec_.heartbeat_interval_ms * spec_.max_missed_heartbeats / 2);
-      WriteStacks(pid, sandbox_.has_value(),
-                  StrCat("stacks of ", options_.task.ToString(), "'s processes: ", response.reason()),
-                  stderr_fd_, budget_ms, beat->progress->faulthandler_pids(), kStacksSignal);
+      WriteStacks(
+          pid, sandbox_.has_value(),
+          StrCat("stacks of ", options_.task.ToString(), "'s processes: ", response.reason()),
+          stderr_fd_, budget_ms, beat->progress->faulthandler_pids(), kStacksSignal);
     }
     if (response.stop()) {
       stop(response.reason().empty() ? "the AM asked to stop the task" : response.reason());
@@ -613,7 +624,7 @@ int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::strin
   }
   if (code != 0) {
     absl::StatusOr<std::vector<std::string>> tail =
-        ReadTailLines(StrCat(options_.log_dir, "/stderr"), spec_.error_message_max_lines);
+        TaskFileTail(stderr_fd_, "stderr", spec_.error_message_max_lines);
     if (tail.ok() && !tail->empty()) {
       if (!diagnostics.empty()) diagnostics += "; ";
       diagnostics += StrCat("last lines of stderr:\n", Join(*tail, "\n"));

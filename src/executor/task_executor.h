@@ -107,10 +107,14 @@ class TaskExecutor {
   std::optional<SandboxedCommand> sandbox_;  // the user's command's, if tony.task.sandbox
   // The task's files as the executor holds them, opened before the task ran (-1: none): its
   // stdout and stderr (read for progress; stacks appended to stderr) and TONY_PROGRESS_FILE.
+  // The last lines of the task's stdout or stderr (held as `fd`).
+  absl::StatusOr<std::vector<std::string>> TaskFileTail(int fd, const char* name,
+                                                        int max_lines) const;
+  bool task_started_ = false;  // the user process was spawned: its files are read only as held
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
   int progress_fd_ = -1;
-  std::atomic<int> stop_signal_{0};          // the stop signal received, 0 if none
+  std::atomic<int> stop_signal_{0};  // the stop signal received, 0 if none
   Mutex mu_;
   grpc::ClientContext* blocking_call_ TONY_GUARDED_BY(mu_) = nullptr;  // cancelled on a stop signal
   std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses

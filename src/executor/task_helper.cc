@@ -10,7 +10,8 @@ namespace tony::executor {
 
 // Reports are whole lines written with one write() each (O_APPEND), so the lines of several
 // processes of one task never interleave.
-const char kTonyTaskModule[] = R"PY("""Reports a task's progress to tony (docs/running-jobs.md, "Progress and hangs").
+const char kTonyTaskModule[] =
+    R"PY("""Reports a task's progress to tony (docs/running-jobs.md, "Progress and hangs").
 
     import tony_task
     tony_task.progress(step, total=1000, loss=0.25)
@@ -63,14 +64,13 @@ def _enable_stacks():
 _enable_stacks()
 )PY";
 
-absl::StatusOr<std::map<std::string, std::string>> InstallTaskHelper(const std::string& dir,
-                                                                     const std::string& pythonpath) {
+absl::StatusOr<std::map<std::string, std::string>> InstallTaskHelper(
+    const std::string& dir, const std::string& pythonpath) {
   if (absl::Status made = EnsurePrivateDir(dir); !made.ok()) return made;
   std::string source = kTonyTaskModule;
   const std::string placeholder = "%STACKS_SIGNAL%";
   source.replace(source.find(placeholder), placeholder.size(), std::to_string(kStacksSignal));
-  if (absl::Status written = WriteFile(StrCat(dir, "/tony_task.py"), source, 0600);
-      !written.ok()) {
+  if (absl::Status written = WriteFile(StrCat(dir, "/tony_task.py"), source, 0600); !written.ok()) {
     return written;
   }
   std::map<std::string, std::string> env;

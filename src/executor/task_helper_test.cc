@@ -38,7 +38,8 @@ TEST(TaskHelperTest, PythonReportsProgressThroughTheModule) {
   EXPECT_EQ(exit->ShellCode(), 0) << ReadFile(root + "/stderr").value_or("");
   absl::StatusOr<std::string> reports = ReadFile(dir + "/progress");
   ASSERT_TRUE(reports.ok()) << reports.status();
-  EXPECT_EQ(*reports, StrCat("faulthandler=", *python, "\nstep=3 total=10 loss=0.5\nstep=4 bad_name=1.0\n"));
+  EXPECT_EQ(*reports,
+            StrCat("faulthandler=", *python, "\nstep=3 total=10 loss=0.5\nstep=4 bad_name=1.0\n"));
 
   // Outside tony the module does nothing.
   spawn.set_env = {{"PYTHONPATH", dir}};

@@ -155,7 +155,8 @@ void HistoryWriter::Loop() {
     if (retrying) continue;
     // What is still unwritten is lost now: say so in the count.
     dropped_bytes_ += static_cast<int64_t>(unwritten_bytes_);
-    for (const auto& [file, data] : unreplaced_) dropped_bytes_ += static_cast<int64_t>(data.size());
+    for (const auto& [file, data] : unreplaced_)
+      dropped_bytes_ += static_cast<int64_t>(data.size());
     close_status_ = result;
     moved_ = closing && result.ok();
     done_ = true;

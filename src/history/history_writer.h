@@ -12,9 +12,9 @@
 // on one that does not (no permission, a file where a directory should be, a full disk).
 //
 // Limits: at most max_pending_bytes wait in the queue, and as many again are kept after failed
-// appends; more is dropped (and counted, and said in job.json's "history_dropped_bytes"), as is what is
-// still unwritten when the writer stops. Each log file keeps at most max_log_bytes, then a line
-// saying the rest is not kept.
+// appends; more is dropped (and counted, and said in job.json's "history_dropped_bytes"), as is
+// what is still unwritten when the writer stops. Each log file keeps at most max_log_bytes, then a
+// line saying the rest is not kept.
 //
 // Threads: every method may be called from any thread; the AM calls them from its loop.
 
@@ -77,9 +77,9 @@ class HistoryWriter {
   };
   // What the writer thread knows of one file it appends to.
   struct AppendedFile {
-    int64_t length = -1;     // bytes known to be in the file; -1 until known
-    std::string unwritten;   // bytes for it not yet known to be written, in order
-    bool unsure = false;     // an append failed: a prefix of `unwritten` may be in the file
+    int64_t length = -1;    // bytes known to be in the file; -1 until known
+    std::string unwritten;  // bytes for it not yet known to be written, in order
+    bool unsure = false;    // an append failed: a prefix of `unwritten` may be in the file
   };
   void Queue(Op op);
   void Loop();

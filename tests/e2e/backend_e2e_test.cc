@@ -114,9 +114,9 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
   EXPECT_NE(TaskStdout(r).find("attempt 1 of worker:0"), std::string::npos);
   // Every task's checkpoint directory, by default in the job's directory: its HDFS staging
   // directory on YARN, its local one otherwise.
-  const std::regex checkpoints(
-      yarn() ? "checkpoints in hdfs://[^ ]+/\\.tony/" + r.app_id + "/checkpoints\\."
-             : "checkpoints in " + r.job_dir + "/checkpoints\\.");
+  const std::regex checkpoints(yarn() ? "checkpoints in hdfs://[^ ]+/\\.tony/" + r.app_id +
+                                            "/checkpoints\\."
+                                      : "checkpoints in " + r.job_dir + "/checkpoints\\.");
   EXPECT_TRUE(std::regex_search(TaskStdout(r), checkpoints)) << TaskStdout(r);
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
 }

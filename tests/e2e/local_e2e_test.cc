@@ -227,9 +227,9 @@ TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
 // are in its log, and its second attempt succeeds.
 TEST_F(LocalE2eTest, TheTonyTaskHelperReportsProgressAndGivesAHungTasksPythonStacks) {
   TonyResult r = runner_.Run(
-      Submit("/usr/bin/python3 hang_once.py", {"tony.worker.instances=2", "tony.worker.memory=256m",
-                              "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0",
-                              "tony.task.hang-timeout-ms=3000"}),
+      Submit("/usr/bin/python3 hang_once.py",
+             {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
+              "tony.worker.restart-backoff-ms=0", "tony.task.hang-timeout-ms=3000"}),
       120000);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(std::regex_search(
@@ -247,25 +247,28 @@ TEST_F(LocalE2eTest, TheTonyTaskHelperReportsProgressAndGivesAHungTasksPythonSta
   EXPECT_TRUE(std::regex_search(stderr_logs, std::regex(R"(thread [0-9]+ \(python3\) stopped)")))
       << stderr_logs;
   // Python's own stacks, from faulthandler: the line where the task stopped itself.
-  EXPECT_TRUE(std::regex_search(stderr_logs,
-                                std::regex(R"(File ".*hang_once\.py", line 11 in <module>)")))
+  EXPECT_TRUE(
+      std::regex_search(stderr_logs, std::regex(R"(File ".*hang_once\.py", line 11 in <module>)")))
       << stderr_logs;
   EXPECT_NE(AllTaskStdout(r).find("done"), std::string::npos);
   // The job's history says which task hung and why.
   const std::string events =
       TonyRunner::ReadFilesBelow(runner_.home() + "/history", "events.jsonl", r.app_id);
   EXPECT_TRUE(std::regex_search(
-      events, std::regex(R"("task":"worker:1","attempt":0,"kind":"TASK_HUNG","diagnostics":"worker:1 is hung: no progress)")))
+      events,
+      std::regex(
+          R"("task":"worker:1","attempt":0,"kind":"TASK_HUNG","diagnostics":"worker:1 is hung: no progress)")))
       << events;
 }
 
 // A restarted task finds what its earlier attempt kept in TONY_CHECKPOINT_DIR.
 TEST_F(LocalE2eTest, ARestartedTaskResumesFromItsCheckpointDirectory) {
   TonyResult r = runner_.Run(
-      SubmitShell("if [ -f $TONY_CHECKPOINT_DIR/step ]; then echo resumed from step $(cat "
-                  "$TONY_CHECKPOINT_DIR/step); else echo 41 > $TONY_CHECKPOINT_DIR/step; exit 3; fi",
-                  {"tony.worker.instances=1", "tony.worker.memory=256m",
-                   "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0"}),
+      SubmitShell(
+          "if [ -f $TONY_CHECKPOINT_DIR/step ]; then echo resumed from step $(cat "
+          "$TONY_CHECKPOINT_DIR/step); else echo 41 > $TONY_CHECKPOINT_DIR/step; exit 3; fi",
+          {"tony.worker.instances=1", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
+           "tony.worker.restart-backoff-ms=0"}),
       60000);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(AllTaskStdout(r).find("resumed from step 41"), std::string::npos) << AllTaskStdout(r);
