@@ -286,6 +286,34 @@ TEST_F(LocalE2eTest, ARestartedTaskResumesFromItsCheckpointDirectory) {
   EXPECT_TRUE(fs::exists(mine + "/x"));
 }
 
+// A task that swaps its own output files and progress file for links to a file it must not read
+// (the sandbox hides such files from it; a link's target needs no access), and for a FIFO: the
+// executor reads what the task printed, through the files it opened before the task ran, and
+// neither follows the links nor hangs on the FIFO.
+TEST_F(LocalE2eTest, ATaskCannotPointTheExecutorAtAnotherFile) {
+  const std::string secret = runner_.work_dir() + "/not-the-tasks";
+  std::ofstream(secret) << "TOPSECRET-CONTENT\n";
+  TonyResult r = runner_.Run(
+      SubmitShell("echo printed before the swap; echo error before the swap >&2; "
+                  "out=$(readlink /proc/$$/fd/1); err=$(readlink /proc/$$/fd/2); "
+                  "rm -f \"$out\" \"$err\" \"$TONY_PROGRESS_FILE\"; "
+                  "ln -s " + secret + " \"$out\"; ln -s " + secret + " \"$err\"; "
+                  "mkfifo \"$TONY_PROGRESS_FILE\"; sleep 3; exit 7",
+                  {"tony.worker.instances=1", "tony.worker.memory=256m",
+                   "tony.task.heartbeat-interval-ms=200"}),
+      60000);
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("printed before the swap"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("error before the swap"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("TOPSECRET"), std::string::npos) << r.out;
+  const std::string history =
+      TonyRunner::ReadFilesBelow(runner_.home() + "/history", "worker-0-0.stdout", r.app_id) +
+      TonyRunner::ReadFilesBelow(runner_.home() + "/history", "worker-0-0.stderr", r.app_id);
+  EXPECT_NE(history.find("printed before the swap"), std::string::npos) << history;
+  EXPECT_EQ(history.find("TOPSECRET"), std::string::npos) << history;
+  EXPECT_EQ(ReadAll(secret), "TOPSECRET-CONTENT\n");
+}
+
 TEST_F(LocalE2eTest, CommandThatIsNotExecutableFailsTheTaskWithTheReason) {
   const std::string script = runner_.work_dir() + "/not-executable.sh";
   std::ofstream(script) << "#!/bin/sh\necho hi\n";
