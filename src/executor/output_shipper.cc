@@ -8,7 +8,7 @@
 
 namespace tony::executor {
 
-OutputShipper::OutputShipper(std::string log_dir, int64_t max_bytes, Send send)
+OutputShipper::OutputShipper(const std::string& log_dir, int64_t max_bytes, Send send)
     : max_bytes_(max_bytes),
       send_(std::move(send)),
       stdout_{log_dir + "/stdout"},
@@ -43,8 +43,8 @@ bool OutputShipper::Ship(int max_pieces) {
     rpc::AppendOutputRequest request;
     request.set_stdout_offset(stdout_.sent);
     request.set_stderr_offset(stderr_.sent);
-    const int64_t out_size = static_cast<int64_t>(out.size());
-    const int64_t err_size = static_cast<int64_t>(err.size());
+    const auto out_size = static_cast<int64_t>(out.size());
+    const auto err_size = static_cast<int64_t>(err.size());
     request.set_stdout_data(std::move(out));
     request.set_stderr_data(std::move(err));
     if (!send_(request)) return false;

@@ -19,9 +19,9 @@ class OutputShipper {
   // Delivers one piece; false if the AM did not take it.
   using Send = std::function<bool(const rpc::AppendOutputRequest&)>;
   // Bytes of each stream in one piece.
-  static constexpr int64_t kPieceBytes = 96 * 1024;
+  static constexpr int64_t kPieceBytes = int64_t{96} * 1024;
 
-  OutputShipper(std::string log_dir, int64_t max_bytes, Send send);
+  OutputShipper(const std::string& log_dir, int64_t max_bytes, Send send);
 
   // Sends what was printed since the last call, in at most `max_pieces` pieces. Returns true when
   // nothing is left to send (all of it, or all up to max_bytes), false when more is waiting or a
