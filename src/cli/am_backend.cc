@@ -211,8 +211,9 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   }
   backend.options.staging_dir = staging;
   backend.options.checkpoint_dir = !spec.checkpoint_dir.empty() ? spec.checkpoint_dir
-                                   : staging.empty()            ? ""
-                                                     : StrCat(yarn.default_fs, staging, "/checkpoints");
+                                   : staging.empty()
+                                       ? ""
+                                       : StrCat(yarn.default_fs, staging, "/checkpoints");
   backend.options.conf_file = cluster::kFinalConfFile;  // localized into every task's directory
   backend.options.executable = "./tony";
   const char* nm_host = std::getenv("NM_HOST");

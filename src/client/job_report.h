@@ -27,8 +27,9 @@ std::string LingeringTasksHint(const rpc::JobStatus& status, int64_t now_wall_ms
 std::string ProgressText(const rpc::TaskProgress& progress);
 
 // The final report: a header line with the job's state, a table (task, state, host:port, exit
-// code, duration, progress when a task reports it, logs), each hung task's line, the diagnostics of each failed task, indented, and the last lines the
-// leading task printed (chief:0, else worker:0), made TerminalSafe.
+// code, duration, progress when a task reports it, logs), each hung task's line, the diagnostics of
+// each failed task, indented, and the last lines the leading task printed (chief:0, else worker:0),
+// made TerminalSafe.
 std::string Summary(const rpc::JobStatus& status);
 
 // Text a task printed, made safe for a terminal: control characters (escape sequences included)

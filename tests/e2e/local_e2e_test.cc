@@ -293,15 +293,17 @@ TEST_F(LocalE2eTest, ARestartedTaskResumesFromItsCheckpointDirectory) {
 TEST_F(LocalE2eTest, ATaskCannotPointTheExecutorAtAnotherFile) {
   const std::string secret = runner_.work_dir() + "/not-the-tasks";
   std::ofstream(secret) << "TOPSECRET-CONTENT\n";
-  TonyResult r = runner_.Run(
-      SubmitShell("echo printed before the swap; echo error before the swap >&2; "
-                  "out=$(readlink /proc/$$/fd/1); err=$(readlink /proc/$$/fd/2); "
-                  "rm -f \"$out\" \"$err\" \"$TONY_PROGRESS_FILE\"; "
-                  "ln -s " + secret + " \"$out\"; ln -s " + secret + " \"$err\"; "
-                  "mkfifo \"$TONY_PROGRESS_FILE\"; sleep 3; exit 7",
-                  {"tony.worker.instances=1", "tony.worker.memory=256m",
-                   "tony.task.heartbeat-interval-ms=200"}),
-      60000);
+  TonyResult r =
+      runner_.Run(SubmitShell("echo printed before the swap; echo error before the swap >&2; "
+                              "out=$(readlink /proc/$$/fd/1); err=$(readlink /proc/$$/fd/2); "
+                              "rm -f \"$out\" \"$err\" \"$TONY_PROGRESS_FILE\"; "
+                              "ln -s " +
+                                  secret + " \"$out\"; ln -s " + secret +
+                                  " \"$err\"; "
+                                  "mkfifo \"$TONY_PROGRESS_FILE\"; sleep 3; exit 7",
+                              {"tony.worker.instances=1", "tony.worker.memory=256m",
+                               "tony.task.heartbeat-interval-ms=200"}),
+                  60000);
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("printed before the swap"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("error before the swap"), std::string::npos) << r.out;

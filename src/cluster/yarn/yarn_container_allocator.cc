@@ -155,7 +155,8 @@ void YarnContainerAllocator::HeartbeatLoop() {
     const int64_t interval = TakeHeartbeatWork(&asks, &releases);
     if (interval < 0) return;
     StopOverdueContainers();
-    absl::StatusOr<hadoop::AllocateResult> result = am_rm_->Allocate(asks, releases, progress_.load());
+    absl::StatusOr<hadoop::AllocateResult> result =
+        am_rm_->Allocate(asks, releases, progress_.load());
     if (!result.ok()) {
       spdlog::warn("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
       OnAllocateFailed(asks, releases);
