@@ -90,7 +90,8 @@ def run(mode, heartbeat_ms, cluster=None):
     if mode == "decide":
         conf.append("tony.application.fail-on-worker-failure-enabled=true")
     else:
-        conf += ["tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0"]
+        conf += ["tony.worker.max-restarts=1", "tony.worker.restart-policy=task",
+                 "tony.worker.restart-backoff-ms=0"]
     command = ('date +%s%N > "$STAMPS/$TASK_INDEX.$ATTEMPT_NUMBER"; exec sleep 600'
                if mode == "restart" else "exec sleep 600")
     args = [TONY, "submit", "--conf", f"tony.containers.command={command}"]
@@ -177,7 +178,8 @@ def run_yarn(mode, heartbeat_ms, cluster):
     if mode == "decide":
         conf.append("tony.application.fail-on-worker-failure-enabled=true")
     else:
-        conf += ["tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0"]
+        conf += ["tony.worker.max-restarts=1", "tony.worker.restart-policy=task",
+                 "tony.worker.restart-backoff-ms=0"]
     command = ('date +%s%N > "$STAMPS/$TASK_INDEX.$ATTEMPT_NUMBER"; exec sleep 600'
                if mode == "restart" else "exec sleep 600")
     args = [TONY, "submit", "--backend", "yarn", "--conf", f"tony.containers.command={command}"]

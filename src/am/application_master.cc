@@ -81,6 +81,7 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
       rendezvous_(&job_.spec(), [] { return std::make_unique<GlooRendezvous>(); }),
       launcher_(LauncherOptions(options_), &job_.spec()),
       barrier_(&job_, &rendezvous_),
+      results_(&job_),
       watchers_(clock) {}
 
 ApplicationMaster::~ApplicationMaster() = default;
@@ -204,6 +205,7 @@ int ApplicationMaster::Run() {
 
   // Every stored call must be finished before the server can shut down.
   barrier_.CancelAll();
+  results_.AnswerAll();
   if (finisher_.joinable()) finisher_.join();
   AnswerWatchers(/*all=*/true);
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
@@ -246,6 +248,7 @@ void ApplicationMaster::Execute(const Actions& actions) {
   history_.RecordTransitions(job_.TakeTransitions());
   history_.RecordNotices(job_.TakeNotices());
   barrier_.Answer();
+  results_.Poll();
   AnswerWatchers(/*all=*/false);
 }
 
@@ -280,6 +283,7 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
   if (job_.decided() && !finishing_ && allocator_->RunningContainers() == 0) Complete();
   // A waiter of a task whose container is gone will never be answered.
   barrier_.ContainerEnded(exit.container_id);
+  results_.ContainerEnded(exit.container_id);
 }
 
 void ApplicationMaster::OnTick() {
@@ -408,12 +412,18 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   TONY_DCHECK_ON_LOOP(loop_);
   const TaskRef task = FromProto(request.task());
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
-  allocator_->ExpectCompletion(request.container_id());
   job_.OnMemorySample(task, request.container_id(), request.peak_rss_bytes());
   if (!request.output_tail().empty()) status_.SetOutputTail(task, request.output_tail());
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional()));
-  std::move(reply).Send();  // last: it may free request and response
+  const std::string container_id = request.container_id();
+  // The container ends next, unless the task runs again in it.
+  if (const TaskRecord* record = job_.Find(task); record == nullptr ||
+                                                  record->container_id != container_id ||
+                                                  record->state != TaskState::kAllocated) {
+    allocator_->ExpectCompletion(container_id);
+  }
+  results_.Answer(task, container_id, std::move(reply));  // last: it may free request and response
 }
 
 void ApplicationMaster::RegisterTensorBoardUrl(const rpc::RegisterTensorBoardUrlRequest& request,
@@ -487,12 +497,14 @@ void ApplicationMaster::AppendOutput(const rpc::AppendOutputRequest& request,
   TONY_DCHECK_ON_LOOP(loop_);
   const TaskRef task = FromProto(request.task());
   // Output of the current attempt, or of an earlier one still draining.
+  // An attempt that ran again in its container shipped all it printed before it ended, so
+  // output from a container that still runs the task is the current attempt's.
   std::optional<int> attempt;
   if (const TaskRecord* record = job_.Find(task); record != nullptr) {
-    if (record->container_id == request.container_id()) attempt = record->attempt;
     for (const AttemptRecord& earlier : record->previous_attempts) {
       if (earlier.container_id == request.container_id()) attempt = earlier.attempt;
     }
+    if (record->container_id == request.container_id()) attempt = record->attempt;
   }
   if (attempt) {
     history_.AppendOutput(task, *attempt, request.container_id(), "stdout", request.stdout_offset(),

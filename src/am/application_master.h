@@ -21,6 +21,7 @@
 #include "am/job_state.h"
 #include "am/page_renderer.h"
 #include "am/rendezvous_host.h"
+#include "am/result_replies.h"
 #include "am/spec_barrier.h"
 #include "am/status_page.h"
 #include "am/status_publisher.h"
@@ -133,6 +134,7 @@ class ApplicationMaster final : public AmRequestHandler {
   RendezvousHost rendezvous_;
   TaskLauncher launcher_;
   SpecBarrier barrier_;
+  ResultReplies results_;
 
   WatcherRegistry watchers_;
   // The newest credentials for running tasks from the allocator, and how many times they came.

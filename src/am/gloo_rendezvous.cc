@@ -114,6 +114,13 @@ void GlooRendezvous::SetScopeSizes(std::map<std::string, int> sizes) {
   scope_sizes_ = std::move(sizes);
 }
 
+void GlooRendezvous::Clear() {
+  MutexLock lock(mu_);
+  store_.clear();
+  finalized_.clear();
+  total_bytes_ = 0;
+}
+
 bool GlooRendezvous::MayConnect(const sockaddr* peer) {
   std::optional<IpAddress> address = IpAddressOf(peer);
   if (!address) return false;

@@ -47,6 +47,8 @@ class RendezvousStore {
   virtual void AllowHost(const std::string& host) = 0;
   // The number of ranks that finalize each scope ("global", "local_<host>", "cross_<n>").
   virtual void SetScopeSizes(std::map<std::string, int> sizes) = 0;
+  // Forgets every key: the ranks meet afresh (a gang restart).
+  virtual void Clear() = 0;
 };
 
 class GlooRendezvous final : public RendezvousStore {
@@ -68,6 +70,7 @@ class GlooRendezvous final : public RendezvousStore {
   void AllowHost(const std::string& host) override;
   // The number of ranks that finalize each scope ("global", "local_<host>", "cross_<n>").
   void SetScopeSizes(std::map<std::string, int> sizes) override;
+  void Clear() override;
 
   struct Request;  // one HTTP request being read (private to the implementation)
 

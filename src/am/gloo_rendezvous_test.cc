@@ -118,5 +118,19 @@ TEST_F(GlooRendezvousTest, TheStoreIsBounded) {
   EXPECT_TRUE(IsStatus(Call("PUT", "/s/one-more", mib), 200));
 }
 
+// A restarted gang meets afresh: Clear forgets every key and frees the store's room.
+TEST_F(GlooRendezvousTest, ClearForgetsEveryKey) {
+  rendezvous_.AllowHost("127.0.0.1");
+  const std::string mib(GlooRendezvous::kMaxValueBytes, 'x');
+  const size_t fit = GlooRendezvous::kMaxTotalBytes / mib.size();
+  for (size_t i = 0; i < fit; ++i) {
+    ASSERT_TRUE(IsStatus(Call("PUT", "/global/" + std::to_string(i), mib), 200)) << i;
+  }
+  rendezvous_.Clear();
+  EXPECT_TRUE(IsStatus(Call("GET", "/global/0"), 404));
+  EXPECT_TRUE(IsStatus(Call("PUT", "/global/new", mib), 200));
+  EXPECT_EQ(BodyOf(Call("GET", "/global/new")).size(), mib.size());
+}
+
 }  // namespace
 }  // namespace tony::am

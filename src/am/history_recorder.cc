@@ -107,6 +107,13 @@ void HistoryRecorder::RecordTransitions(const std::vector<TaskTransition>& trans
         event.kind = history::kEventTaskRequested;
         break;
       case TaskState::kAllocated:
+        if (t.from == TaskState::kFailed) {
+          // Restarted in the container it has (a gang restart): no request in between.
+          history::HistoryEvent restarted = event;
+          restarted.kind = history::kEventTaskRestarted;
+          restarted.diagnostics = t.diagnostics;
+          RecordEvent(restarted);
+        }
         event.kind = history::kEventTaskAllocated;
         event.container = t.container_id;
         event.host = t.host;
@@ -145,7 +152,9 @@ void HistoryRecorder::RecordNotices(const std::vector<TaskEvent>& notices) {
     event.time_ms = notice.wall_ms;
     event.task = notice.task.ToString();
     event.attempt = notice.attempt;
-    event.kind = notice.kind == "HUNG" ? history::kEventTaskHung : history::kEventTaskStraggling;
+    event.kind = notice.kind == "HUNG"           ? history::kEventTaskHung
+                 : notice.kind == "GANG_RESTART" ? history::kEventGangRestarted
+                                                 : history::kEventTaskStraggling;
     event.diagnostics = notice.detail;
     RecordEvent(event);
   }

@@ -50,8 +50,8 @@ class HistoryRecorder {
   void Open(const std::string& tracking_url, const rpc::JobStatus& status);
   // One event per transition the history records (see history_format.h).
   void RecordTransitions(const std::vector<TaskTransition>& transitions);
-  // The state machine's HUNG and STRAGGLER events (JobStateMachine::TakeNotices): TASK_HUNG and
-  // TASK_STRAGGLING, with the reason as diagnostics.
+  // The state machine's HUNG, GANG_RESTART and STRAGGLER events (JobStateMachine::TakeNotices):
+  // TASK_HUNG, GANG_RESTARTED and TASK_STRAGGLING, with the reason as diagnostics.
   void RecordNotices(const std::vector<TaskEvent>& notices);
   // A heartbeat's sample of `attempt` of its task, at most one per task and metrics interval
   // (every GPU sample: the executor takes those at that interval).

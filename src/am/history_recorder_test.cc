@@ -108,6 +108,34 @@ TEST_F(HistoryRecorderTest, HungAndStragglingTasksAreEventsWithTheirReason) {
   EXPECT_EQ(events.back().diagnostics, "worker:0 is a straggler");
 }
 
+// A gang restart is an event of its own, and a member that runs again in its container is
+// restarted, then allocated that same container, with no request between.
+TEST_F(HistoryRecorderTest, AGangRestartAndARestartInPlaceAreRecorded) {
+  std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/false);
+  recorder->RecordNotices(
+      {{"GANG_RESTART", {"worker", 1}, 1, 7000, "worker:1 failed (exit code 3); restarting"}});
+  TaskTransition again;
+  again.task = {"worker", 1};
+  again.attempt = 1;
+  again.from = TaskState::kFailed;
+  again.to = TaskState::kAllocated;
+  again.wall_ms = 7001;
+  again.container_id = "c1";
+  again.diagnostics = "attempt 0 failed; again in its container";
+  recorder->RecordTransitions({again});
+  const std::vector<history::HistoryEvent>& events = recorder->live().events;
+  ASSERT_GE(events.size(), 3u);
+  const history::HistoryEvent& gang = events[events.size() - 3];
+  EXPECT_EQ(gang.kind, history::kEventGangRestarted);
+  EXPECT_EQ(gang.diagnostics, "worker:1 failed (exit code 3); restarting");
+  const history::HistoryEvent& restarted = events[events.size() - 2];
+  EXPECT_EQ(restarted.kind, history::kEventTaskRestarted);
+  EXPECT_EQ(restarted.attempt, 1);
+  EXPECT_EQ(restarted.diagnostics, "attempt 0 failed; again in its container");
+  EXPECT_EQ(events.back().kind, history::kEventTaskAllocated);
+  EXPECT_EQ(events.back().container, "c1");
+}
+
 TEST_F(HistoryRecorderTest, RetriedOutputIsWrittenOnceAndAGapIsMarked) {
   std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/true);
   const TaskRef task{"worker", 0};

@@ -50,6 +50,7 @@ std::string_view ToString(JobState state) {
 std::string ExitText(int exit_code) {
   if (exit_code == kExitLostHeartbeat) return "lost heartbeat";
   if (exit_code == kExitHung) return "hung";
+  if (exit_code == kExitGangRestart) return "stopped for a gang restart";
   switch (exit_code) {
     case kExitAborted:
       return "aborted (its node lost, or the container released)";
@@ -80,6 +81,7 @@ JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
       task.max_restarts = type.max_restarts;
       task.restart_backoff_ms = type.restart_backoff_ms;
       task.transient_exit_codes = type.transient_exit_codes;
+      task.gang = type.restart_policy == config::RestartPolicy::kGang;
       task_index_[{name, i}] = tasks_.size();
       tasks_.push_back(std::move(task));
     }
@@ -91,6 +93,7 @@ Actions JobStateMachine::Start() {
   // A stall is measured from the job's start until the first tick: an AM stopped before it
   // ticked once must not blame the tasks that registered meanwhile.
   last_tick_ms_ = start_ms_;
+  gang_formed_ms_ = start_ms_;
   start_wall_ms_ = clock_->WallMs();
   Actions actions;
   const auto& training = spec_.training_stage;
@@ -179,7 +182,8 @@ absl::StatusOr<Actions> JobStateMachine::OnTaskRegistered(const TaskRef& ref,
   Actions actions;
   if (decided()) {
     StopTask(*task, actions);
-  } else if (spec_.mode == config::DistributedMode::kFcfs || gang_released_) {
+  } else if (gang_released_ || (spec_.mode == config::DistributedMode::kFcfs &&
+                                clock_->NowMs() >= gang_hold_until_ms_)) {
     SetState(*task, TaskState::kRunning);
     actions.push_back(SendClusterSpec{task->ref});
   } else {
@@ -190,15 +194,19 @@ absl::StatusOr<Actions> JobStateMachine::OnTaskRegistered(const TaskRef& ref,
 }
 
 void JobStateMachine::ReleaseGangIfComplete(Actions& actions) {
-  for (const TaskRecord& task : tasks_) {
-    if (task.awaiting_stage) continue;  // the next gang
-    if (task.state != TaskState::kRegistered && task.state != TaskState::kRunning &&
-        !IsTerminal(task.state)) {
-      return;
-    }
-  }
   const int64_t now = clock_->NowMs();
-  gang_released_ = true;
+  if (now < gang_hold_until_ms_) return;  // a gang restart's backoff
+  if (spec_.mode == config::DistributedMode::kGang) {
+    for (const TaskRecord& task : tasks_) {
+      if (task.awaiting_stage) continue;  // the next gang
+      // A member still being stopped for a gang restart is not part of the new gang yet.
+      const bool ready = task.state == TaskState::kRegistered ||
+                         (task.state == TaskState::kRunning && task.gang_restart.empty()) ||
+                         IsTerminal(task.state);
+      if (!ready) return;
+    }
+    gang_released_ = true;
+  }
   for (TaskRecord& task : tasks_) {
     if (task.state == TaskState::kRegistered) {
       SetState(task, TaskState::kRunning);
@@ -231,124 +239,6 @@ std::map<std::string, std::vector<std::string>> JobStateMachine::ClusterSpec() c
   return spec;
 }
 
-bool ExitCountsAgainstRestarts(int exit_code, const std::set<int>& transient_exit_codes) {
-  switch (exit_code) {
-    case kExitAborted:
-    case kExitDisksFailed:
-    case kExitPreempted:
-      return false;
-    default:
-      return !transient_exit_codes.contains(exit_code);
-  }
-}
-
-void JobStateMachine::FindStragglers() {
-  if (spec_.straggler_steps <= 0) return;
-  std::map<std::string, std::vector<int64_t>> steps;  // of each type's running tasks
-  for (const TaskRecord& task : tasks_) {
-    if (task.state == TaskState::kRunning && task.progress.has_step) {
-      steps[task.ref.type].push_back(task.progress.step);
-    }
-  }
-  for (auto& [type, values] : steps) {
-    std::sort(values.begin(), values.end());
-  }
-  for (TaskRecord& task : tasks_) {
-    const auto type = steps.find(task.ref.type);
-    if (task.state != TaskState::kRunning || !task.progress.has_step || type == steps.end() ||
-        type->second.size() < 2) {
-      task.straggler.clear();
-      task.straggler_reported = false;
-      continue;
-    }
-    const std::vector<int64_t>& sorted = type->second;
-    const int64_t median = sorted[sorted.size() / 2];
-    const int64_t lag = median - task.progress.step;
-    if (lag <= spec_.straggler_steps) {
-      if (!task.straggler.empty()) Changed();
-      task.straggler.clear();
-      continue;
-    }
-    // Said once an attempt: a task that hovers at the bound must not grow the job's status.
-    const bool newly = task.straggler.empty() && !task.straggler_reported;
-    if (task.straggler.empty()) Changed();
-    task.straggler = StrCat(task.ref.ToString(), " is a straggler: at step ", task.progress.step,
-                            ", ", lag, " behind the median of the running ", task.ref.type,
-                            " tasks (tony.task.straggler-steps = ", spec_.straggler_steps, ")");
-    if (newly) {
-      task.straggler_reported = true;
-      events_.push_back({"STRAGGLER", task.ref, task.attempt, clock_->WallMs(), task.straggler});
-      notices_.push_back(events_.back());
-    }
-  }
-}
-
-float JobStateMachine::Progress() const {
-  if (decided()) return 1.0f;
-  double sum = 0;
-  double ended = 0;
-  int tracked = 0;
-  bool totals = false;
-  for (const TaskRecord& task : tasks_) {
-    if (task.role != config::JobTypeRole::kTracked) continue;
-    ++tracked;
-    if (IsTerminal(task.state)) {
-      sum += 1;
-      ended += 1;
-    } else if (task.progress.has_step && task.progress.total > 0) {
-      totals = true;
-      sum += std::clamp(
-          static_cast<double>(task.progress.step) / static_cast<double>(task.progress.total), 0.0,
-          1.0);
-    }
-  }
-  if (tracked == 0) return 0.0f;
-  return static_cast<float>((totals ? sum : ended) / tracked);
-}
-
-HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::string& container_id,
-                                             const HeartbeatReport& report) {
-  HeartbeatAnswer answer;
-  TaskRecord* task = MutableFind(ref);
-  if (task == nullptr || task->container_id != container_id) {
-    answer.stop = true;
-    return answer;
-  }
-  task->last_heartbeat_ms = clock_->NowMs();
-  OnMemorySample(ref, container_id, report.rss_bytes);
-  const int64_t now_wall = clock_->WallMs();
-  if (report.progress.has_step &&
-      (!task->progress.has_step || task->progress.step != report.progress.step)) {
-    Changed();
-  }
-  task->progress = report.progress;
-  task->progress_wall_ms = now_wall - std::max<int64_t>(report.quiet_ms, 0);
-  if (!task->dump_stacks_reason.empty()) {
-    answer.dump_stacks = true;
-    answer.reason = std::exchange(task->dump_stacks_reason, "");
-  }
-  if (task->state == TaskState::kRunning && !task->stop_requested && task->hung.empty() &&
-      !decided() && spec_.hang_timeout_ms > 0 && report.quiet_ms >= spec_.hang_timeout_ms) {
-    task->hung = StrCat(ref.ToString(), " is hung: no progress for ", report.quiet_ms,
-                        " ms (tony.task.hang-timeout-ms = ", spec_.hang_timeout_ms, ")",
-                        task->progress.has_step ? StrCat(", at step ", task->progress.step) : "");
-    events_.push_back({"HUNG", ref, task->attempt, now_wall, task->hung});
-    notices_.push_back(events_.back());
-    // The rest of the gang's stacks too: a hang is often a wait on another member.
-    for (TaskRecord& other : tasks_) {
-      if (&other != task && other.state == TaskState::kRunning && !other.stop_requested) {
-        other.dump_stacks_reason = task->hung;
-      }
-    }
-    answer.dump_stacks = true;
-    answer.reason = task->hung;
-    Changed();
-  }
-  answer.stop = task->stop_requested || IsTerminal(task->state) || !task->hung.empty();
-  if (answer.stop && answer.reason.empty()) answer.reason = task->hung;
-  return answer;
-}
-
 void JobStateMachine::OnMemorySample(const TaskRef& ref, const std::string& container_id,
                                      int64_t rss_bytes) {
   TaskRecord* task = MutableFind(ref);
@@ -360,8 +250,17 @@ void JobStateMachine::OnMemorySample(const TaskRef& ref, const std::string& cont
 }
 
 void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics,
-                                Actions& actions) {
+                                Actions& actions, bool executor_waits) {
   const TaskState before = task.state;
+  if (!task.gang_restart.empty() && !task.stop_requested && !decided()) {
+    // Stopped for its gang's restart: that is why it ended, whatever its exit code.
+    task.exit_code = kExitGangRestart;
+    task.diagnostics =
+        StrCat(task.gang_restart, " (its process ended with ", ExitText(exit_code), ")");
+    RestartMember(task, executor_waits,
+                  StrCat("attempt ", task.attempt, " stopped for ", task.gang_restart), actions);
+    return;
+  }
   if (!task.hung.empty() && !task.stop_requested) {
     // Stopped for its hang: that is why it ended, whatever its exit code after the signal.
     exit_code = kExitHung;
@@ -370,7 +269,9 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
   if (!task.stop_requested && exit_code != 0 && !decided()) {
     task.exit_code = exit_code;
     task.diagnostics = diagnostics;
-    if (MaybeRestart(task, actions)) return;
+    if (task.gang ? MaybeRestartGang(task, executor_waits, actions) : MaybeRestart(task, actions)) {
+      return;
+    }
   }
   task.exit_code = exit_code;
   task.end_wall_ms = clock_->WallMs();
@@ -390,54 +291,6 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
       if (!decided()) CheckTrackedDone(actions);
     }
   }
-}
-
-bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
-  // Past kMaxFreeRestarts, the cluster's ends and the transient codes count as any other.
-  const bool counts = ExitCountsAgainstRestarts(*task.exit_code, task.transient_exit_codes) ||
-                      task.free_restarts >= kMaxFreeRestarts;
-  if (counts && task.restarts_used >= task.max_restarts) return false;
-  ++(counts ? task.restarts_used : task.free_restarts);
-  const int64_t now_wall = clock_->WallMs();
-  task.previous_attempts.push_back(
-      {task.attempt, task.container_id, *task.exit_code, task.diagnostics, now_wall});
-  transitions_.push_back({task.ref, task.attempt, task.state, TaskState::kFailed, now_wall,
-                          task.container_id, task.host, task.port, task.exit_code,
-                          task.diagnostics});
-  task.attempt += 1;
-  task.restart_at_ms = clock_->NowMs() + task.restart_backoff_ms;
-  // The old address stays in the cluster spec until the new attempt registers its own.
-  task.container_id.clear();
-  task.log_dir.clear();
-  task.exit_code.reset();
-  task.diagnostics.clear();
-  task.hung.clear();
-  task.dump_stacks_reason.clear();
-  task.straggler.clear();
-  task.progress = {};
-  task.progress_wall_ms = 0;
-  events_.push_back(
-      {"RESTARTED", task.ref, task.attempt, now_wall,
-       StrCat(
-           "attempt ", task.attempt - 1, " failed (",
-           ExitText(task.previous_attempts.back().exit_code), "); restarting in ",
-           task.restart_backoff_ms, " ms",
-           counts ? "" : StrCat(" (not counted against tony.", task.ref.type, ".max-restarts)"))});
-  task.state = TaskState::kFailed;  // as the ended attempt left it
-  SetState(task, TaskState::kNew);
-  transitions_.back().diagnostics = events_.back().detail;
-  // The old container may still be winding down; it must not linger. The new one is requested
-  // at once without a backoff, else by OnTick once the backoff has passed.
-  if (!task.previous_attempts.back().container_id.empty()) {
-    actions.push_back(StopContainer{task.previous_attempts.back().container_id});
-  }
-  if (task.restart_backoff_ms <= 0) {
-    task.restart_at_ms = 0;
-    SetState(task, TaskState::kRequested);
-    actions.push_back(RequestContainer{task.ref.type});
-  }
-  Changed();
-  return true;
 }
 
 void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state_before,
@@ -548,6 +401,7 @@ Actions JobStateMachine::OnTick() {
     }
   }
   const int64_t elapsed = now - start_ms_;
+  const int64_t gang_elapsed = now - gang_formed_ms_;
   if (spec_.application_timeout_ms > 0 && elapsed >= spec_.application_timeout_ms) {
     Decide(JobState::kFailed,
            StrCat("the application timed out after ", spec_.application_timeout_ms,
@@ -568,8 +422,12 @@ Actions JobStateMachine::OnTick() {
       Changed();
     }
   }
+  // A gang restart's backoff has passed: the members that registered again may go.
+  if (gang_restarts_ > 0 && !gang_released_ && now >= gang_hold_until_ms_) {
+    ReleaseGangIfComplete(actions);
+  }
   if (spec_.mode == config::DistributedMode::kGang && !gang_released_ &&
-      spec_.allocation_timeout_ms >= 0 && elapsed >= spec_.allocation_timeout_ms) {
+      spec_.allocation_timeout_ms >= 0 && gang_elapsed >= spec_.allocation_timeout_ms) {
     std::vector<std::string> missing;
     for (const TaskRecord& task : tasks_) {
       if (task.state == TaskState::kRequested) {

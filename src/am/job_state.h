@@ -43,6 +43,8 @@ std::string_view ToString(JobState state);
 inline constexpr int kExitLostHeartbeat = -1000;
 // Exit code of a task stopped because it was hung (tony.task.hang-timeout-ms).
 inline constexpr int kExitHung = -1001;
+// Exit code of a task stopped because its gang restarts (tony.<type>.restart-policy gang).
+inline constexpr int kExitGangRestart = -1002;
 
 // How far a task is, as it reports it (rpc::TaskProgress).
 struct TaskProgress {
@@ -76,7 +78,7 @@ struct AttemptRecord {
 
 // Something other tasks and clients may want to react to.
 struct TaskEvent {
-  std::string kind;  // "RESTARTED", "HUNG", "STRAGGLER"
+  std::string kind;  // "RESTARTED", "GANG_RESTART", "HUNG", "STRAGGLER"
   TaskRef task;
   int attempt = 0;  // the new attempt
   int64_t wall_ms = 0;
@@ -121,6 +123,10 @@ struct TaskRecord {
   // Why the task counts as hung ("" while it does not): it was told to stop, and its end counts
   // as a failure with kExitHung whatever its exit code.
   std::string hung;
+  // Why the task is being stopped for its gang's restart ("" while it is not): its end, whatever
+  // its exit code, ends its attempt and it runs again with the gang.
+  std::string gang_restart;
+  bool gang = false;               // its type's restart policy is gang
   std::string dump_stacks_reason;  // its stacks are wanted with its next heartbeat: why
   // Why the task counts as a straggler (tony.task.straggler-steps), "" while it does not.
   std::string straggler;
@@ -227,6 +233,8 @@ class JobStateMachine {
   // How long the AM did not run at the last stall OnTick found (0: none), for its log.
   int64_t last_stall_ms() const { return last_stall_ms_; }
   static constexpr int64_t kMinStallMs = 3000;
+  // How often the gang restarted (its members' TORCHELASTIC_RESTART_COUNT).
+  int gang_restarts() const { return gang_restarts_; }
   // Ends the job as KILLED, stopping every task.
   Actions Kill(const std::string& reason);
   // Ends the job as FAILED (a problem found by the AM itself), stopping every task.
@@ -264,7 +272,10 @@ class JobStateMachine {
  private:
   TaskRecord* MutableFind(const TaskRef& task);
   TaskRecord* FindByContainer(const std::string& container_id);
-  void TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics, Actions& actions);
+  // `executor_waits`: the task's executor reported the end and waits for the AM's answer, so the
+  // task can run again in its container.
+  void TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics, Actions& actions,
+                 bool executor_waits = false);
   // Provisional executor results whose container's end did not come in time: they stand.
   void ResolveOverdueResults(int64_t now, Actions& actions);
   void ApplyFailurePolicy(const TaskRecord& task, TaskState state_before, Actions& actions);
@@ -275,8 +286,18 @@ class JobStateMachine {
   // Starts the training stage once every prepare-stage task succeeded.
   void MaybeStartTraining(Actions& actions);
   void CheckDependencyTimeouts(int64_t now, Actions& actions);
-  // Whether the failed task gets another attempt; if so, schedules it.
+  // Whether the failed task gets another attempt; if so, schedules it (restart policy task).
   bool MaybeRestart(TaskRecord& task, Actions& actions);
+  // The same for a member of the gang: whether the gang restarts; if so, stops its running members
+  // and restarts `failed` (job_state_restarts.cc).
+  bool MaybeRestartGang(TaskRecord& failed, bool executor_waits, Actions& actions);
+  // A member's attempt ended for its gang's restart: its next one, in its container when its
+  // executor waits, else in a new one.
+  void RestartMember(TaskRecord& task, bool executor_waits, const std::string& detail,
+                     Actions& actions);
+  // Records the end of the task's attempt (a RESTARTED event with `detail`) and starts its next
+  // in state `next`: kNew (it leaves its container) or kAllocated (it runs again in it).
+  void EndAttempt(TaskRecord& task, const std::string& detail, TaskState next);
   void Changed() { ++version_; }
   // Every change of a task's state goes through here, so that it is recorded.
   void SetState(TaskRecord& task, TaskState state);
@@ -289,6 +310,10 @@ class JobStateMachine {
   std::vector<TaskEvent> notices_;
   std::vector<TaskTransition> transitions_;
   bool gang_released_ = false;  // the cluster spec went out; later registrations get it at once
+  int gang_restarts_ = 0;
+  int counted_gang_restarts_ = 0;   // of tony.application.max-gang-restarts
+  int64_t gang_hold_until_ms_ = 0;  // no cluster spec goes out before (a gang restart's backoff)
+  int64_t gang_formed_ms_ = 0;      // the allocation timeout counts from here
   std::map<std::string, int64_t> group_done_at_ms_;  // when every task of a group had ended
   JobState state_ = JobState::kRunning;
   std::string diagnostics_;

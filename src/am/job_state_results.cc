@@ -20,7 +20,7 @@ Actions JobStateMachine::OnExecutorResult(const TaskRef& ref, const std::string&
     task->pending_result_until_ms = clock_->NowMs() + kProvisionalResultWaitMs;
     return actions;
   }
-  TaskEnded(*task, exit_code, diagnostics, actions);
+  TaskEnded(*task, exit_code, diagnostics, actions, /*executor_waits=*/true);
   return actions;
 }
 
@@ -57,7 +57,8 @@ void JobStateMachine::ResolveOverdueResults(int64_t now, Actions& actions) {
     if (task.pending_result.has_value() && now >= task.pending_result_until_ms) {
       auto [code, why] = *std::move(task.pending_result);
       task.pending_result.reset();
-      TaskEnded(task, code, why, actions);
+      // The container did not end: its executor is still there, waiting for the answer.
+      TaskEnded(task, code, why, actions, /*executor_waits=*/true);
     }
   }
 }

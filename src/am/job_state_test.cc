@@ -228,6 +228,7 @@ HeartbeatReport Quiet(int64_t quiet_ms, int64_t step = -1) {
 TEST_F(JobStateTest, ATaskWithoutProgressForTheHangTimeoutIsHungStoppedAndRestarted) {
   Init({{"tony.worker.instances", "2"},
         {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-policy", "task"},
         {"tony.worker.restart-backoff-ms", "0"},
         {"tony.task.hang-timeout-ms", "15000"}});
   StartAll();
@@ -301,6 +302,7 @@ TEST_F(JobStateTest, TheJobsProgressIsItsTrackedTasksShares) {
 TEST_F(JobStateTest, TheClustersEndsAndTransientExitCodesUseNoRestart) {
   Init({{"tony.worker.instances", "1"},
         {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-policy", "task"},
         {"tony.worker.restart-backoff-ms", "0"},
         {"tony.worker.transient-exit-codes", "75, 99"}});
   StartAll();
@@ -340,6 +342,7 @@ TEST_F(JobStateTest, TheClustersEndsAndTransientExitCodesUseNoRestart) {
 TEST_F(JobStateTest, FreeRestartsAreBoundedThenCountLikeAnyOther) {
   Init({{"tony.worker.instances", "1"},
         {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-policy", "task"},
         {"tony.worker.restart-backoff-ms", "0"},
         {"tony.worker.transient-exit-codes", "75"}});
   StartAll();
@@ -447,6 +450,7 @@ TEST_F(JobStateTest, VersionMovesOnEveryChange) {
 TEST_F(JobStateTest, FailedTaskIsRestartedWithTheSameTypeAndIndex) {
   Init({{"tony.worker.instances", "2"},
         {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-policy", "task"},
         {"tony.worker.restart-backoff-ms", "500"}});
   StartAll();
   Actions actions = Exit({"worker", 1}, 3);
@@ -485,6 +489,7 @@ TEST_F(JobStateTest, FailedTaskIsRestartedWithTheSameTypeAndIndex) {
 TEST_F(JobStateTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
   Init({{"tony.worker.instances", "2"},
         {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-policy", "task"},
         {"tony.worker.restart-backoff-ms", "0"}});
   StartAll();
   Exit({"worker", 0}, 3);
@@ -502,6 +507,7 @@ TEST_F(JobStateTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
 TEST_F(JobStateTest, TransitionsRecordEveryAttemptInOrder) {
   Init({{"tony.worker.instances", "1"},
         {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-policy", "task"},
         {"tony.worker.restart-backoff-ms", "0"}});
   StartAll();
   clock_.Advance(10);

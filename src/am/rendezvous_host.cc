@@ -39,6 +39,10 @@ void RendezvousHost::SizeScopes(const std::map<std::string, std::vector<std::str
   }
 }
 
+void RendezvousHost::Clear() {
+  if (store_) store_->Clear();
+}
+
 absl::Status RendezvousHost::Publish(const TaskRef& task, const TaskRecord* record,
                                      const std::string& container_id, int port) {
   if (!spec_->horovod_debug_driver || task != TaskRef{config::kHorovodDriverType, 0}) {

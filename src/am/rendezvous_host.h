@@ -40,6 +40,9 @@ class RendezvousHost {
   void AllowHost(const std::string& host);
   // The cluster as the tasks get it: the store learns how many ranks finalize each scope.
   void SizeScopes(const std::map<std::string, std::vector<std::string>>& cluster);
+  // The AM's store forgets what the ranks stored (a restarted gang meets afresh); a debug driver's
+  // store is the driver's.
+  void Clear();
   // The debug driver's store: only driver:0 of a job with a debug driver, from its own
   // container (`record`, the driver's, has its host) on a valid port.
   absl::Status Publish(const TaskRef& task, const TaskRecord* record,

@@ -13,6 +13,7 @@ struct StoreLog {
   bool stopped = false;
   std::vector<std::string> allowed;
   std::map<std::string, int> sizes;
+  int clears = 0;
 };
 
 class FakeStore final : public RendezvousStore {
@@ -25,6 +26,7 @@ class FakeStore final : public RendezvousStore {
   void Stop() override { log_->stopped = true; }
   void AllowHost(const std::string& host) override { log_->allowed.push_back(host); }
   void SetScopeSizes(std::map<std::string, int> sizes) override { log_->sizes = std::move(sizes); }
+  void Clear() override { ++log_->clears; }
 
  private:
   StoreLog* const log_;

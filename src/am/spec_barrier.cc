@@ -30,6 +30,12 @@ void SpecBarrier::Answer() {
     }
     if (!job_->ClusterSpecReleased(waiter.task) || rendezvous_->Awaits(waiter.task)) return false;
     if (!cluster) {
+      if (job_->gang_restarts() != restarts_seen_) {
+        // A restarted gang meets afresh: nothing its last run stored may be read by the new one
+        // (every member of that run has ended by now).
+        restarts_seen_ = job_->gang_restarts();
+        rendezvous_->Clear();
+      }
       const std::map<std::string, std::vector<std::string>> spec = job_->ClusterSpec();
       rendezvous_->SizeScopes(spec);
       cluster.emplace();
@@ -45,6 +51,7 @@ void SpecBarrier::Answer() {
     response->set_attempt(record->attempt);
     response->set_session_id("0");
     response->set_rendezvous_address(rendezvous_->address());
+    response->set_restart_count(job_->gang_restarts());
     std::move(waiter.reply).Send();
     return true;
   });

@@ -44,6 +44,7 @@ class SpecBarrier {
   const JobStateMachine* const job_;
   RendezvousHost* const rendezvous_;
   std::vector<Waiter> waiters_;
+  int restarts_seen_ = 0;  // the gang restarts when the rendezvous was last cleared
 };
 
 }  // namespace tony::am

@@ -276,6 +276,9 @@ absl::Status ReadTimingAndEnvironment(const Reader& reader, JobSpec* spec) {
                         reader.Int("tony.task.executor.execution-timeout-ms", 0));
   TONY_ASSIGN_OR_RETURN(spec->hang_timeout_ms, reader.Int("tony.task.hang-timeout-ms", 0));
   TONY_ASSIGN_OR_RETURN(spec->straggler_steps, reader.Int("tony.task.straggler-steps", 0));
+  TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.application.max-gang-restarts", -1));
+  if (value > 1000000) return reader.Error("tony.application.max-gang-restarts", "too large");
+  spec->max_gang_restarts = static_cast<int>(value);
   spec->checkpoint_dir =
       std::string(StripWhitespace(reader.String("tony.application.checkpoint-dir")));
   TONY_ASSIGN_OR_RETURN(spec->registry_timeout_ms,
@@ -393,6 +396,32 @@ absl::Status ReadJobTypes(const Reader& reader, const Configuration& conf, JobSp
   return absl::OkStatus();
 }
 
+// tony.<type>.restart-policy of every job type, once the job's types and framework are known.
+absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec) {
+  // Collective jobs: one member's failure breaks every member's communicator.
+  const bool collective = spec->framework == "pytorch" || spec->framework == "horovod" ||
+                          spec->framework == "jax" ||
+                          (spec->framework == "tensorflow" && !spec->job_types.count("ps"));
+  for (auto& [name, type] : spec->job_types) {
+    const std::string key = StrCat("tony.", name, ".restart-policy");
+    const std::string value(StripWhitespace(reader.JobTypeValue(name, "restart-policy")));
+    if (value.empty()) {
+      type.restart_policy = collective && type.role == JobTypeRole::kTracked ? RestartPolicy::kGang
+                                                                             : RestartPolicy::kTask;
+    } else if (value == "task") {
+      type.restart_policy = RestartPolicy::kTask;
+    } else if (value == "gang") {
+      if (type.role == JobTypeRole::kSidecar) {
+        return reader.Error(key, "a sidecar is not part of the gang; its restart policy is task");
+      }
+      type.restart_policy = RestartPolicy::kGang;
+    } else {
+      return reader.Error(key, "expected task or gang");
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string_view ToString(DistributedMode mode) {
@@ -457,6 +486,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     return s;
   }
   if (absl::Status s = CheckJobSize(reader, spec); !s.ok()) return s;
+  if (absl::Status s = ReadRestartPolicies(reader, &spec); !s.ok()) return s;
   if (absl::Status s = ReadGroupsAndStages(reader, conf, &spec); !s.ok()) return s;
   if (spec.job_types.count("chief")) {
     spec.chief = TaskRef{"chief", 0};

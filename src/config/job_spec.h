@@ -17,6 +17,12 @@ namespace tony::config {
 enum class DistributedMode { kGang, kFcfs };
 std::string_view ToString(DistributedMode mode);
 
+// tony.<type>.restart-policy: what a failed (or hung) task's restart takes with it.
+enum class RestartPolicy {
+  kTask,  // the task alone, in a new container (independent tasks)
+  kGang,  // every task of the job's gang types, in their containers (collective training)
+};
+
 using Resources = tony::Resources;
 
 // How a job type's tasks count for the job's end (TonY's failure rules: docs/running-jobs.md, "How
@@ -45,6 +51,9 @@ struct JobTypeSpec {
   // tony.<type>.transient-exit-codes: exit codes of the user's own (1-255) after which a task is
   // restarted without using up max_restarts.
   std::set<int> transient_exit_codes;
+  // tony.<type>.restart-policy; unset: kGang for the tracked types of a collective job (pytorch,
+  // horovod, jax, and tensorflow without parameter servers), kTask otherwise.
+  RestartPolicy restart_policy = RestartPolicy::kTask;
   // tony.<type>.progress-pattern: a regular expression (RE2) with a named group `step`, and
   // optionally `total` and metrics of its own, matched against each line the task prints; ""
   // when unset (docs/running-jobs.md, "Progress and hangs").
@@ -165,6 +174,10 @@ struct JobSpec {
   // tony.task.straggler-steps: a running task whose step lags its type's median by more is named
   // a straggler; 0: never.
   int64_t straggler_steps = 0;
+  // tony.application.max-gang-restarts: how often the gang may restart in all (restarts after the
+  // cluster's doing or a transient exit code aside); -1: as often as the failed task's
+  // tony.<type>.max-restarts allows it.
+  int max_gang_restarts = -1;
   // tony.application.checkpoint-dir: every task's TONY_CHECKPOINT_DIR (a local path or a URI such
   // as hdfs://...); "": the backend's default, inside the job's directory.
   std::string checkpoint_dir;

@@ -82,6 +82,33 @@ TEST_F(JobSpecTest, APatternThatCannotReportProgressIsRefusedByKey) {
       << spec.status();
 }
 
+TEST_F(JobSpecTest, RestartPolicies) {
+  Set("tony.application.framework", "pytorch");
+  Set("tony.worker.instances", "2");
+  Set("tony.evaluator.instances", "1");
+  Set("tony.evaluator.restart-policy", "task");
+  Set("tony.application.max-gang-restarts", "3");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at("worker").restart_policy, RestartPolicy::kGang);
+  EXPECT_EQ(spec->job_types.at("evaluator").restart_policy, RestartPolicy::kTask);
+  EXPECT_EQ(spec->max_gang_restarts, 3);
+  Set("tony.worker.restart-policy", "sometimes");
+  spec = Build();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_TRUE(
+      absl::StartsWith(spec.status().message(), "tony.worker.restart-policy = \"sometimes\""))
+      << spec.status();
+  EXPECT_NE(spec.status().message().find("expected task or gang"), std::string_view::npos);
+  Set("tony.worker.restart-policy", "gang");
+  Set("tony.application.sidecar.jobtypes", "evaluator");
+  Set("tony.evaluator.restart-policy", "gang");
+  spec = Build();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.evaluator.restart-policy"))
+      << spec.status();
+}
+
 TEST_F(JobSpecTest, TransientExitCodes) {
   Set("tony.worker.instances", "1");
   Set("tony.worker.transient-exit-codes", "75,99");

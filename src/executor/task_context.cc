@@ -29,7 +29,9 @@ runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config
   context.am_host = options.am_address.substr(0, colon);
   context.am_port =
       colon == std::string::npos ? 0 : std::atoi(options.am_address.substr(colon + 1).c_str());
-  context.attempt_number = options.attempt;
+  // The AM's count: a task that runs again in its container (a gang restart) has a new attempt.
+  context.attempt_number = cluster.attempt();
+  context.restart_count = cluster.restart_count();
   context.rendezvous_address = cluster.rendezvous_address();
   context.tensorboard_host = options.host;
   context.container_envs = spec.container_envs;

@@ -28,7 +28,7 @@ ExecutorOptions Options() {
   options.app_id = "application_1_0001";
   options.am_address = "am-host:4242";
   options.task = {"worker", 1};
-  options.attempt = 2;
+  options.attempt = 1;  // as launched; the cluster spec's attempt is the one that runs
   options.host = "worker-host";
   options.log_dir = "/logs/container_1";
   return options;
@@ -42,6 +42,8 @@ rpc::WaitClusterSpecResponse Cluster() {
   cluster.set_num_tracked_tasks(2);
   cluster.set_is_chief(false);
   cluster.set_session_id("0");
+  cluster.set_attempt(2);
+  cluster.set_restart_count(3);
   cluster.set_rendezvous_address("am-host:5000");
   return cluster;
 }
@@ -62,6 +64,7 @@ TEST(TaskContextTest, TheContextCarriesTheClusterSpecTheTaskAndTheAm) {
   EXPECT_EQ(context.am_host, "am-host");
   EXPECT_EQ(context.am_port, 4242);
   EXPECT_EQ(context.attempt_number, 2);
+  EXPECT_EQ(context.restart_count, 3);
   EXPECT_EQ(context.rendezvous_address, "am-host:5000");
   EXPECT_EQ(context.tensorboard_host, "worker-host");
   EXPECT_EQ(context.execution_envs.at("A"), "1");

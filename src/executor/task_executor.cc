@@ -282,8 +282,8 @@ absl::StatusOr<std::vector<std::string>> TaskExecutor::TaskFileTail(int fd, cons
   return ReadTailLines(path, max_lines);
 }
 
-void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool provisional,
-                          int64_t peak_rss_bytes) {
+std::optional<int> TaskExecutor::Report(int exit_code, const std::string& diagnostics,
+                                        bool provisional, int64_t peak_rss_bytes) {
   rpc::ReportResultRequest request;
   request.set_peak_rss_bytes(peak_rss_bytes);
   // The end of what the task printed, for the client's summary (the accuracy line of a training
@@ -297,7 +297,8 @@ void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool pr
     }
     request.set_output_tail(std::move(text));
   }
-  request.set_provisional(provisional || stop_signal_ != 0 || StopSignalPending());
+  const bool signalled = stop_signal_ != 0 || StopSignalPending();
+  request.set_provisional(provisional || signalled);
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
   request.set_exit_code(exit_code);
@@ -309,9 +310,16 @@ void TaskExecutor::Report(int exit_code, const std::string& diagnostics, bool pr
   rpc::ReportResultResponse response;
   grpc::ClientContext context;
   Attach(&context);
-  context.set_deadline(DeadlineIn(5000));
+  // A provisional result is answered once the AM has it for good (kProvisionalResultWaitMs).
+  context.set_deadline(DeadlineIn(request.provisional() ? 20000 : 5000));
   grpc::Status status = stub_->ReportResult(&context, request, &response);
-  if (!status.ok()) spdlog::warn("could not report the result to the AM: {}", GrpcError(status));
+  if (!status.ok()) {
+    spdlog::warn("could not report the result to the AM: {}", GrpcError(status));
+    return std::nullopt;
+  }
+  // A stopped executor goes, whatever the AM would have it do.
+  if (!response.run_again() || stop_signal_ != 0 || StopSignalPending()) return std::nullopt;
+  return response.attempt();
 }
 
 int TaskExecutor::Run() {
@@ -338,7 +346,21 @@ int TaskExecutor::Run() {
             .string());
   }
 
-  // Held from registration until just before the user process starts (TonY issue 365).
+  int code = RunAttempt(*type);
+  while (next_attempt_) {
+    spdlog::info("{} runs again in {} as attempt {} (its gang restarts)", task,
+                 options_.container_id, *next_attempt_);
+    next_attempt_.reset();
+    code = RunAttempt(*type);
+  }
+  return code;
+}
+
+int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
+  const config::JobTypeSpec* type = &job_type;
+  const std::string task = options_.task.ToString();
+  // Held from registration until just before the user process starts (TonY issue 365); each
+  // attempt registers a port of its own, so that a restarted gang meets at a fresh address.
   absl::StatusOr<ReservedPort> port = ReservedPort::Reserve(0);
   if (!port.ok()) {
     spdlog::error("cannot reserve a port: {}", ToStd(port.status().message()));
@@ -357,7 +379,8 @@ int TaskExecutor::Run() {
   }
 
   runtime::TaskContext context = TaskContextFor(options_, spec_, *cluster);
-  if (spec_.horovod_debug_driver && options_.task.type == config::kHorovodDriverType) {
+  if (spec_.horovod_debug_driver && options_.task.type == config::kHorovodDriverType &&
+      !driver_watch_) {
     absl::StatusOr<HorovodDriverWatch> watch =
         HorovodDriverWatch::Create((fs::current_path() / "horovod_driver").string());
     if (!watch.ok()) {
@@ -393,40 +416,26 @@ int TaskExecutor::Run() {
     return 1;
   }
 
-  // The task's checkpoint directory, when it is a local one: made (0700) if missing, so the task
-  // can write there at once. A URI (hdfs://...) is the task's to use as its code does.
-  if (const char* checkpoints = std::getenv(rpc::kEnvCheckpointDir);
-      checkpoints != nullptr && checkpoints[0] == '/') {
-    std::error_code ec;
-    if (!fs::exists(checkpoints, ec)) {
-      if (fs::create_directories(checkpoints, ec); !ec) {
-        fs::permissions(checkpoints, fs::perms::owner_all, ec);
-      } else {
-        spdlog::warn("cannot create the checkpoint directory {}: {}", checkpoints, ec.message());
-      }
+  if (!task_started_) PrepareTaskFiles(*environment);
+  for (const auto& [key, value] : helper_env_) (*environment)[key] = value;
+  SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
+  if (!task_started_) {
+    // The output files as the executor reads them (progress) and writes to them (stacks); an
+    // attempt that runs again appends to them.
+    stdout_fd_ = OpenTaskFile(spawn.stdout_path, O_RDONLY, spawn.output_mode);
+    stderr_fd_ = OpenTaskFile(spawn.stderr_path, O_RDWR | O_APPEND, spawn.output_mode);
+    shipper_->UseFiles(stdout_fd_, stderr_fd_);
+  } else {
+    // The reports of the attempt before are not this one's.
+    if (progress_fd_ >= 0 && ftruncate(progress_fd_, 0) != 0) {
+      spdlog::warn("cannot empty the progress file: {}", std::strerror(errno));
+    }
+    if (stderr_fd_ >= 0) {
+      const std::string line = StrCat("[tony] ", task, " starts again as attempt ",
+                                      cluster->attempt(), " (its gang restarts)\n");
+      (void)!write(stderr_fd_, line.data(), line.size());
     }
   }
-  // The tony_task helper: a failure to write it costs the task only the helper.
-  const std::string helper_dir = (fs::current_path() / ".tony-task").string();
-  const auto pythonpath = environment->find("PYTHONPATH");
-  const char* inherited_pythonpath = std::getenv("PYTHONPATH");
-  absl::StatusOr<std::map<std::string, std::string>> helper =
-      InstallTaskHelper(helper_dir, pythonpath != environment->end()  ? pythonpath->second
-                                    : inherited_pythonpath != nullptr ? inherited_pythonpath
-                                                                      : "");
-  if (helper.ok()) {
-    for (auto& [key, value] : *helper) (*environment)[key] = value;
-    progress_fd_ = OpenTaskFile((*helper)["TONY_PROGRESS_FILE"], O_RDWR | O_TRUNC, 0600);
-  } else {
-    spdlog::warn("the task goes without the tony_task helper: {}",
-                 ToStd(helper.status().message()));
-  }
-
-  SpawnOptions spawn = UserProcessSpawn(options_, type->command, *environment);
-  // The output files as the executor reads them (progress) and writes to them (stacks).
-  stdout_fd_ = OpenTaskFile(spawn.stdout_path, O_RDONLY, spawn.output_mode);
-  stderr_fd_ = OpenTaskFile(spawn.stderr_path, O_RDWR | O_APPEND, spawn.output_mode);
-  shipper_->UseFiles(stdout_fd_, stderr_fd_);
   if (spec_.task_sandbox) {
     absl::StatusOr<SandboxedCommand> sandbox = SandboxedCommand::Prepare(&spawn);
     if (!sandbox.ok()) {
@@ -461,6 +470,37 @@ int TaskExecutor::Run() {
   return Supervise(*pid, start_ms);
 }
 
+void TaskExecutor::PrepareTaskFiles(const runtime::Environment& environment) {
+  // The task's checkpoint directory, when it is a local one: made (0700) if missing, so the task
+  // can write there at once. A URI (hdfs://...) is the task's to use as its code does.
+  if (const char* checkpoints = std::getenv(rpc::kEnvCheckpointDir);
+      checkpoints != nullptr && checkpoints[0] == '/') {
+    std::error_code ec;
+    if (!fs::exists(checkpoints, ec)) {
+      if (fs::create_directories(checkpoints, ec); !ec) {
+        fs::permissions(checkpoints, fs::perms::owner_all, ec);
+      } else {
+        spdlog::warn("cannot create the checkpoint directory {}: {}", checkpoints, ec.message());
+      }
+    }
+  }
+  // The tony_task helper: a failure to write it costs the task only the helper.
+  const std::string helper_dir = (fs::current_path() / ".tony-task").string();
+  const auto pythonpath = environment.find("PYTHONPATH");
+  const char* inherited_pythonpath = std::getenv("PYTHONPATH");
+  absl::StatusOr<std::map<std::string, std::string>> helper =
+      InstallTaskHelper(helper_dir, pythonpath != environment.end()   ? pythonpath->second
+                                    : inherited_pythonpath != nullptr ? inherited_pythonpath
+                                                                      : "");
+  if (helper.ok()) {
+    helper_env_ = *std::move(helper);
+    progress_fd_ = OpenTaskFile(helper_env_["TONY_PROGRESS_FILE"], O_RDWR | O_TRUNC, 0600);
+  } else {
+    spdlog::warn("the task goes without the tony_task helper: {}",
+                 ToStd(helper.status().message()));
+  }
+}
+
 int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   const Clock* clock = SystemClock::Get();
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -471,6 +511,12 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   limits.max_missed_heartbeats = spec_.max_missed_heartbeats;
   Supervision supervision(limits, clock, start_ms);
   HeartbeatState beat;
+  // Progress is read from what this attempt prints (an attempt that runs again appends).
+  for (auto [fd, offset] :
+       {std::pair{stdout_fd_, &beat.read_stdout}, std::pair{stderr_fd_, &beat.read_stderr}}) {
+    struct stat info {};
+    if (fd >= 0 && fstat(fd, &info) == 0) *offset = info.st_size;
+  }
   const config::JobTypeSpec* type = spec_.Find(options_.task.type);
   beat.progress =
       std::make_unique<ProgressTracker>(type ? type->progress_pattern : "", clock, start_ms);
@@ -639,7 +685,7 @@ int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::strin
   // The user process can die of that signal before the signal thread has noted the executor's.
   const bool killed_from_outside = exit && exit->signal != 0 && stop_reason.empty();
   DrainOutput();
-  Report(code, diagnostics, killed_from_outside, peak_rss);
+  next_attempt_ = Report(code, diagnostics, killed_from_outside, peak_rss);
   return code > 255 ? 255 : code;
 }
 

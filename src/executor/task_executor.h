@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@
 #include "executor/progress_tracker.h"
 #include "executor/task_sandbox.h"
 #include "rpc/tony.grpc.pb.h"
+#include "runtime/runtime.h"
 
 namespace tony::executor {
 
@@ -58,10 +60,17 @@ class TaskExecutor {
   TaskExecutor(ExecutorOptions options, config::JobSpec spec);
   ~TaskExecutor();
 
-  // Returns the process exit code: the user command's (128 + signal when killed).
+  // Returns the process exit code: the user command's (128 + signal when killed), of its last
+  // attempt when it ran again (a gang restart, ReportResultResponse::run_again).
   int Run();
 
  private:
+  // One attempt: registers a fresh port, waits for the cluster spec, runs the user's command to
+  // its end and reports it (next_attempt_ says whether to run again).
+  int RunAttempt(const config::JobTypeSpec& type);
+  // Before the first attempt: the checkpoint directory and the tony_task helper (helper_env_,
+  // progress_fd_). Never again: by then the task may have replaced what is at those names.
+  void PrepareTaskFiles(const runtime::Environment& environment);
   absl::Status Register(int port);
   absl::StatusOr<rpc::WaitClusterSpecResponse> WaitForClusterSpec();
   // What one heartbeat after another carries over.
@@ -88,8 +97,10 @@ class TaskExecutor {
   // A Horovod debug driver: publishes the port it wrote, once; past kDriverPublishTimeoutMs
   // without one, returns why the driver must be stopped.
   std::optional<std::string> WatchDriver(int64_t elapsed_ms);
-  void Report(int exit_code, const std::string& diagnostics, bool provisional = false,
-              int64_t peak_rss_bytes = 0);
+  // Reports the end of the attempt; returns the attempt to run next in this container, if the AM
+  // says so.
+  std::optional<int> Report(int exit_code, const std::string& diagnostics, bool provisional = false,
+                            int64_t peak_rss_bytes = 0);
   void OnStopSignal(int sig);
   void Attach(grpc::ClientContext* context);
   // Sends the rest of the task's output to the AM for the job's history, for at most a few
@@ -114,7 +125,9 @@ class TaskExecutor {
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
   int progress_fd_ = -1;
-  std::atomic<int> stop_signal_{0};  // the stop signal received, 0 if none
+  std::map<std::string, std::string> helper_env_;  // what the tony_task helper adds to the env
+  std::optional<int> next_attempt_;                // the AM's answer to the last Report
+  std::atomic<int> stop_signal_{0};                // the stop signal received, 0 if none
   Mutex mu_;
   grpc::ClientContext* blocking_call_ TONY_GUARDED_BY(mu_) = nullptr;  // cancelled on a stop signal
   std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses

@@ -39,6 +39,7 @@ inline constexpr char kEventTaskFinished[] = "TASK_FINISHED";
 inline constexpr char kEventTaskRestarted[] = "TASK_RESTARTED";
 inline constexpr char kEventTaskHung[] = "TASK_HUNG";              // diagnostics: why
 inline constexpr char kEventTaskStraggling[] = "TASK_STRAGGLING";  // diagnostics: by how much
+inline constexpr char kEventGangRestarted[] = "GANG_RESTARTED";    // diagnostics: why, who
 inline constexpr char kEventFinished[] = "APPLICATION_FINISHED";
 
 // Where a job's history lives.

@@ -38,6 +38,8 @@ absl::Status AddPyTorchEnv(const TaskContext& ctx, Environment* env) {
   e["WORLD_SIZE"] = world_size;
   e["LOCAL_RANK"] = absl::StrCat(world->LocalRank(*rank));
   e["LOCAL_WORLD_SIZE"] = absl::StrCat(world->LocalSize(*rank));
+  // As torchrun counts its restarts: the gang restarts of the job so far.
+  e["TORCHELASTIC_RESTART_COUNT"] = absl::StrCat(ctx.restart_count);
   return absl::OkStatus();
 }
 

@@ -233,6 +233,14 @@ TEST(PyTorchTest, WorkersOnDifferentHosts) {
   EXPECT_EQ(env.at("WORLD_SIZE"), "2");
   EXPECT_EQ(env.at("LOCAL_RANK"), "0");
   EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "1");
+  EXPECT_EQ(env.at("TORCHELASTIC_RESTART_COUNT"), "0");
+}
+
+TEST(PyTorchTest, ARestartedGangSaysHowOftenItRestarted) {
+  ClusterSpec cluster = {{"worker", {"h0:29500", "h1:29501"}}};
+  TaskContext ctx = BaseContext("pytorch", "worker", 0, cluster);
+  ctx.restart_count = 2;
+  EXPECT_EQ(Build(ctx).at("TORCHELASTIC_RESTART_COUNT"), "2");
 }
 
 TEST(PyTorchTest, LocalRanksCountWorkersOnTheSameHost) {

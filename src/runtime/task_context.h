@@ -32,6 +32,7 @@ struct TaskContext {
   std::string am_host;
   int am_port = 0;
   int attempt_number = 0;  // ATTEMPT_NUMBER of this task (0 for the first attempt)
+  int restart_count = 0;   // how often the job's gang restarted (TORCHELASTIC_RESTART_COUNT)
   std::map<std::string, std::string> container_envs;  // tony.containers.envs
   std::map<std::string, std::string> execution_envs;  // tony.execution.envs and --shell_env
   std::optional<int> tensorboard_port;                // TB_PORT when reserved

@@ -99,12 +99,13 @@ TEST_P(BackendE2eTest, InterruptKillsTheJob) {
 }
 
 TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
-  TonyResult r = Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
-                             "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=100"},
-                            "echo attempt $ATTEMPT_NUMBER of $JOB_NAME:$TASK_INDEX; "
-                            "echo checkpoints in $TONY_CHECKPOINT_DIR.; "
-                            "if [ $TASK_INDEX = 0 ] && [ $ATTEMPT_NUMBER = 0 ]; "
-                            "then echo first attempt fails >&2; exit 3; fi"));
+  TonyResult r = Run(
+      Submit({"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
+              "tony.worker.restart-policy=task", "tony.worker.restart-backoff-ms=100"},
+             "echo attempt $ATTEMPT_NUMBER of $JOB_NAME:$TASK_INDEX; "
+             "echo checkpoints in $TONY_CHECKPOINT_DIR.; "
+             "if [ $TASK_INDEX = 0 ] && [ $ATTEMPT_NUMBER = 0 ]; "
+             "then echo first attempt fails >&2; exit 3; fi"));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("worker:0 attempt 0 failed with exit code 3 and was restarted"),
             std::string::npos)
@@ -127,7 +128,8 @@ TEST_P(BackendE2eTest, WorkerThatFailsOnceIsRestartedAndTheJobSucceeds) {
 TEST_P(BackendE2eTest, AHungTaskIsFoundWithItsStacksAndRestarted) {
   TonyResult r = Run(Submit(
       {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
-       "tony.worker.restart-backoff-ms=100", "tony.task.hang-timeout-ms=3000",
+       "tony.worker.restart-policy=task", "tony.worker.restart-backoff-ms=100",
+       "tony.task.hang-timeout-ms=3000",
        R"(tony.worker.progress-pattern=^step (?P<step>\d+)/(?P<total>\d+))"},
       "echo step 1/2; echo step 2/2; "
       "if [ $TASK_INDEX = 1 ] && [ $ATTEMPT_NUMBER = 0 ]; then kill -STOP $$; fi; echo done"));

@@ -232,6 +232,85 @@ TEST_P(BackendE2eTest, TaskOverItsMemoryIsKilledWithTheBackendsDiagnostic) {
   EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
 }
 
+// Restart policy gang (the default for pytorch): a rank's failure or hang stops the other rank
+// too, and both start again in the containers they have, with a fresh rendezvous, from the
+// checkpoint in TONY_CHECKPOINT_DIR. Real PyTorch DDP over gloo.
+// What each rank printed at each start: "rank R attempt A restart N in DIR starts at step S".
+std::vector<std::smatch> RankStarts(const std::string& out) {
+  static const std::regex start(
+      R"(rank ([01]) attempt ([0-9]+) restart ([0-9]+) in (\S+) starts at step ([0-9]+))");
+  std::vector<std::smatch> found;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), start); it != std::sregex_iterator();
+       ++it) {
+    found.push_back(*it);
+  }
+  return found;
+}
+
+std::vector<std::string> GangConf(const std::string& checkpoints) {
+  return {"tony.application.framework=pytorch",
+          "tony.worker.instances=2",
+          "tony.worker.memory=512m",
+          "tony.worker.max-restarts=1",
+          "tony.worker.restart-backoff-ms=0",
+          "tony.application.checkpoint-dir=" + checkpoints};
+}
+
+// Both ranks ran twice, each time in the same directory (its container), the second time as
+// attempt 1 of the gang's first restart, resuming from the checkpoint rank 0 wrote.
+void ExpectRestartedInPlace(const std::string& out, int fault_step) {
+  const std::vector<std::smatch> starts = RankStarts(out);
+  ASSERT_EQ(starts.size(), 4u) << out;
+  std::map<std::string, std::vector<std::string>> dirs;
+  for (const std::smatch& m : starts) {
+    dirs[m[1].str()].push_back(m[4].str());
+    if (m[2].str() == "0") {
+      EXPECT_EQ(m[3].str(), "0") << m[0];
+      EXPECT_EQ(m[5].str(), "0") << m[0];
+    } else {
+      EXPECT_EQ(m[2].str(), "1") << m[0];
+      EXPECT_EQ(m[3].str(), "1") << m[0] << ": TORCHELASTIC_RESTART_COUNT";
+      EXPECT_GE(std::stoi(m[5].str()), fault_step - 1) << m[0] << ": resumed from the checkpoint";
+    }
+  }
+  for (const auto& [rank, seen] : dirs) {
+    ASSERT_EQ(seen.size(), 2u) << rank;
+    EXPECT_EQ(seen[0], seen[1]) << "rank " << rank << " ran again in its own container";
+  }
+  EXPECT_NE(out.find("rank 1 finished 12 steps"), std::string::npos) << out;
+}
+
+TEST_P(BackendE2eTest, AKilledRankRestartsTheGangInItsContainersFromTheCheckpoint) {
+  const std::string checkpoints = runner_.work_dir() + "/checkpoints";
+  TonyResult r = Run(Submit(GangConf(checkpoints), "/usr/bin/python3 gang_ddp.py kill 5"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  ExpectRestartedInPlace(TaskStdout(r), 5);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(worker:0 +SUCCEEDED +\S+ +0 +2 )"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(worker:1 +SUCCEEDED +\S+ +0 +2 )"))) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+}
+
+TEST_P(BackendE2eTest, AStoppedRankIsFoundHungAndTheGangRestartsFromTheCheckpoint) {
+  const std::string checkpoints = runner_.work_dir() + "/checkpoints";
+  std::vector<std::string> conf = GangConf(checkpoints);
+  conf.push_back("tony.task.hang-timeout-ms=4000");
+  TonyResult r = Run(Submit(conf, "/usr/bin/python3 gang_ddp.py stop 5"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("worker:1 is hung: no progress for [0-9]+ ms \\(tony.task.hang-timeout-ms "
+                        "= 4000\\)")))
+      << r.out;
+  ExpectRestartedInPlace(TaskStdout(r), 5);
+  const std::string stderr_logs = TaskStdout(r, "stderr");
+  EXPECT_NE(stderr_logs.find("[tony] stacks of worker:1's processes: worker:1 is hung"),
+            std::string::npos)
+      << stderr_logs;
+  EXPECT_NE(stderr_logs.find("[tony] worker:0 starts again as attempt 1 (its gang restarts)"),
+            std::string::npos)
+      << stderr_logs;
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendE2eTest, ::testing::Values("local", "yarn"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

@@ -85,8 +85,8 @@ TEST_P(HistoryBrowserTest, TheHistoryAndTheLivePageShowJobsTasksTimelinePlotsAnd
   const std::string once = runner_.work_dir() + "/failed-once";
   TonyResult restarted = Run(
       Submit({"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
-              "tony.worker.restart-backoff-ms=0", "tony.task.heartbeat-interval-ms=100",
-              "tony.task.metrics-interval-ms=100", history_},
+              "tony.worker.restart-policy=task", "tony.worker.restart-backoff-ms=0",
+              "tony.task.heartbeat-interval-ms=100", "tony.task.metrics-interval-ms=100", history_},
              "if [ $TASK_INDEX = 1 ] && [ ! -e " + once + " ]; then touch " + once +
                  "; exit 3; fi; /usr/bin/python3 -c 'import time; b = bytearray(48 << 20); "
                  "time.sleep(2)'; echo \"worker $TASK_INDEX <b>accuracy</b> 0.97\""));

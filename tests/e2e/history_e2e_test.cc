@@ -56,14 +56,14 @@ class HistoryE2eTest : public BackendE2eTest {
 
 TEST_P(HistoryE2eTest, ARestartedJobsHistoryHasEveryEventInOrder) {
   const std::string once = runner_.work_dir() + "/failed-once";
-  TonyResult r =
-      Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
-                  "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0",
-                  "tony.task.heartbeat-interval-ms=100", "tony.task.metrics-interval-ms=100"},
-                 "if [ $TASK_INDEX = 1 ] && [ ! -e " + once + " ]; then touch " + once +
-                     "; echo first attempt failing >&2; exit 3; fi; "
-                     "/usr/bin/python3 -c 'import time; b = bytearray(32 << 20); time.sleep(1.5)'; "
-                     "echo worker $TASK_INDEX done"));
+  TonyResult r = Run(
+      Submit({"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
+              "tony.worker.restart-policy=task", "tony.worker.restart-backoff-ms=0",
+              "tony.task.heartbeat-interval-ms=100", "tony.task.metrics-interval-ms=100"},
+             "if [ $TASK_INDEX = 1 ] && [ ! -e " + once + " ]; then touch " + once +
+                 "; echo first attempt failing >&2; exit 3; fi; "
+                 "/usr/bin/python3 -c 'import time; b = bytearray(32 << 20); time.sleep(1.5)'; "
+                 "echo worker $TASK_INDEX done"));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   ASSERT_FALSE(r.app_id.empty());
 

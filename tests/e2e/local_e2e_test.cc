@@ -212,7 +212,8 @@ TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
   TonyResult r =
       runner_.Run(SubmitShell("if [ $TASK_INDEX = 0 ]; then exit 3; fi",
                               {"tony.worker.instances=2", "tony.worker.memory=256m",
-                               "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=0"}),
+                               "tony.worker.max-restarts=1", "tony.worker.restart-policy=task",
+                               "tony.worker.restart-backoff-ms=0"}),
                   60000);
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("chief worker:0 failed (exit code 3)"), std::string::npos) << r.out;
@@ -226,11 +227,12 @@ TEST_F(LocalE2eTest, TaskThatFailsMoreOftenThanAllowedFailsTheJob) {
 // its last step, its Python stacks (faulthandler, through the helper) and the kernel's view of it
 // are in its log, and its second attempt succeeds.
 TEST_F(LocalE2eTest, TheTonyTaskHelperReportsProgressAndGivesAHungTasksPythonStacks) {
-  TonyResult r = runner_.Run(
-      Submit("/usr/bin/python3 hang_once.py",
-             {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
-              "tony.worker.restart-backoff-ms=0", "tony.task.hang-timeout-ms=3000"}),
-      120000);
+  TonyResult r =
+      runner_.Run(Submit("/usr/bin/python3 hang_once.py",
+                         {"tony.worker.instances=2", "tony.worker.memory=256m",
+                          "tony.worker.max-restarts=1", "tony.worker.restart-policy=task",
+                          "tony.worker.restart-backoff-ms=0", "tony.task.hang-timeout-ms=3000"}),
+                  120000);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex("worker:1 is hung: no progress for [0-9]+ ms \\(tony.task.hang-timeout-ms "
@@ -268,7 +270,7 @@ TEST_F(LocalE2eTest, ARestartedTaskResumesFromItsCheckpointDirectory) {
           "if [ -f $TONY_CHECKPOINT_DIR/step ]; then echo resumed from step $(cat "
           "$TONY_CHECKPOINT_DIR/step); else echo 41 > $TONY_CHECKPOINT_DIR/step; exit 3; fi",
           {"tony.worker.instances=1", "tony.worker.memory=256m", "tony.worker.max-restarts=1",
-           "tony.worker.restart-backoff-ms=0"}),
+           "tony.worker.restart-policy=task", "tony.worker.restart-backoff-ms=0"}),
       60000);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(AllTaskStdout(r).find("resumed from step 41"), std::string::npos) << AllTaskStdout(r);
