@@ -10,6 +10,11 @@ trains in a single process (tony's single-node mode, or a plain `python3 train.p
 --hdfs_output_path hdfs://[namenode]/path.pt writes the model there. Both use hdfs-native, a
 native HDFS client: the task finds the cluster through HADOOP_CONF_DIR, and its user and tokens
 through HADOOP_USER_NAME / HADOOP_TOKEN_FILE_LOCATION, all of which tony gives a task on YARN.
+
+Under tony every epoch's state (model, optimizer, epoch) is kept in TONY_CHECKPOINT_DIR (a local
+directory, or hdfs:// with hdfs-native), and a restarted attempt resumes from it: after a gang
+restart the workers go on from the last finished epoch. --fail_at_epoch N makes rank 1 fail at the
+start of epoch N in its first attempt, to watch that happen.
 """
 import argparse
 import io
@@ -42,6 +47,56 @@ def hdfs(uri):
     return client, parsed.path
 
 
+class Checkpoints:
+    """The training state between attempts, in TONY_CHECKPOINT_DIR: a local directory, or an
+    hdfs:// URI (written with hdfs-native; without it, no checkpoints)."""
+
+    NAME = "digits.pt"
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.client = None
+        if directory and "://" in directory:
+            try:
+                self.client, self.path = hdfs(directory.rstrip("/") + "/" + self.NAME)
+            except ImportError:
+                print(f"no checkpoints: {directory} needs hdfs-native", flush=True)
+                self.directory = None
+        elif directory:
+            self.path = os.path.join(directory, self.NAME)
+
+    def load(self):
+        """The last state saved, or None."""
+        if not self.directory:
+            return None
+        if self.client is None:
+            if not os.path.exists(self.path):
+                return None
+            return torch.load(self.path)
+        try:
+            self.client.get_file_info(self.path)
+        except FileNotFoundError:
+            return None
+        with self.client.read(self.path) as f:
+            return torch.load(io.BytesIO(f.read()))
+
+    def save(self, state):
+        """Replaces the saved state at once: a reader sees the old state or the new one."""
+        if not self.directory:
+            return
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        partial = self.path + ".partial"
+        if self.client is None:
+            with open(partial, "wb") as f:
+                f.write(buffer.getvalue())
+            os.replace(partial, self.path)
+        else:
+            with self.client.create(partial) as out:
+                out.write(buffer.getvalue())
+            self.client.rename(partial, self.path, overwrite=True)
+
+
 def load_data(args):
     if not args.hdfs_input_path:
         return load_digits(return_X_y=True)
@@ -59,6 +114,8 @@ def main():
     ap.add_argument("--hdfs_output_path", help="where on HDFS rank 0 saves the model")
     ap.add_argument("--export_digits", metavar="FILE",
                     help="write the bundled digits as CSV to FILE and exit")
+    ap.add_argument("--fail_at_epoch", type=int, metavar="N",
+                    help="rank 1 fails at the start of epoch N in its first attempt")
     args = ap.parse_args()
     if args.export_digits:
         import numpy as np
@@ -101,10 +158,24 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
 
-    gen = torch.Generator().manual_seed(SEED + rank)
+    checkpoints = Checkpoints(os.environ.get("TONY_CHECKPOINT_DIR"))
+    first_epoch = 0
+    state = checkpoints.load()
+    if state is not None:
+        (model.module if distributed else model).load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        first_epoch = state["epoch"]
+        print(f"rank {rank} resumes after epoch {first_epoch} (attempt "
+              f"{os.environ.get('ATTEMPT_NUMBER', 0)})", flush=True)
     start = time.time()
-    for epoch in range(EPOCHS):
+    for epoch in range(first_epoch, EPOCHS):
+        if (args.fail_at_epoch is not None and epoch + 1 == args.fail_at_epoch and rank == 1
+                and os.environ.get("ATTEMPT_NUMBER", "0") == "0"):
+            print(f"rank 1 fails at the start of epoch {epoch + 1}", flush=True)
+            return 1
         model.train()
+        # Each epoch's order is its own, so that a resumed run shuffles as an unbroken one.
+        gen = torch.Generator().manual_seed(SEED + rank + 1000 * epoch)
         perm = torch.randperm(len(x_shard), generator=gen)
         total, count = 0.0, 0
         for i in range(0, len(perm), BATCH):
@@ -121,6 +192,8 @@ def main():
         if rank == 0:
             print(f"epoch {epoch + 1}/{EPOCHS} loss {stats[0].item() / stats[1].item():.4f}",
                   flush=True)
+            checkpoints.save({"epoch": epoch + 1, "optimizer": opt.state_dict(),
+                              "model": (model.module if distributed else model).state_dict()})
 
     if rank == 0:
         net = model.module if distributed else model

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/task_exit.h"
 #include "config/job_spec.h"
 
 namespace tony::am {
@@ -38,13 +39,6 @@ std::string_view ToString(TaskState state);
 
 enum class JobState { kRunning, kSucceeded, kFailed, kKilled };
 std::string_view ToString(JobState state);
-
-// Exit code TonY gives a task whose heartbeats stopped.
-inline constexpr int kExitLostHeartbeat = -1000;
-// Exit code of a task stopped because it was hung (tony.task.hang-timeout-ms).
-inline constexpr int kExitHung = -1001;
-// Exit code of a task stopped because its gang restarts (tony.<type>.restart-policy gang).
-inline constexpr int kExitGangRestart = -1002;
 
 // How far a task is, as it reports it (rpc::TaskProgress).
 struct TaskProgress {
@@ -170,15 +164,6 @@ using Action = std::variant<RequestContainer, LaunchTask, StopContainer, Release
                             SendClusterSpec, JobDecided>;
 using Actions = std::vector<Action>;
 
-// "exit code 3", "killed by signal 9", "lost heartbeat", "preempted", ...
-std::string ExitText(int exit_code);
-
-// YARN's ContainerExitStatus values where the cluster, not the task, ended the container.
-inline constexpr int kExitAborted = -100;  // released, or lost with its node
-inline constexpr int kExitDisksFailed = -101;
-inline constexpr int kExitPreempted = -102;
-inline constexpr int kExitOverVirtualMemory = -103;
-inline constexpr int kExitOverPhysicalMemory = -104;
 // Whether a task that ended with `exit_code` uses up a restart of tony.<type>.max-restarts. An end
 // that is the cluster's doing (preempted, lost with its node, its disks failed) does not, nor one
 // of the type's transient exit codes: the task is restarted regardless; past kMaxFreeRestarts

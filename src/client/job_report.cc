@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "common/task_exit.h"
 #include "fmt/format.h"
 
 namespace tony::client {
@@ -23,6 +24,13 @@ std::string Indent(const std::string& text, const std::string& prefix) {
   std::string out;
   for (std::string_view line : Split(text, '\n')) out += StrCat(prefix, line, "\n");
   return out;
+}
+
+// "exit code 3"; "exit code -1001 (hung)" where the code has a name.
+std::string CodeAndName(int exit_code) {
+  std::string name = ExitText(exit_code);
+  std::string code = StrCat("exit code ", exit_code);
+  return name == code ? code : StrCat(code, " (", name, ")");
 }
 
 }  // namespace
@@ -242,7 +250,7 @@ std::string Summary(const rpc::JobStatus& status) {
   for (const rpc::TaskStatus& task : status.tasks()) {
     for (const rpc::AttemptStatus& attempt : task.previous_attempts()) {
       out += StrCat("\n", task.type(), ":", task.index(), " attempt ", attempt.attempt(),
-                    " failed with exit code ", attempt.exit_code(), " and was restarted");
+                    " failed with ", CodeAndName(attempt.exit_code()), " and was restarted");
       out +=
           attempt.diagnostics().empty() ? "\n" : StrCat(":\n", Indent(attempt.diagnostics(), "  "));
     }
@@ -250,7 +258,7 @@ std::string Summary(const rpc::JobStatus& status) {
   for (const rpc::TaskStatus& task : status.tasks()) {
     if (task.state() != rpc::TASK_FAILED) continue;
     out += StrCat("\n", task.type(), ":", task.index(), " failed");
-    if (task.has_exit_code()) out += StrCat(" with exit code ", task.exit_code());
+    if (task.has_exit_code()) out += StrCat(" with ", CodeAndName(task.exit_code()));
     out += task.diagnostics().empty() ? "\n" : StrCat(":\n", Indent(task.diagnostics(), "  "));
   }
   if (!leader.empty()) out += StrCat("\n", leader);

@@ -90,6 +90,33 @@ TEST(SummaryTest, EndsWithTheLastLinesTheChiefPrinted) {
   EXPECT_EQ(Summary(status).find("last lines of"), std::string::npos);
 }
 
+// Exit codes that are not the process's own say what they mean.
+TEST(SummaryTest, NamesTheExitCodesTonyAndTheClusterGive) {
+  rpc::JobStatus status;
+  status.set_app_id("application_1_0001");
+  status.set_state(rpc::JOB_FAILED);
+  rpc::TaskStatus* worker = AddTask(status, "worker", 0, rpc::TASK_FAILED);
+  worker->set_has_exit_code(true);
+  worker->set_exit_code(3);
+  rpc::AttemptStatus* gang = worker->add_previous_attempts();
+  gang->set_attempt(0);
+  gang->set_exit_code(-1002);
+  gang->set_diagnostics("gang restart 1: worker:1 failed (exit code 3)");
+  rpc::AttemptStatus* preempted = worker->add_previous_attempts();
+  preempted->set_attempt(1);
+  preempted->set_exit_code(-102);
+  const std::string summary = Summary(status);
+  EXPECT_NE(summary.find("worker:0 attempt 0 failed with exit code -1002 (stopped for a gang "
+                         "restart) and was restarted:\n  gang restart 1: worker:1 failed"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("worker:0 attempt 1 failed with exit code -102 (preempted) and was "
+                         "restarted\n"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("worker:0 failed with exit code 3\n"), std::string::npos) << summary;
+}
+
 TEST(SummaryTest, ShowsProgressWhenATaskReportsItAndNamesAHungTask) {
   rpc::JobStatus status;
   status.set_app_id("application_1_0001");

@@ -135,9 +135,10 @@ TEST_P(BackendE2eTest, AHungTaskIsFoundWithItsStacksAndRestarted) {
       "if [ $TASK_INDEX = 1 ] && [ $ATTEMPT_NUMBER = 0 ]; then kill -STOP $$; fi; echo done"));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("worker:1 attempt 0 failed with exit code -1001 and was restarted:\n  "
-                        "worker:1 is hung: no progress for [0-9]+ ms \\(tony.task.hang-timeout-ms "
-                        "= 3000\\), at step 2\n")))
+      r.out,
+      std::regex("worker:1 attempt 0 failed with exit code -1001 \\(hung\\) and was restarted:\n  "
+                 "worker:1 is hung: no progress for [0-9]+ ms \\(tony.task.hang-timeout-ms "
+                 "= 3000\\), at step 2\n")))
       << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(worker:1 +SUCCEEDED +\S+ +0 +2 )"))) << r.out;
   const std::string stderr_logs = TaskStdout(r, "stderr");

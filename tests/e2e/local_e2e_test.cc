@@ -263,6 +263,32 @@ TEST_F(LocalE2eTest, TheTonyTaskHelperReportsProgressAndGivesAHungTasksPythonSta
       << events;
 }
 
+// The digits example keeps each epoch in TONY_CHECKPOINT_DIR: when rank 1 fails in epoch 10, the
+// gang restarts and both ranks go on after epoch 9, and the model is as good as unbroken
+// training's.
+TEST_F(LocalE2eTest, ThePyTorchDigitsExampleResumesFromItsCheckpointAfterAGangRestart) {
+  TonyResult r =
+      runner_.Run({"submit", "--src_dir", TonyRunner::SourcePath("examples/pytorch-digits"),
+                   "--executes", "train.py", "--python_binary_path", "/usr/bin/python3",
+                   "--conf_file", TonyRunner::SourcePath("examples/pytorch-digits/tony.xml"),
+                   "--task_params", "--fail_at_epoch 10", "--conf", "tony.local.vcores=4", "--conf",
+                   "tony.worker.max-restarts=1", "--conf", "tony.worker.restart-backoff-ms=0"},
+                  180000);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string out = AllTaskStdout(r);
+  EXPECT_NE(out.find("rank 1 fails at the start of epoch 10"), std::string::npos) << out;
+  EXPECT_NE(out.find("rank 0 resumes after epoch 9 (attempt 1)"), std::string::npos) << out;
+  EXPECT_NE(out.find("rank 1 resumes after epoch 9 (attempt 1)"), std::string::npos) << out;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(out, match, std::regex(R"(test accuracy: ([0-9.]+))"))) << out;
+  EXPECT_GT(std::stod(match[1].str()), 0.9);
+  EXPECT_NE(
+      r.out.find("worker:0 attempt 0 failed with exit code -1002 (stopped for a gang restart) "
+                 "and was restarted:\n  gang restart 1: worker:1 failed (exit code 1)"),
+      std::string::npos)
+      << r.out;
+}
+
 // A restarted task finds what its earlier attempt kept in TONY_CHECKPOINT_DIR.
 TEST_F(LocalE2eTest, ARestartedTaskResumesFromItsCheckpointDirectory) {
   TonyResult r = runner_.Run(
