@@ -166,7 +166,8 @@ int ApplicationMaster::Run() {
     loop_.Post("container completed", [this, e = std::move(exit)] { OnContainerCompleted(e); });
   };
   callbacks.on_ended_by_cluster = [this](std::string reason) {
-    loop_.Post("ended by the cluster", [this, r = std::move(reason)] { Execute(job_.Fail(r)); });
+    loop_.Post("ended by the cluster",
+               [this, r = std::move(reason)] { StopWithoutFinalStatus(r); });
   };
   callbacks.on_task_tokens = [this](std::string credentials) {
     loop_.Post("fresh task tokens", [this, c = std::move(credentials)] {
@@ -216,12 +217,17 @@ int ApplicationMaster::Run() {
   const EventLoop::Stall stall = loop_.LongestStall();
   spdlog::info("[{}] the loop's longest task took {} ms ({})", options_.app_id, stall.ms,
                stall.name.empty() ? "none" : stall.name);
+  if (abandoned_) return 1;
   spdlog::info("[{}] AM exiting, job {}", options_.app_id, ToString(job_.state()));
   return job_.state() == JobState::kSucceeded ? 0 : 1;
 }
 
 void ApplicationMaster::RequestKill(const std::string& reason) {
   loop_.Post("kill", [this, reason] { Execute(job_.Kill(reason)); });
+}
+
+void ApplicationMaster::Abandon(const std::string& reason) {
+  loop_.Post("abandon", [this, reason] { StopWithoutFinalStatus(reason); });
 }
 
 void ApplicationMaster::Execute(const Actions& actions) {
@@ -250,6 +256,17 @@ void ApplicationMaster::Execute(const Actions& actions) {
   barrier_.Answer();
   results_.Poll();
   AnswerWatchers(/*all=*/false);
+}
+
+void ApplicationMaster::StopWithoutFinalStatus(const std::string& reason) {
+  TONY_DCHECK_ON_LOOP(loop_);
+  // The cluster runs the job with another attempt, or ended it: what this AM would decide is not
+  // the job's. It records no final status and no end of the history (the next attempt goes on
+  // with it), and its clients find the current attempt through the cluster.
+  spdlog::error("[{}] {}: this AM (attempt {}) stops without a final status", options_.app_id,
+                reason, options_.am_attempt);
+  abandoned_ = true;
+  loop_.Stop();
 }
 
 void ApplicationMaster::Launch(const TaskRef& task) {
@@ -302,6 +319,7 @@ void ApplicationMaster::OnTick() {
     const int64_t give_up = job_.spec().stop_grace_ms + 5000;
     if (allocator_->RunningContainers() == 0 || now - *decided_at_ms_ > give_up) Complete();
   }
+  if (abandoned_) return;
   if (status_.complete() && (acknowledged_ || now - *completed_at_ms_ > options_.wait_client_ms)) {
     loop_.Stop();
     return;
@@ -335,6 +353,7 @@ void ApplicationMaster::Complete() {
 
 void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
   TONY_DCHECK_ON_LOOP(loop_);
+  if (abandoned_) return;  // not recorded: the status is not this attempt's to give
   completed_at_ms_ = clock_->NowMs();
   std::string unsaved;
   if (!recorded.ok()) {

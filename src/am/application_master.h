@@ -81,6 +81,9 @@ class ApplicationMaster final : public AmRequestHandler {
   int Run();
   // Ends the job as KILLED (a signal to the AM). Any thread.
   void RequestKill(const std::string& reason);
+  // Stops the AM without deciding the job (YARN: the container's owner stopped it, and the
+  // ResourceManager, not this AM, says how the attempt ended). Any thread.
+  void Abandon(const std::string& reason);
 
   // AmRequestHandler, on the loop.
   void RegisterTask(const rpc::RegisterTaskRequest& request,
@@ -111,6 +114,8 @@ class ApplicationMaster final : public AmRequestHandler {
   void OnTick();
   void OnContainerAllocated(const cluster::Container& container);
   void OnContainerCompleted(const cluster::ContainerExit& exit);
+  // The cluster no longer counts this AM's attempt, or stops it: stop, claiming nothing.
+  void StopWithoutFinalStatus(const std::string& reason);
   // The job is decided and its containers are gone: records the final status with the backend
   // on a thread of its own (unregistering may take the resource manager seconds), then, back on
   // the loop, marks the job complete. Once only.
@@ -145,6 +150,7 @@ class ApplicationMaster final : public AmRequestHandler {
   std::thread finisher_;    // records it; joined by Run
   std::optional<int64_t> completed_at_ms_;
   bool acknowledged_ = false;
+  bool abandoned_ = false;  // StopWithoutFinalStatus ran
 };
 
 }  // namespace tony::am

@@ -328,6 +328,21 @@ TEST_F(ApplicationMasterTest, FreshTaskTokensGoOutOnceToEachExecutorThatLacksThe
   EXPECT_EQ(fresh.tokens(), "HDTS second");
 }
 
+// The cluster no longer counts the AM's attempt: the AM ends at once, records no final status
+// (Finish is never called), and its status never says complete.
+TEST_F(ApplicationMasterTest, AnAttemptTheClusterNoLongerCountsStopsWithoutAFinalStatus) {
+  Allocate("c2");
+  ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.launched_.size() == 1; }));
+  allocator_.callbacks_.on_ended_by_cluster("the ResourceManager no longer knows this attempt");
+  ASSERT_EQ(run_.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(run_.get(), 1);
+  {
+    std::lock_guard lock(allocator_.mu_);
+    EXPECT_FALSE(allocator_.finishing_);
+  }
+  run_ = std::async(std::launch::async, [] { return 1; });  // for TearDown's wait
+}
+
 // An AM that waits for the client to read the final status, as under `tony submit`.
 class ApplicationMasterWithClientTest : public ApplicationMasterTest {
  protected:

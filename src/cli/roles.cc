@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -288,6 +289,14 @@ int RunAm() {
   }
   const std::string& app_id = launch->app_id;
   const bool on_yarn = launch->on_yarn;
+  if (on_yarn) {
+    // The AM dies with the shell YARN launched its container with. Once that shell is gone the
+    // container has ended for YARN, which may start the next attempt: an AM living on as an
+    // orphan would run the job beside it and claim a final status that is no longer its own.
+    const pid_t shell = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != shell) return 1;  // it died before PR_SET_PDEATHSIG took effect
+  }
   // Local: the job directory. YARN: the container's working directory, where the staged files
   // were localized.
   const char* job_dir_env = std::getenv("TONY_JOB_DIR");
@@ -327,8 +336,18 @@ int RunAm() {
   am::ApplicationMaster master(options, *spec, allocator.get(), SystemClock::Get());
   // Destroyed before `master`: a signal that comes as the AM exits (YARN stops the AM's container
   // at the end of every job) is dropped, never delivered to a destroyed AM.
-  SignalThread signals(
-      stop, [&master](int sig) { master.RequestKill(StrCat("the AM received signal ", sig)); });
+  // Locally a signal to the AM is the user's, and kills the job. On YARN only the container's
+  // owner signals the AM (the NodeManager stopping it: the application killed through the
+  // ResourceManager, the container over its memory, the node going down): the ResourceManager
+  // then decides how the attempt ended, and the AM claims nothing.
+  SignalThread signals(stop, [&master, on_yarn](int sig) {
+    const std::string why = StrCat("the AM received signal ", sig);
+    if (on_yarn) {
+      master.Abandon(why);
+    } else {
+      master.RequestKill(why);
+    }
+  });
   return master.Run();
 }
 

@@ -218,6 +218,7 @@ JobFollower::Step JobFollower::Watch(const std::string& app_id) {
       said_silent_ = false;
     }
     last_answer_ms_ = env_.clock->NowMs();
+    if (status->complete() && Superseded(app_id)) return Step::kContinue;
     last_ = *std::move(status);
     ShowProgress(last_);
     if (last_.complete()) {
@@ -272,6 +273,23 @@ JobFollower::Step JobFollower::Watch(const std::string& app_id) {
   }
   env_.sleep(kRetryAfterErrorMs);
   return Step::kContinue;
+}
+
+bool JobFollower::Superseded(const std::string& app_id) {
+  absl::StatusOr<cluster::AppReport> report = cluster_->GetReport(app_id);
+  if (!report.ok() || report->attempt <= attempt_) return false;
+  // An AM whose attempt the cluster no longer counts (it outlived its container, or lost the
+  // cluster while the next attempt started): its final status is not the job's.
+  out_ << "tony: the AM at " << am_address_ << " (attempt " << attempt_
+       << ") is no longer the application's current attempt; attempt " << report->attempt
+       << " decides\n"
+       << std::flush;
+  SetSession(nullptr);
+  address_poll_ms_ = kFirstAddressPollMs;
+  am_address_.clear();
+  last_.set_version(0);
+  progress_.clear();
+  return true;
 }
 
 void JobFollower::ShowProgress(const rpc::JobStatus& status) {

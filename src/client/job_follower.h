@@ -75,6 +75,9 @@ class JobFollower {
   Step FindAm(const std::string& app_id, const config::JobSpec& spec);
   // One WatchJob call and what follows from its answer.
   Step Watch(const std::string& app_id);
+  // The AM says the job is complete: whether the cluster has since started another attempt, whose
+  // AM the client follows instead (the session is dropped).
+  bool Superseded(const std::string& app_id);
   void ShowProgress(const rpc::JobStatus& status);
   void SetSession(std::unique_ptr<AmSession> session);
 

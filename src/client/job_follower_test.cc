@@ -242,6 +242,27 @@ TEST_F(JobFollowerTest, ANewAmAttemptIsFollowedFromItsFirstVersion) {
   EXPECT_NE(out.find("tony: AM attempt 2 listens at am-host:7001"), std::string::npos) << out;
 }
 
+// An AM that outlived its attempt says the job failed; the cluster runs attempt 2, whose AM the
+// client follows, and whose word is the job's.
+TEST_F(JobFollowerTest, AStaleAmsFinalStatusIsNotTakenAndTheCurrentAttemptIsFollowed) {
+  cluster_.reports.push_back(Report(cluster::AppState::kRunning, "am-host:7000", 1));
+  cluster_.reports.push_back(Report(cluster::AppState::kRunning, "am-host:7001", 2));
+  int watches = 0;
+  JobFollower& follower = Follower([&](int64_t after) -> absl::StatusOr<rpc::JobStatus> {
+    ++watches;
+    if (watches == 1) return Status(rpc::JOB_FAILED, 9, /*complete=*/true);
+    return Status(rpc::JOB_SUCCEEDED, after + 1, /*complete=*/true);
+  });
+  const rpc::JobStatus final_status = follower.Follow(kApp, Spec());
+  EXPECT_EQ(final_status.state(), rpc::JOB_SUCCEEDED);
+  EXPECT_EQ(am_.connected, (std::vector<std::string>{"am-host:7000", "am-host:7001"}));
+  EXPECT_EQ(am_.acknowledgements, 1) << "only the current attempt's AM";
+  EXPECT_NE(out_.str().find("tony: the AM at am-host:7000 (attempt 1) is no longer the "
+                            "application's current attempt; attempt 2 decides"),
+            std::string::npos)
+      << out_.str();
+}
+
 TEST_F(JobFollowerTest, AnAmThatRefusesTheClientFailsTheJobWithItsReason) {
   cluster_.reports.push_back(Report(cluster::AppState::kRunning, "am-host:7000"));
   JobFollower& follower = Follower([](int64_t) -> absl::StatusOr<rpc::JobStatus> {

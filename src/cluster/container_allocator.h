@@ -79,8 +79,10 @@ class ContainerAllocator {
     // Called on the allocator's own thread; receivers post into their own loop.
     std::function<void(Container)> on_allocated;
     std::function<void(ContainerExit)> on_completed;
-    // The resource manager ended this AM's attempt (YARN's AM_SHUTDOWN): the job must end now.
-    // Called at most once. May be left empty.
+    // The resource manager no longer counts this AM's attempt as the application's (YARN's
+    // AM_SHUTDOWN, or an allocate refused for an unknown attempt): the AM must stop at once and
+    // claim no final status, which is no longer its to give. Called at most once. May be left
+    // empty.
     std::function<void(std::string reason)> on_ended_by_cluster;
     // Fresh credentials for the running tasks, to replace theirs (YARN: new HDFS delegation
     // tokens for a job that outlives the first, as a Hadoop credentials file, which executors

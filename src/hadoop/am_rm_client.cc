@@ -16,6 +16,8 @@ constexpr std::string_view kNotRegisteredException =
     "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException";
 constexpr std::string_view kInvalidAmRequestException =
     "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException";
+constexpr std::string_view kAttemptNotFoundException =
+    "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException";
 constexpr std::string_view kInvalidResourceRequestException =
     "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException";
 
@@ -375,6 +377,10 @@ absl::StatusOr<RegisterResult> AmRmClient::Register(std::string host, int32_t rp
   registration_ = std::move(request);
   response_id_ = 0;
   return RegisterResultFromProto(response);
+}
+
+bool IsAttemptUnknown(const absl::Status& status) {
+  return IsRemoteError(status, kAttemptNotFoundException);
 }
 
 absl::StatusOr<AllocateResult> AmRmClient::Allocate(const std::vector<ContainerRequest>& asks,

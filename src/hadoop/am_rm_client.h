@@ -171,6 +171,10 @@ proto::AllocateRequest MakeAllocateRequest(const std::vector<ContainerRequest>& 
                                            const std::vector<ContainerId>& releases, float progress,
                                            int32_t response_id);
 AllocateResult AllocateResultFromProto(const proto::AllocateResponse& response);
+
+// Whether the RM refused a call because it no longer knows the AM's attempt
+// (ApplicationAttemptNotFoundException): the application has another attempt, or has ended.
+bool IsAttemptUnknown(const absl::Status& status);
 RegisterResult RegisterResultFromProto(const proto::RegisterApplicationMasterResponse& response);
 // The responseId an InvalidApplicationMasterRequestException message says the RM expects.
 std::optional<int32_t> ExpectedResponseIdFromMessage(std::string_view message);

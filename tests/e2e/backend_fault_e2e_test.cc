@@ -69,6 +69,44 @@ TEST_P(BackendE2eTest, KilledAmWithARetryLeftRunsTheJobAgain) {
   // TearDown checks that nothing of either attempt is left.
 }
 
+// Only the AM container's main process (its launch shell) is killed, on YARN: the container has
+// ended, so YARN starts attempt 2, which runs the job again. The first attempt's AM must not live
+// on as an orphan that claims a final status: it dies with its container, and the client follows
+// the attempt the ResourceManager counts. YARN and tony agree that the job SUCCEEDED.
+TEST_P(BackendE2eTest, AnAmWhoseContainerEndedClaimsNothingAndTheNextAttemptDecides) {
+  if (!yarn()) GTEST_SKIP() << "the local backend's AM has no launch shell";
+  const std::string marker = runner_.work_dir() + "/first-attempt-ran";
+  pid_t tony =
+      Start(Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.am.retry-count=1"},
+                   "/usr/bin/python3 hang_first_time.py " + marker));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 hang_first_time.py", {{"JOB_NAME", "worker"}}), 0);
+  bool marked = false;
+  for (int i = 0; i < 600 && !marked; ++i) {
+    marked = fs::exists(marker);
+    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(marked) << marker;
+  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
+  ASSERT_EQ(am.size(), 1u);
+  // The AM's parent: the shell YARN launched the container with.
+  std::string stat = ReadAll("/proc/" + std::to_string(am[0]) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string state;
+  pid_t shell = 0;
+  fields >> state >> shell;
+  ASSERT_GT(shell, 1) << stat;
+  const std::string shell_cmdline = ReadAll("/proc/" + std::to_string(shell) + "/cmdline");
+  ASSERT_NE(shell_cmdline.find("bash"), std::string::npos) << shell_cmdline;
+  kill(shell, SIGKILL);
+  TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("AM attempt 2 runs the job again"), std::string::npos) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+  EXPECT_EQ(kill(am[0], 0), -1) << "the first attempt's AM outlived its container";
+  // TearDown checks that nothing of either attempt is left.
+}
+
 TEST_P(BackendE2eTest, StoppedExecutorIsFoundByItsMissingHeartbeats) {
   TonyResult r = SignalWorkerOnesExecutor(
       {"tony.task.heartbeat-interval-ms=100", "tony.task.max-missed-heartbeats=5"}, SIGSTOP);

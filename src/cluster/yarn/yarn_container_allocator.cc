@@ -157,7 +157,11 @@ void YarnContainerAllocator::HeartbeatLoop() {
     StopOverdueContainers();
     absl::StatusOr<hadoop::AllocateResult> result =
         am_rm_->Allocate(asks, releases, progress_.load());
-    if (!result.ok()) {
+    if (!result.ok() && hadoop::IsAttemptUnknown(result.status())) {
+      EndedByRm(StrCat("the ResourceManager no longer knows this attempt (",
+                       ToStd(result.status().message()), ")"));
+      OnAllocateFailed(asks, releases);
+    } else if (!result.ok()) {
       spdlog::warn("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
       OnAllocateFailed(asks, releases);
     } else {
@@ -257,20 +261,18 @@ void YarnContainerAllocator::OnAllocated(const hadoop::AllocateResult& result) {
     // AmRmClient registered again and repeated the heartbeat, which got AM_RESYNC again.
     spdlog::warn("the ResourceManager still asks the AM to register again; next heartbeat");
   } else if (result.command == hadoop::AmCommand::kShutdown) {
-    bool first = false;
-    {
-      MutexLock lock(mu_);
-      first = !ended_by_rm_;
-      ended_by_rm_ = true;
-    }
-    if (first) {
-      spdlog::error("the ResourceManager ended this attempt (AM_SHUTDOWN)");
-      if (callbacks_.on_ended_by_cluster) {
-        callbacks_.on_ended_by_cluster(
-            "the ResourceManager ended this application attempt (AM_SHUTDOWN)");
-      }
-    }
+    EndedByRm("the ResourceManager ended this application attempt (AM_SHUTDOWN)");
   }
+}
+
+void YarnContainerAllocator::EndedByRm(const std::string& reason) {
+  {
+    MutexLock lock(mu_);
+    if (ended_by_rm_) return;
+    ended_by_rm_ = true;
+  }
+  spdlog::error("{}", reason);
+  if (callbacks_.on_ended_by_cluster) callbacks_.on_ended_by_cluster(reason);
 }
 
 void YarnContainerAllocator::WaitForHeartbeat(int64_t interval_ms) {

@@ -127,6 +127,8 @@ class YarnContainerAllocator final : public ContainerAllocator {
   void OnAllocateFailed(const std::vector<hadoop::ContainerRequest>& asks,
                         const std::vector<hadoop::ContainerId>& releases) TONY_EXCLUDES(mu_);
   void OnAllocated(const hadoop::AllocateResult& result) TONY_EXCLUDES(mu_);
+  // The RM no longer counts this attempt (`reason`): said once, to on_ended_by_cluster.
+  void EndedByRm(const std::string& reason) TONY_EXCLUDES(mu_);
   void WaitForHeartbeat(int64_t interval_ms) TONY_EXCLUDES(mu_);
   // What `source` is on HDFS, looked up once per job: its URL and, for a file, its status
   // (path_suffix ""), for a directory, the status of each of its files (path_suffix: full path).
@@ -171,8 +173,9 @@ class YarnContainerAllocator final : public ContainerAllocator {
   std::map<std::string, int64_t> stop_at_ TONY_GUARDED_BY(mu_);
   // Containers whose process ended; their completion is awaited at the fast interval.
   std::set<std::string> expected_ TONY_GUARDED_BY(mu_);
-  bool hurry_ TONY_GUARDED_BY(mu_) = false;        // a heartbeat is wanted now
-  bool ended_by_rm_ TONY_GUARDED_BY(mu_) = false;  // AM_SHUTDOWN came
+  bool hurry_ TONY_GUARDED_BY(mu_) = false;  // a heartbeat is wanted now
+  // AM_SHUTDOWN came, or the RM no longer knows the attempt: nothing to unregister.
+  bool ended_by_rm_ TONY_GUARDED_BY(mu_) = false;
   bool stopping_ TONY_GUARDED_BY(mu_) = false;
   bool finished_ TONY_GUARDED_BY(mu_) = false;
   std::atomic<float> progress_{0.0f};  // the job's, for the RM (SetProgress)

@@ -127,6 +127,30 @@ TEST_F(YarnContainerAllocatorTest, AmShutdownEndsTheJobOnceAndSkipsUnregistering
   EXPECT_EQ(rm_.CountCalls("finishApplicationMaster"), 0u);
 }
 
+// An allocate refused because the RM no longer knows this attempt (the application runs another
+// one, or has ended) ends this AM's part as AM_SHUTDOWN does: said once, nothing unregistered.
+TEST_F(YarnContainerAllocatorTest, AnUnknownAttemptEndsTheJobOnceAndSkipsUnregistering) {
+  rm_.Fail("allocate", "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException",
+           "Application attempt appattempt_1700000000000_0007_000001 doesn't exist in "
+           "ApplicationMasterService cache.");
+  std::promise<std::string> ended;
+  std::atomic<int> calls = 0;
+  ContainerAllocator::Callbacks callbacks;
+  callbacks.on_ended_by_cluster = [&](std::string reason) {
+    if (calls++ == 0) ended.set_value(reason);
+  };
+  YarnContainerAllocator allocator(Options());
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "http://am-host:8088/", std::move(callbacks)).ok());
+  std::future<std::string> reason = ended.get_future();
+  ASSERT_EQ(reason.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_NE(reason.get().find("no longer knows this attempt"), std::string::npos);
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", 3, 10000));
+  EXPECT_TRUE(allocator.Finish(FinalStatus::kFailed, "superseded", "{}").ok());
+  allocator.Shutdown();
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(rm_.CountCalls("finishApplicationMaster"), 0u);
+}
+
 // Launch only queues the start; a start that fails (here the NodeManager's NMToken never came) is
 // reported from a launcher thread as the container's end, cause kLaunchFailed, and the container
 // goes back to the scheduler, whose own report of it is then not passed on a second time.
