@@ -169,6 +169,13 @@ int ApplicationMaster::Run() {
     loop_.Post("ended by the cluster",
                [this, r = std::move(reason)] { StopWithoutFinalStatus(r); });
   };
+  callbacks.on_preemption = [this](std::string container_id) {
+    loop_.Post("preemption notice", [this, id = std::move(container_id)] {
+      spdlog::warn("[{}] the cluster will preempt {}: its task is stopped first", options_.app_id,
+                   id);
+      Execute(job_.OnPreemptionNotice(id));
+    });
+  };
   callbacks.on_task_tokens = [this](std::string credentials) {
     loop_.Post("fresh task tokens", [this, c = std::move(credentials)] {
       task_tokens_ = c;

@@ -154,6 +154,7 @@ void HistoryRecorder::RecordNotices(const std::vector<TaskEvent>& notices) {
     event.attempt = notice.attempt;
     event.kind = notice.kind == "HUNG"           ? history::kEventTaskHung
                  : notice.kind == "GANG_RESTART" ? history::kEventGangRestarted
+                 : notice.kind == "PREEMPTING"   ? history::kEventTaskPreempting
                                                  : history::kEventTaskStraggling;
     event.diagnostics = notice.detail;
     RecordEvent(event);

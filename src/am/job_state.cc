@@ -230,6 +230,11 @@ void JobStateMachine::OnMemorySample(const TaskRef& ref, const std::string& cont
 void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string diagnostics,
                                 Actions& actions, bool executor_waits) {
   const TaskState before = task.state;
+  if (!task.preempting.empty() && !task.stop_requested) {
+    // Stopped ahead of the cluster's preemption: the cluster's doing, whatever its exit code.
+    diagnostics = StrCat(task.preempting, " (its process ended with ", ExitText(exit_code), ")");
+    exit_code = kExitPreempted;
+  }
   if (!task.gang_restart.empty() && !task.stop_requested && !decided()) {
     // Stopped for its gang's restart: that is why it ended, whatever its exit code.
     task.exit_code = kExitGangRestart;
@@ -239,7 +244,7 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
                   StrCat("attempt ", task.attempt, " stopped for ", task.gang_restart), actions);
     return;
   }
-  if (!task.hung.empty() && !task.stop_requested) {
+  if (!task.hung.empty() && !task.stop_requested && task.preempting.empty()) {
     // Stopped for its hang: that is why it ended, whatever its exit code after the signal.
     exit_code = kExitHung;
     diagnostics = task.hung;

@@ -72,7 +72,7 @@ struct AttemptRecord {
 
 // Something other tasks and clients may want to react to.
 struct TaskEvent {
-  std::string kind;  // "RESTARTED", "GANG_RESTART", "HUNG", "STRAGGLER"
+  std::string kind;  // "RESTARTED", "GANG_RESTART", "HUNG", "STRAGGLER", "PREEMPTING"
   TaskRef task;
   int attempt = 0;  // the new attempt
   int64_t wall_ms = 0;
@@ -120,6 +120,9 @@ struct TaskRecord {
   // Why the task is being stopped for its gang's restart ("" while it is not): its end, whatever
   // its exit code, ends its attempt and it runs again with the gang.
   std::string gang_restart;
+  // Why the task is being stopped ahead of its container's preemption ("" while it is not): its
+  // end counts as preempted (kExitPreempted), whatever its exit code, and it restarts elsewhere.
+  std::string preempting;
   bool gang = false;               // its type's restart policy is gang
   std::string dump_stacks_reason;  // its stacks are wanted with its next heartbeat: why
   // Why the task counts as a straggler (tony.task.straggler-steps), "" while it does not.
@@ -197,6 +200,10 @@ class JobStateMachine {
   bool OnHeartbeat(const TaskRef& task, const std::string& container_id, int64_t rss_bytes) {
     return OnHeartbeat(task, container_id, HeartbeatReport{rss_bytes, {}, 0}).stop;
   }
+  // The cluster warns that it will take this container back: its task is asked to stop (with its
+  // next heartbeat, SIGTERM and the grace period) so that it can checkpoint, and its end counts as
+  // preempted.
+  Actions OnPreemptionNotice(const std::string& container_id);
   // A measurement of the task's resident memory; the largest is kept (TaskRecord::peak_rss_bytes).
   void OnMemorySample(const TaskRef& task, const std::string& container_id, int64_t rss_bytes);
   // The executor's report of the user process's exit. `provisional`: the executor or the user
@@ -250,7 +257,8 @@ class JobStateMachine {
   const TaskRecord* Find(const TaskRef& task) const;
   // Every task transition since the last call, oldest first (the AM drains them after each event).
   std::vector<TaskTransition> TakeTransitions() { return std::exchange(transitions_, {}); }
-  // The HUNG and STRAGGLER events since the last call, for the job's history.
+  // The HUNG, GANG_RESTART, PREEMPTING and STRAGGLER events since the last call, for the job's
+  // history.
   std::vector<TaskEvent> TakeNotices() { return std::exchange(notices_, {}); }
   bool IsChief(const TaskRef& task) const { return spec_.chief && *spec_.chief == task; }
 

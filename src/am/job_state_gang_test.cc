@@ -215,6 +215,41 @@ TEST_F(GangTest, TheAllocationTimeoutCountsFromTheRestart) {
   EXPECT_NE(job_->diagnostics().find("worker:1 (no container)"), std::string::npos);
 }
 
+// The cluster warns that it will preempt a container: its task is stopped first (it can
+// checkpoint), its end counts as preempted whatever its exit code (no restart used), and it
+// restarts in a new container, the gang with it.
+TEST_F(GangTest, APreemptionWarningStopsTheTaskFirstAndItRestartsElsewhereForFree) {
+  InitGang({{"tony.worker.max-restarts", "0"}});
+  EXPECT_TRUE(job_->OnPreemptionNotice("c_worker:1").empty());
+  const HeartbeatAnswer answer = Beat(kW1);
+  EXPECT_TRUE(answer.stop);
+  EXPECT_NE(answer.reason.find("the cluster preempts its container c_worker:1"), std::string::npos);
+  EXPECT_FALSE(Beat(kW0).stop);
+  ASSERT_NE(LastEvent("PREEMPTING"), nullptr);
+  Actions actions = Exit(kW1, 0);  // it checkpointed and exited cleanly on SIGTERM
+  EXPECT_EQ(Count<StopContainer>(actions), 1) << "the container goes back at once";
+  EXPECT_EQ(Count<RequestContainer>(actions), 1);
+  EXPECT_EQ(State(kW1), TaskState::kRequested);
+  EXPECT_EQ(job_->Find(kW1)->previous_attempts.back().exit_code, kExitPreempted);
+  EXPECT_EQ(job_->Find(kW1)->free_restarts, 1);
+  EXPECT_EQ(job_->gang_restarts(), 1);
+  EXPECT_TRUE(Beat(kW0).stop) << "the rest of the gang restarts with it";
+}
+
+TEST_F(JobStateTest, APreemptionWarningUnderPolicyTaskRestartsTheTaskAloneForFree) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.worker.restart-policy", "task"},
+        {"tony.worker.restart-backoff-ms", "0"}});
+  StartAll();
+  job_->OnPreemptionNotice("c_worker:0");
+  EXPECT_TRUE(job_->OnHeartbeat(kW0, "c_worker:0", HeartbeatReport{}).stop);
+  Exit(kW0, 143);
+  EXPECT_EQ(State(kW0), TaskState::kRequested);
+  EXPECT_EQ(job_->Find(kW0)->previous_attempts.back().exit_code, kExitPreempted);
+  EXPECT_EQ(job_->Find(kW0)->restarts_used, 0);
+  EXPECT_EQ(job_->state(), JobState::kRunning) << "the chief was preempted, not failed";
+}
+
 // The executors' answers: run again, in place, as the next attempt; a provisional result (the
 // user process killed from outside) is answered once it stands, and its executor runs again.
 TEST_F(GangTest, ResultRepliesSayWhoRunsAgainAndHoldProvisionalResults) {

@@ -113,9 +113,11 @@ HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::stri
     Changed();
   }
   answer.stop = task->stop_requested || IsTerminal(task->state) || !task->hung.empty() ||
-                !task->gang_restart.empty();
+                !task->gang_restart.empty() || !task->preempting.empty();
   if (answer.stop && answer.reason.empty()) {
-    answer.reason = task->hung.empty() ? task->gang_restart : task->hung;
+    answer.reason = !task->hung.empty()         ? task->hung
+                    : !task->preempting.empty() ? task->preempting
+                                                : task->gang_restart;
   }
   return answer;
 }

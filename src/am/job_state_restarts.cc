@@ -42,6 +42,7 @@ void JobStateMachine::EndAttempt(TaskRecord& task, const std::string& detail, Ta
   task.diagnostics.clear();
   task.hung.clear();
   task.gang_restart.clear();
+  task.preempting.clear();
   task.dump_stacks_reason.clear();
   task.straggler.clear();
   task.straggler_reported = false;
@@ -145,7 +146,8 @@ bool JobStateMachine::MaybeRestartGang(TaskRecord& failed, bool executor_waits, 
 void JobStateMachine::RestartMember(TaskRecord& task, bool executor_waits,
                                     const std::string& detail, Actions& actions) {
   const std::string old_container = task.container_id;
-  const bool in_place = executor_waits && !old_container.empty();
+  // Not where the cluster is taking the container back.
+  const bool in_place = executor_waits && !old_container.empty() && task.preempting.empty();
   EndAttempt(task, StrCat(detail, in_place ? "; again in its container" : "; in a new container"),
              in_place ? TaskState::kAllocated : TaskState::kNew);
   if (in_place) {

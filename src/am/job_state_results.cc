@@ -51,6 +51,20 @@ Actions JobStateMachine::OnContainerCompleted(const std::string& container_id, i
   return actions;
 }
 
+Actions JobStateMachine::OnPreemptionNotice(const std::string& container_id) {
+  TaskRecord* task = FindByContainer(container_id);
+  if (task == nullptr || IsTerminal(task->state) || task->stop_requested ||
+      !task->preempting.empty() || decided()) {
+    return {};
+  }
+  task->preempting = StrCat("the cluster preempts its container ", container_id,
+                            "; the task was stopped first so that it could checkpoint");
+  events_.push_back({"PREEMPTING", task->ref, task->attempt, clock_->WallMs(), task->preempting});
+  notices_.push_back(events_.back());
+  Changed();
+  return {};
+}
+
 void JobStateMachine::ResolveOverdueResults(int64_t now, Actions& actions) {
   for (TaskRecord& task : tasks_) {
     if (decided()) break;

@@ -88,6 +88,10 @@ class ContainerAllocator {
     // tokens for a job that outlives the first, as a Hadoop credentials file, which executors
     // merge into the task's HADOOP_TOKEN_FILE_LOCATION). May be left empty.
     std::function<void(std::string credentials)> on_task_tokens;
+    // The resource manager warns that it will take this granted container back (YARN's
+    // preemption message): the task should stop while it can still checkpoint. Once a container.
+    // May be left empty.
+    std::function<void(std::string container_id)> on_preemption;
   };
   virtual ~ContainerAllocator() = default;
 

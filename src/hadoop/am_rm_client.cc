@@ -1,5 +1,6 @@
 #include "hadoop/am_rm_client.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -253,6 +254,17 @@ AllocateResult AllocateResultFromProto(const proto::AllocateResponse& response) 
   }
   out.headroom = ResourceFromProto(response.limit());
   out.num_cluster_nodes = response.num_cluster_nodes();
+  auto take = [&out](const auto& containers) {
+    for (const proto::PreemptionContainer& container : containers) {
+      const ContainerId id = ContainerIdFromProto(container.id());
+      if (std::find(out.to_be_preempted.begin(), out.to_be_preempted.end(), id) ==
+          out.to_be_preempted.end()) {
+        out.to_be_preempted.push_back(id);
+      }
+    }
+  };
+  take(response.preempt().strict_contract().container());
+  take(response.preempt().contract().container());
   return out;
 }
 

@@ -148,6 +148,8 @@ struct AllocateResult {
   AmCommand command = AmCommand::kNone;
   Resource headroom;  // what the application may still get
   int32_t num_cluster_nodes = 0;
+  // Containers the scheduler warns it will take back (its preemption message, both contracts).
+  std::vector<ContainerId> to_be_preempted;
   // The RM rolled the AMRMToken; the client uses the new one from the next call on.
   bool am_rm_token_rolled = false;
   // The RM had lost this AM's registration and the client registered again: the RM forgot every

@@ -174,6 +174,21 @@ TEST(AllocateResponseTest, BecomesContainersStatusesAndNmTokens) {
   EXPECT_EQ(AllocateResultFromProto(AllocateAnswer(1)).command, AmCommand::kNone);
 }
 
+// Both contracts of a preemption message name containers the scheduler will take back; each
+// container once.
+TEST(AllocateResponseTest, ReadsTheContainersAPreemptionMessageNames) {
+  proto::AllocateResponse wire = AllocateAnswer(5);
+  EXPECT_TRUE(AllocateResultFromProto(wire).to_be_preempted.empty());
+  *wire.mutable_preempt()->mutable_strict_contract()->add_container()->mutable_id() =
+      ContainerIdToProto({kAttempt, 2});
+  *wire.mutable_preempt()->mutable_contract()->add_container()->mutable_id() =
+      ContainerIdToProto({kAttempt, 3});
+  *wire.mutable_preempt()->mutable_contract()->add_container()->mutable_id() =
+      ContainerIdToProto({kAttempt, 2});
+  EXPECT_EQ(AllocateResultFromProto(wire).to_be_preempted,
+            (std::vector<ContainerId>{{kAttempt, 2}, {kAttempt, 3}}));
+}
+
 TEST(AllocateResponseTest, ReadsTheResponseIdTheRmExpects) {
   EXPECT_EQ(ExpectedResponseIdFromMessage(
                 "Invalid responseId in AllocateRequest from application attempt: "

@@ -40,6 +40,7 @@ inline constexpr char kEventTaskRestarted[] = "TASK_RESTARTED";
 inline constexpr char kEventTaskHung[] = "TASK_HUNG";              // diagnostics: why
 inline constexpr char kEventTaskStraggling[] = "TASK_STRAGGLING";  // diagnostics: by how much
 inline constexpr char kEventGangRestarted[] = "GANG_RESTARTED";    // diagnostics: why, who
+inline constexpr char kEventTaskPreempting[] = "TASK_PREEMPTING";  // diagnostics: the container
 inline constexpr char kEventFinished[] = "APPLICATION_FINISHED";
 
 // Where a job's history lives.

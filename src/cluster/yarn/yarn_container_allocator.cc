@@ -244,6 +244,19 @@ void YarnContainerAllocator::OnAllocated(const hadoop::AllocateResult& result) {
     }
   }
   for (Container& container : granted) callbacks_.on_allocated(std::move(container));
+  std::vector<std::string> warned;
+  {
+    MutexLock lock(mu_);
+    for (const hadoop::ContainerId& id : result.to_be_preempted) {
+      const std::string name = id.ToString();
+      // The RM repeats its message with every heartbeat until it takes the container.
+      if (granted_.count(name) && preemption_warned_.insert(name).second) warned.push_back(name);
+    }
+  }
+  for (std::string& id : warned) {
+    spdlog::warn("the ResourceManager will preempt {}", id);
+    if (callbacks_.on_preemption) callbacks_.on_preemption(std::move(id));
+  }
   for (const hadoop::ContainerStatus& status : result.completed) {
     {
       MutexLock lock(mu_);

@@ -174,6 +174,8 @@ class YarnContainerAllocator final : public ContainerAllocator {
   // Containers whose process ended; their completion is awaited at the fast interval.
   std::set<std::string> expected_ TONY_GUARDED_BY(mu_);
   bool hurry_ TONY_GUARDED_BY(mu_) = false;  // a heartbeat is wanted now
+  // Granted containers the RM said it would preempt (on_preemption was called for each).
+  std::set<std::string> preemption_warned_ TONY_GUARDED_BY(mu_);
   // AM_SHUTDOWN came, or the RM no longer knows the attempt: nothing to unregister.
   bool ended_by_rm_ TONY_GUARDED_BY(mu_) = false;
   bool stopping_ TONY_GUARDED_BY(mu_) = false;

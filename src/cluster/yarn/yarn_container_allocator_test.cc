@@ -154,6 +154,54 @@ TEST_F(YarnContainerAllocatorTest, AnUnknownAttemptEndsTheJobOnceAndSkipsUnregis
 // Launch only queues the start; a start that fails (here the NodeManager's NMToken never came) is
 // reported from a launcher thread as the container's end, cause kLaunchFailed, and the container
 // goes back to the scheduler, whose own report of it is then not passed on a second time.
+// The scheduler's preemption message names a granted container with every heartbeat until it
+// takes it: the AM hears of it once.
+TEST_F(YarnContainerAllocatorTest, APreemptionWarningIsPassedOnOnceAContainer) {
+  const hadoop::ContainerId id{{{1700000000000, 7}, 1}, 2};
+  proto::Container granted;
+  *granted.mutable_id() = hadoop::ContainerIdToProto(id);
+  granted.mutable_node_id()->set_host("nm1.example");
+  granted.mutable_node_id()->set_port(45454);
+  granted.mutable_priority()->set_priority(1);  // the first job type's
+  *granted.mutable_resource() = hadoop::ResourceToProto({.memory_mb = 256, .vcores = 1});
+  std::atomic<int> heartbeats = 0;
+  rm_.On("allocate", [&](const std::string&) -> absl::StatusOr<std::string> {
+    proto::AllocateResponse answer = AllocateAnswer(1);
+    if (heartbeats++ == 0) {
+      *answer.add_allocated_containers() = granted;
+    } else {
+      *answer.mutable_preempt()->mutable_strict_contract()->add_container()->mutable_id() =
+          hadoop::ContainerIdToProto(id);
+      // One the AM never had: nothing to warn of.
+      *answer.mutable_preempt()->mutable_contract()->add_container()->mutable_id() =
+          hadoop::ContainerIdToProto({{{1700000000000, 7}, 1}, 9});
+    }
+    return answer.SerializeAsString();
+  });
+  std::mutex mu;
+  std::condition_variable changed;
+  std::vector<std::string> warned;
+  ContainerAllocator::Callbacks callbacks;
+  callbacks.on_allocated = [](Container) {};
+  callbacks.on_preemption = [&](std::string container_id) {
+    std::lock_guard lock(mu);
+    warned.push_back(std::move(container_id));
+    changed.notify_all();
+  };
+  YarnContainerAllocator allocator(Options());
+  allocator.Request(Worker());
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "", std::move(callbacks)).ok());
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(10), [&] { return !warned.empty(); }));
+  }
+  const int seen = heartbeats.load();
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", static_cast<size_t>(seen) + 3, 10000));
+  allocator.Shutdown();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(warned, std::vector<std::string>{id.ToString()});
+}
+
 TEST_F(YarnContainerAllocatorTest, FailedStartIsReportedOnceAndTheContainerGoesBack) {
   const hadoop::ContainerId id{{{1700000000000, 7}, 1}, 2};
   proto::Container granted;
