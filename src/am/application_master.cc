@@ -259,7 +259,14 @@ void ApplicationMaster::Execute(const Actions& actions) {
     }
   }
   history_.RecordTransitions(job_.TakeTransitions());
-  history_.RecordNotices(job_.TakeNotices());
+  const std::vector<TaskEvent> notices = job_.TakeNotices();
+  for (const TaskEvent& notice : notices) {
+    if (notice.kind == "GANG_RESTART") {
+      spdlog::warn("[{}] gang restart {}: {}", options_.app_id, job_.gang_restarts(),
+                   notice.detail);
+    }
+  }
+  history_.RecordNotices(notices);
   barrier_.Answer();
   results_.Poll();
   AnswerWatchers(/*all=*/false);

@@ -285,6 +285,13 @@ void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state
     Decide(JobState::kFailed, StrCat("task ", what), actions);
   } else if (IsChief(task.ref)) {
     Decide(JobState::kFailed, StrCat("chief ", what), actions);
+  } else if (task.gang) {
+    // The rest of a collective cannot go on without a member: they would wait for it until their
+    // own timeouts (gloo's is 30 minutes).
+    Decide(JobState::kFailed,
+           StrCat("task ", what, "; the rest of its gang (tony.", task.ref.type,
+                  ".restart-policy = gang) cannot go on without it"),
+           actions);
   } else if (task.stop_on_failure) {
     Decide(JobState::kFailed,
            StrCat("task ", what, "; ",

@@ -48,7 +48,12 @@ TEST_F(GangTest, CollectiveFrameworksDefaultToGangAndOthersToTask) {
   EXPECT_TRUE(job_->Find(kW0)->gang);
   const config::JobSpec ps = MakeSpec({{"tony.worker.instances", "2"}, {"tony.ps.instances", "1"}});
   EXPECT_EQ(ps.job_types.at("worker").restart_policy, config::RestartPolicy::kTask);
-  const config::JobSpec mwms = MakeSpec({{"tony.worker.instances", "2"}});
+  // TensorFlow's collectives look like independent workers: TonY's rules hold unless the job
+  // chooses gang.
+  const config::JobSpec tf = MakeSpec({{"tony.worker.instances", "2"}});
+  EXPECT_EQ(tf.job_types.at("worker").restart_policy, config::RestartPolicy::kTask);
+  const config::JobSpec mwms =
+      MakeSpec({{"tony.worker.instances", "2"}, {"tony.worker.restart-policy", "gang"}});
   EXPECT_EQ(mwms.job_types.at("worker").restart_policy, config::RestartPolicy::kGang);
   const config::JobSpec mxnet = MakeSpec({{"tony.application.framework", "mxnet"},
                                           {"tony.worker.instances", "2"},
@@ -117,7 +122,25 @@ TEST_F(GangTest, PastTheFailedTypesMaxRestartsTheFailureCounts) {
   Exit(kW1, 3);  // its second failure: max-restarts is 1
   EXPECT_EQ(job_->gang_restarts(), 1);
   EXPECT_EQ(State(kW1), TaskState::kFailed);
-  EXPECT_FALSE(Beat(kW0).stop) << "no gang restart: worker:0 runs on";
+  // The rest of the gang would wait for it forever: the job fails now.
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_NE(job_->diagnostics().find("task worker:1 failed (exit code 3): boom; the rest of its "
+                                     "gang (tony.worker.restart-policy = gang) cannot go on "
+                                     "without it"),
+            std::string::npos)
+      << job_->diagnostics();
+  EXPECT_TRUE(Beat(kW0).stop);
+}
+
+// A member that already succeeded cannot run again: a later failure of another member restarts
+// nothing, and the failure rules decide.
+TEST_F(GangTest, AfterAMemberSucceededAFailureRestartsNoGang) {
+  InitGang();
+  Exit(kW1, 0);
+  Exit(kW0, 3);
+  EXPECT_EQ(job_->gang_restarts(), 0);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_NE(job_->diagnostics().find("chief worker:0 failed"), std::string::npos);
 }
 
 // tony.application.max-gang-restarts counts the gang's restarts whoever failed, in place of

@@ -88,6 +88,10 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
 }
 
 bool JobStateMachine::MaybeRestartGang(TaskRecord& failed, bool executor_waits, Actions& actions) {
+  // A gang with a member that has ended for good cannot meet again.
+  for (const TaskRecord& member : tasks_) {
+    if (member.gang && IsTerminal(member.state)) return false;
+  }
   const bool counts = ExitCountsAgainstRestarts(*failed.exit_code, failed.transient_exit_codes) ||
                       failed.free_restarts >= kMaxFreeRestarts;
   const bool job_limit = spec_.max_gang_restarts >= 0;

@@ -398,10 +398,11 @@ absl::Status ReadJobTypes(const Reader& reader, const Configuration& conf, JobSp
 
 // tony.<type>.restart-policy of every job type, once the job's types and framework are known.
 absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec) {
-  // Collective jobs: one member's failure breaks every member's communicator.
+  // Collective jobs: one member's failure breaks every member's communicator. TensorFlow's are
+  // not told apart from independent workers (MultiWorkerMirroredStrategy and a job of evaluators
+  // look alike), and TonY's rules for them must hold: they choose gang themselves.
   const bool collective = spec->framework == "pytorch" || spec->framework == "horovod" ||
-                          spec->framework == "jax" ||
-                          (spec->framework == "tensorflow" && !spec->job_types.count("ps"));
+                          spec->framework == "jax";
   for (auto& [name, type] : spec->job_types) {
     const std::string key = StrCat("tony.", name, ".restart-policy");
     const std::string value(StripWhitespace(reader.JobTypeValue(name, "restart-policy")));

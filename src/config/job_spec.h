@@ -52,7 +52,7 @@ struct JobTypeSpec {
   // restarted without using up max_restarts.
   std::set<int> transient_exit_codes;
   // tony.<type>.restart-policy; unset: kGang for the tracked types of a collective job (pytorch,
-  // horovod, jax, and tensorflow without parameter servers), kTask otherwise.
+  // horovod, jax), kTask otherwise.
   RestartPolicy restart_policy = RestartPolicy::kTask;
   // tony.<type>.progress-pattern: a regular expression (RE2) with a named group `step`, and
   // optionally `total` and metrics of its own, matched against each line the task prints; ""

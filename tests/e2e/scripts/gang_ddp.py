@@ -3,8 +3,10 @@
 TONY_CHECKPOINT_DIR and resumes from it, for tony's gang restarts.
 
 gang_ddp.py FAULT STEP: in its first attempt rank 1 meets FAULT at STEP: `kill` (SIGKILL, as from
-outside), `stop` (SIGSTOP: hung) or `none`. While rank 0 waits for a collective it prints, so that
-only a stopped rank goes quiet. Each rank prints where it runs and from which step it starts.
+outside), `stop` (SIGSTOP: hung) or `none`. Every rank prints a line each step, as training logs
+do, and rank 0 also while it waits for a collective, so that only a stopped rank goes quiet (tony
+finds a task that neither prints nor uses CPU hung). Each rank prints where it runs and from
+which step it starts.
 """
 import os
 import signal
@@ -58,7 +60,7 @@ def main():
             partial = checkpoint + ".partial"
             torch.save({"step": step + 1, "model": model.module.state_dict()}, partial)
             os.replace(partial, checkpoint)
-            print(f"step {step + 1}/{STEPS}", flush=True)
+        print(f"rank {rank} step {step + 1}/{STEPS}", flush=True)
         wait(dist.barrier(async_op=True), rank)
         time.sleep(0.1)
     print(f"rank {rank} finished {STEPS} steps", flush=True)
