@@ -112,7 +112,7 @@ TEST_F(YarnContainerAllocatorTest, AmShutdownEndsTheJobOnceAndSkipsUnregistering
   std::promise<std::string> ended;
   std::atomic<int> calls = 0;
   ContainerAllocator::Callbacks callbacks;
-  callbacks.on_ended_by_cluster = [&](std::string reason) {
+  callbacks.on_ended_by_cluster = [&](const std::string& reason) {
     if (calls++ == 0) ended.set_value(reason);
   };
   YarnContainerAllocator allocator(Options());
@@ -136,7 +136,7 @@ TEST_F(YarnContainerAllocatorTest, AnUnknownAttemptEndsTheJobOnceAndSkipsUnregis
   std::promise<std::string> ended;
   std::atomic<int> calls = 0;
   ContainerAllocator::Callbacks callbacks;
-  callbacks.on_ended_by_cluster = [&](std::string reason) {
+  callbacks.on_ended_by_cluster = [&](const std::string& reason) {
     if (calls++ == 0) ended.set_value(reason);
   };
   YarnContainerAllocator allocator(Options());
@@ -182,7 +182,7 @@ TEST_F(YarnContainerAllocatorTest, APreemptionWarningIsPassedOnOnceAContainer) {
   std::condition_variable changed;
   std::vector<std::string> warned;
   ContainerAllocator::Callbacks callbacks;
-  callbacks.on_allocated = [](Container) {};
+  callbacks.on_allocated = [](const Container&) {};
   callbacks.on_preemption = [&](std::string container_id) {
     std::lock_guard lock(mu);
     warned.push_back(std::move(container_id));
