@@ -242,7 +242,9 @@ void ApplicationMaster::Execute(const Actions& actions) {
   for (const Action& action : actions) {
     if (const auto* request = std::get_if<RequestContainer>(&action)) {
       const config::JobTypeSpec* type = job_.spec().Find(request->job_type);
-      allocator_->Request({request->job_type, type->resources, type->node_label});
+      cluster::ResourceAsk resources = type->resources;
+      if (request->memory_mb > 0) resources.memory_mb = request->memory_mb;
+      allocator_->Request({request->job_type, resources, type->node_label});
     } else if (const auto* launch = std::get_if<LaunchTask>(&action)) {
       Launch(launch->task);
     } else if (const auto* stop = std::get_if<StopContainer>(&action)) {
@@ -301,7 +303,7 @@ void ApplicationMaster::OnContainerAllocated(const cluster::Container& container
   launcher_.Add(container);
   rendezvous_.AllowHost(container.host);
   Execute(job_.OnContainerAllocated(container.id, container.job_type, container.host,
-                                    container.log_dir));
+                                    container.log_dir, container.resources.memory_mb));
 }
 
 void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit) {

@@ -59,6 +59,8 @@ JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
       task.max_restarts = type.max_restarts;
       task.restart_backoff_ms = type.restart_backoff_ms;
       task.transient_exit_codes = type.transient_exit_codes;
+      task.memory_mb = type.resources.memory_mb;
+      task.memory_growth = type.memory_growth;
       task.gang = type.restart_policy == config::RestartPolicy::kGang;
       task_index_[{name, i}] = tasks_.size();
       tasks_.push_back(std::move(task));
@@ -81,7 +83,7 @@ Actions JobStateMachine::Start() {
       continue;
     }
     SetState(task, TaskState::kRequested);
-    actions.push_back(RequestContainer{task.ref.type});
+    actions.push_back(RequestContainer{task.ref.type, task.memory_mb});
   }
   Changed();
   return actions;
@@ -106,17 +108,21 @@ TaskRecord* JobStateMachine::FindByContainer(const std::string& container_id) {
 
 Actions JobStateMachine::OnContainerAllocated(const std::string& container_id,
                                               const std::string& job_type, const std::string& host,
-                                              const std::string& log_dir) {
+                                              const std::string& log_dir, int64_t memory_mb) {
   Actions actions;
   TaskRecord* chosen = nullptr;
+  TaskRecord* other_size = nullptr;
   if (!decided()) {
     for (TaskRecord& task : tasks_) {
-      if (task.ref.type == job_type && task.state == TaskState::kRequested) {
+      if (task.ref.type != job_type || task.state != TaskState::kRequested) continue;
+      if (memory_mb <= 0 || task.memory_mb == memory_mb) {
         chosen = &task;
         break;
       }
+      if (other_size == nullptr) other_size = &task;
     }
   }
+  if (chosen == nullptr) chosen = other_size;
   if (chosen == nullptr) {
     actions.push_back(ReleaseContainer{container_id});
     return actions;
@@ -408,7 +414,7 @@ Actions JobStateMachine::OnTick() {
     if (task.state == TaskState::kNew && task.restart_at_ms > 0 && now >= task.restart_at_ms) {
       task.restart_at_ms = 0;
       SetState(task, TaskState::kRequested);
-      actions.push_back(RequestContainer{task.ref.type});
+      actions.push_back(RequestContainer{task.ref.type, task.memory_mb});
       Changed();
     }
   }

@@ -136,6 +136,11 @@ struct TaskRecord {
   int restarts_used = 0;  // of max_restarts: the restarts after a failure of the task's own
   int free_restarts = 0;  // restarts that used none (ExitCountsAgainstRestarts)
   std::set<int> transient_exit_codes;
+  // The memory its containers ask for: its type's, or grown (tony.<type>.memory-growth) once it
+  // was killed over its memory; 0 in a spec built by hand.
+  int64_t memory_mb = 0;
+  double memory_growth = 1;
+  bool memory_grown = false;  // it was restarted with more memory
   int64_t restart_backoff_ms = 0;
   int64_t restart_at_ms = 0;    // a restart is due at this time (state kNew)
   bool awaiting_stage = false;  // a training-stage task waiting for the prepare stage (kNew)
@@ -149,6 +154,7 @@ struct TaskRecord {
 // What the AM must do.
 struct RequestContainer {
   std::string job_type;
+  int64_t memory_mb = 0;  // the task's memory when its type's was grown for it; 0: the type's
 };
 struct LaunchTask {
   TaskRef task;
@@ -183,10 +189,12 @@ class JobStateMachine {
 
   // Asks for one container per task.
   Actions Start();
-  // A container was granted for `job_type`: it goes to the lowest-index task of that type still
-  // waiting for one; a surplus container is released.
+  // A container was granted for `job_type` (asking for `memory_mb`, 0: unsaid): it goes to the
+  // lowest-index task of that type still waiting for one of that size, else of any size; a
+  // surplus container is released.
   Actions OnContainerAllocated(const std::string& container_id, const std::string& job_type,
-                               const std::string& host, const std::string& log_dir);
+                               const std::string& host, const std::string& log_dir,
+                               int64_t memory_mb = 0);
   // An executor registered its address. Errors (unknown task, stale container) go back to the
   // executor and change nothing.
   absl::StatusOr<Actions> OnTaskRegistered(const TaskRef& task, const std::string& container_id,
@@ -279,6 +287,9 @@ class JobStateMachine {
   // Starts the training stage once every prepare-stage task succeeded.
   void MaybeStartTraining(Actions& actions);
   void CheckDependencyTimeouts(int64_t now, Actions& actions);
+  // Whether the failed task, killed over its memory, is restarted with more (once, using no
+  // restart: tony.<type>.memory-growth); if so, grows its memory ask.
+  bool GrowMemory(TaskRecord& task);
   // Whether the failed task gets another attempt; if so, schedules it (restart policy task).
   bool MaybeRestart(TaskRecord& task, Actions& actions);
   // The same for a member of the gang: whether the gang restarts; if so, stops its running members

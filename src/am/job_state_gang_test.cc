@@ -273,6 +273,55 @@ TEST_F(JobStateTest, APreemptionWarningUnderPolicyTaskRestartsTheTaskAloneForFre
   EXPECT_EQ(job_->state(), JobState::kRunning) << "the chief was preempted, not failed";
 }
 
+// A task killed over its memory restarts once with its memory grown (tony.<type>.memory-growth),
+// using no restart; its new container is asked for at that size and goes to it.
+TEST_F(JobStateTest, ATaskKilledOverItsMemoryRestartsOnceWithMore) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.worker.memory", "1000m"},
+        {"tony.worker.memory-growth", "1.5"},
+        {"tony.worker.restart-policy", "task"},
+        {"tony.worker.restart-backoff-ms", "0"}});
+  StartAll();
+  Actions actions =
+      job_->OnContainerCompleted("c_worker:1", kExitOverPhysicalMemory, "over its memory", false);
+  ASSERT_EQ(Count<RequestContainer>(actions), 1);
+  for (const Action& action : actions) {
+    if (const auto* request = std::get_if<RequestContainer>(&action)) {
+      EXPECT_EQ(request->memory_mb, 1500);
+    }
+  }
+  const TaskRecord* task = job_->Find(kW1);
+  EXPECT_EQ(task->memory_mb, 1500);
+  EXPECT_EQ(task->restarts_used, 0);
+  EXPECT_NE(task->previous_attempts.back().diagnostics.find(
+                "restarted with 1500 MB instead of 1000 MB (tony.worker.memory-growth = 1.5)"),
+            std::string::npos)
+      << task->previous_attempts.back().diagnostics;
+  // A container of the type's size does not go to it; one of its size does.
+  job_->OnContainerAllocated("c_small", "worker", "h", "/l", 1000);
+  EXPECT_EQ(task->container_id, "c_small") << "no other task waits: any size will do";
+  // Killed over its memory again: that counts, and with no restart left the job fails.
+  ASSERT_TRUE(job_->OnTaskRegistered(kW1, "c_small", "h", 1234).ok());
+  job_->OnContainerCompleted("c_small", kExitOverPhysicalMemory, "over its memory", false);
+  EXPECT_EQ(State(kW1), TaskState::kFailed);
+}
+
+TEST_F(JobStateTest, AGrownContainerGoesToTheTaskThatAskedForIt) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.worker.memory", "1000m"},
+        {"tony.worker.memory-growth", "2"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-policy", "task"},
+        {"tony.worker.restart-backoff-ms", "0"}});
+  StartAll();
+  job_->OnContainerCompleted("c_worker:0", 3, "boom", false);  // restarts at 1000 MB
+  job_->OnContainerCompleted("c_worker:1", kExitOverVirtualMemory, "over", false);  // at 2000
+  job_->OnContainerAllocated("c_big", "worker", "h", "/l", 2000);
+  EXPECT_EQ(job_->Find(kW1)->container_id, "c_big");
+  job_->OnContainerAllocated("c_small", "worker", "h", "/l", 1000);
+  EXPECT_EQ(job_->Find(kW0)->container_id, "c_small");
+}
+
 // The executors' answers: run again, in place, as the next attempt; a provisional result (the
 // user process killed from outside) is answered once it stands, and its executor runs again.
 TEST_F(GangTest, ResultRepliesSayWhoRunsAgainAndHoldProvisionalResults) {

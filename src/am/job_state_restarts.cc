@@ -6,7 +6,9 @@
 // container it has; only a member whose container is gone gets a new one.
 
 #include <algorithm>
+#include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "am/job_state.h"
 #include "common/strings.h"
 
@@ -61,10 +63,29 @@ void JobStateMachine::EndAttempt(TaskRecord& task, const std::string& detail, Ta
   Changed();
 }
 
+bool JobStateMachine::GrowMemory(TaskRecord& task) {
+  const int code = *task.exit_code;
+  if ((code != kExitOverPhysicalMemory && code != kExitOverVirtualMemory) ||
+      task.memory_growth <= 1 || task.memory_grown || task.memory_mb <= 0) {
+    return false;
+  }
+  task.memory_grown = true;
+  const int64_t before = task.memory_mb;
+  task.memory_mb =
+      static_cast<int64_t>(std::ceil(static_cast<double>(before) * task.memory_growth));
+  task.diagnostics =
+      StrCat(task.diagnostics, task.diagnostics.empty() ? "" : "; ", "restarted with ",
+             task.memory_mb, " MB instead of ", before, " MB (tony.", task.ref.type,
+             ".memory-growth = ", absl::StrCat(task.memory_growth), ")");
+  return true;
+}
+
 bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   // Past kMaxFreeRestarts, the cluster's ends and the transient codes count as any other.
-  const bool counts = ExitCountsAgainstRestarts(*task.exit_code, task.transient_exit_codes) ||
-                      task.free_restarts >= kMaxFreeRestarts;
+  const bool grown = GrowMemory(task);
+  const bool counts =
+      !grown && (ExitCountsAgainstRestarts(*task.exit_code, task.transient_exit_codes) ||
+                 task.free_restarts >= kMaxFreeRestarts);
   if (counts && task.restarts_used >= task.max_restarts) return false;
   ++(counts ? task.restarts_used : task.free_restarts);
   const std::string old_container = task.container_id;
@@ -72,7 +93,10 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
       task,
       StrCat("attempt ", task.attempt, " failed (", ExitText(*task.exit_code), "); restarting in ",
              task.restart_backoff_ms, " ms",
-             counts ? "" : StrCat(" (not counted against tony.", task.ref.type, ".max-restarts)")),
+             grown
+                 ? StrCat(" with ", task.memory_mb, " MB (tony.", task.ref.type, ".memory-growth)")
+             : counts ? ""
+                      : StrCat(" (not counted against tony.", task.ref.type, ".max-restarts)")),
       TaskState::kNew);
   // The old container may still be winding down; it must not linger. The new one is requested
   // at once without a backoff, else by OnTick once the backoff has passed.
@@ -80,7 +104,7 @@ bool JobStateMachine::MaybeRestart(TaskRecord& task, Actions& actions) {
   if (task.restart_backoff_ms <= 0) {
     task.restart_at_ms = 0;
     SetState(task, TaskState::kRequested);
-    actions.push_back(RequestContainer{task.ref.type});
+    actions.push_back(RequestContainer{task.ref.type, task.memory_mb});
   } else {
     task.restart_at_ms = clock_->NowMs() + task.restart_backoff_ms;
   }
@@ -92,8 +116,10 @@ bool JobStateMachine::MaybeRestartGang(TaskRecord& failed, bool executor_waits, 
   for (const TaskRecord& member : tasks_) {
     if (member.gang && IsTerminal(member.state)) return false;
   }
-  const bool counts = ExitCountsAgainstRestarts(*failed.exit_code, failed.transient_exit_codes) ||
-                      failed.free_restarts >= kMaxFreeRestarts;
+  const bool grown = GrowMemory(failed);
+  const bool counts =
+      !grown && (ExitCountsAgainstRestarts(*failed.exit_code, failed.transient_exit_codes) ||
+                 failed.free_restarts >= kMaxFreeRestarts);
   const bool job_limit = spec_.max_gang_restarts >= 0;
   if (counts) {
     if (job_limit ? counted_gang_restarts_ >= spec_.max_gang_restarts
@@ -102,7 +128,7 @@ bool JobStateMachine::MaybeRestartGang(TaskRecord& failed, bool executor_waits, 
     }
     ++counted_gang_restarts_;
     ++failed.restarts_used;
-  } else {
+  } else if (!grown) {
     ++failed.free_restarts;
   }
   ++gang_restarts_;
@@ -129,7 +155,9 @@ bool JobStateMachine::MaybeRestartGang(TaskRecord& failed, bool executor_waits, 
     }
   }
   const std::string limit =
-      !counts ? " (not counted: the cluster's doing, or a transient exit code)"
+      grown     ? StrCat(" (not counted: it restarts with ", failed.memory_mb, " MB, tony.",
+                         failed.ref.type, ".memory-growth)")
+      : !counts ? " (not counted: the cluster's doing, or a transient exit code)"
       : job_limit
           ? StrCat(" (", counted_gang_restarts_,
                    " of tony.application.max-gang-restarts = ", spec_.max_gang_restarts, ")")
@@ -162,7 +190,7 @@ void JobStateMachine::RestartMember(TaskRecord& task, bool executor_waits,
   if (!old_container.empty()) actions.push_back(StopContainer{old_container});
   task.restart_at_ms = 0;
   SetState(task, TaskState::kRequested);
-  actions.push_back(RequestContainer{task.ref.type});
+  actions.push_back(RequestContainer{task.ref.type, task.memory_mb});
 }
 
 }  // namespace tony::am

@@ -31,7 +31,7 @@ void JobStateMachine::MaybeStartTraining(Actions& actions) {
     if (!task.awaiting_stage) continue;
     task.awaiting_stage = false;
     SetState(task, TaskState::kRequested);
-    actions.push_back(RequestContainer{task.ref.type});
+    actions.push_back(RequestContainer{task.ref.type, task.memory_mb});
   }
   Changed();
 }

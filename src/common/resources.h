@@ -11,6 +11,7 @@ struct Resources {
   int64_t memory_mb = 0;
   int vcores = 1;  // YARN's minimum allocation; every job type's tony.<type>.vcores sets its own
   int gpus = 0;
+  bool operator==(const Resources&) const = default;
 };
 
 }  // namespace tony

@@ -1,6 +1,8 @@
 #include "config/job_spec.h"
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <set>
 
 #include "common/strings.h"
@@ -96,6 +98,18 @@ absl::Status ReadJobType(const Reader& reader, const std::string& type,
       return reader.Error(key, StrCat("'", code, "' is not an exit code from 1 to 255"));
     }
     out->transient_exit_codes.insert(static_cast<int>(*parsed));
+  }
+
+  if (std::string growth(StripWhitespace(reader.JobTypeValue(type, "memory-growth")));
+      !growth.empty()) {
+    const std::string key = StrCat("tony.", type, ".memory-growth");
+    char* end = nullptr;
+    errno = 0;
+    const double parsed = std::strtod(growth.c_str(), &end);
+    if (end != growth.c_str() + growth.size() || errno != 0 || !(parsed >= 1.0 && parsed <= 16.0)) {
+      return reader.Error(key, "expected a factor from 1 to 16, e.g. 1.5");
+    }
+    out->memory_growth = parsed;
   }
 
   out->progress_pattern = reader.JobTypeValue(type, "progress-pattern");
@@ -401,8 +415,8 @@ absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec) {
   // Collective jobs: one member's failure breaks every member's communicator. TensorFlow's are
   // not told apart from independent workers (MultiWorkerMirroredStrategy and a job of evaluators
   // look alike), and TonY's rules for them must hold: they choose gang themselves.
-  const bool collective = spec->framework == "pytorch" || spec->framework == "horovod" ||
-                          spec->framework == "jax";
+  const bool collective =
+      spec->framework == "pytorch" || spec->framework == "horovod" || spec->framework == "jax";
   for (auto& [name, type] : spec->job_types) {
     const std::string key = StrCat("tony.", name, ".restart-policy");
     const std::string value(StripWhitespace(reader.JobTypeValue(name, "restart-policy")));

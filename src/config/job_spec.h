@@ -51,6 +51,9 @@ struct JobTypeSpec {
   // tony.<type>.transient-exit-codes: exit codes of the user's own (1-255) after which a task is
   // restarted without using up max_restarts.
   std::set<int> transient_exit_codes;
+  // tony.<type>.memory-growth: a task killed over its memory is restarted once (using no restart)
+  // with its memory times this; 1: never.
+  double memory_growth = 1;
   // tony.<type>.restart-policy; unset: kGang for the tracked types of a collective job (pytorch,
   // horovod, jax), kTask otherwise.
   RestartPolicy restart_policy = RestartPolicy::kTask;

@@ -109,6 +109,24 @@ TEST_F(JobSpecTest, RestartPolicies) {
       << spec.status();
 }
 
+TEST_F(JobSpecTest, MemoryGrowth) {
+  Set("tony.worker.instances", "1");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at("worker").memory_growth, 1.0);
+  Set("tony.worker.memory-growth", "1.5");
+  spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at("worker").memory_growth, 1.5);
+  for (const char* bad : {"0.5", "x", "1.5x", "17", "nan"}) {
+    Set("tony.worker.memory-growth", bad);
+    spec = Build();
+    ASSERT_FALSE(spec.ok()) << bad;
+    EXPECT_TRUE(absl::StartsWith(spec.status().message(), "tony.worker.memory-growth"))
+        << spec.status();
+  }
+}
+
 TEST_F(JobSpecTest, TransientExitCodes) {
   Set("tony.worker.instances", "1");
   Set("tony.worker.transient-exit-codes", "75,99");

@@ -270,6 +270,26 @@ TEST_P(BackendE2eTest, TaskOverItsMemoryIsKilledWithTheBackendsDiagnostic) {
   EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
 }
 
+// tony.<type>.memory-growth: a task killed over its memory runs again once with more, using no
+// restart, and the summary says why and with how much.
+TEST_P(BackendE2eTest, ATaskKilledOverItsMemoryRunsAgainWithMore) {
+  TonyResult r = Run(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.worker.memory-growth=3",
+              "tony.worker.restart-backoff-ms=0", "tony.local.memory-check-interval-ms=100"},
+             "timeout 8 /usr/bin/python3 eat_memory.py 400; "
+             "echo attempt $ATTEMPT_NUMBER survived"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("worker:0 attempt 0 failed with exit code -104 (killed over its memory) "
+                       "and was restarted"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("restarted with 768 MB instead of 256 MB (tony.worker.memory-growth = 3)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(TaskStdout(r).find("attempt 1 survived"), std::string::npos) << TaskStdout(r);
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+}
+
 // Restart policy gang (the default for pytorch): a rank's failure or hang stops the other rank
 // too, and both start again in the containers they have, with a fresh rendezvous, from the
 // checkpoint in TONY_CHECKPOINT_DIR. Real PyTorch DDP over gloo.

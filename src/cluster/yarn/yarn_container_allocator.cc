@@ -118,10 +118,17 @@ absl::Status YarnContainerAllocator::CheckFits(const ContainerRequest& request) 
 void YarnContainerAllocator::Request(const ContainerRequest& request) {
   {
     MutexLock lock(mu_);
-    auto [it, inserted] = asks_.try_emplace(request.job_type);
+    // One priority per job type and size: a grant's priority says which ask it answers.
+    std::string key = request.job_type;
+    if (auto first = asks_.find(key);
+        first != asks_.end() && first->second.resources != request.resources) {
+      key = StrCat(request.job_type, "@", request.resources.memory_mb, "m/",
+                   request.resources.vcores, "c/", request.resources.gpus, "g");
+    }
+    auto [it, inserted] = asks_.try_emplace(key);
     TypeAsk& ask = it->second;
     if (inserted) {
-      // One priority per job type: a grant's priority says which type it answers.
+      ask.job_type = request.job_type;
       ask.priority = static_cast<int32_t>(asks_.size());
       ask.resources = request.resources;
       ask.node_label = request.node_label;
@@ -231,7 +238,7 @@ void YarnContainerAllocator::OnAllocated(const hadoop::AllocateResult& result) {
       ask.outstanding -= 1;
       Container container;
       container.id = yarn.id.ToString();
-      container.job_type = type;
+      container.job_type = ask.job_type;
       container.host = yarn.node_host;
       container.resources = ask.resources;
       // Where people find the logs: the NodeManager's page for the container. The container

@@ -98,7 +98,10 @@ class YarnContainerAllocator final : public ContainerAllocator {
   void Shutdown() override;
 
  private:
+  // The asks of one job type and size: a type's tasks normally share one; a task that asks for more
+  // memory (tony.<type>.memory-growth) has one of its own, under another priority.
   struct TypeAsk {
+    std::string job_type;
     int32_t priority = 0;
     ResourceAsk resources;
     std::string node_label;
