@@ -180,6 +180,11 @@ void HistoryRecorder::RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int 
     sample.gpu_utilization = heartbeat.gpu_utilization();
     sample.gpu_memory_bytes = heartbeat.gpu_memory_bytes();
   }
+  if (heartbeat.progress().has_step()) {
+    sample.step = heartbeat.progress().step();
+    sample.total = heartbeat.progress().total();
+    sample.values = {heartbeat.progress().metrics().begin(), heartbeat.progress().metrics().end()};
+  }
   if (writer_) writer_->Metric(history::MetricLine(sample));
   live_.metrics.push_back(std::move(sample));
   if (live_.metrics.size() > kLiveSamples) {

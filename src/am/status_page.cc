@@ -67,6 +67,10 @@ std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& li
     row.start_ms = task.start_ms();
     row.end_ms = task.end_ms();
     row.peak_rss_bytes = task.peak_rss_bytes();
+    if (task.progress().has_step()) {
+      row.step = task.progress().step();
+      row.total = task.progress().total();
+    }
     row.log_dir = task.log_dir();
     job.tasks.push_back(std::move(row));
   }

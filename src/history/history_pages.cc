@@ -86,6 +86,15 @@ std::string At(double value) {
   return text;
 }
 
+// The task's last reported progress: a bar where it said its total, else its step.
+std::string ProgressCell(const TaskRow& task) {
+  if (!task.step) return "";
+  if (task.total <= 0) return StrCat("step ", *task.step);
+  const int64_t step = std::clamp<int64_t>(*task.step, 0, task.total);
+  return StrCat("<progress value=\"", step, "\" max=\"", task.total, "\"></progress> ", *task.step,
+                "/", task.total);
+}
+
 std::string StateCell(const std::string& state) {
   return StrCat("<td class=\"", HtmlEscape(state), "\">", HtmlEscape(state), "</td>");
 }
@@ -305,6 +314,18 @@ std::string MetricsSvg(const std::vector<MetricSample>& samples, std::string_vie
       value = s.gpu_utilization;
     } else if (measure == "gpu-memory" && s.gpu_memory_bytes) {
       value = static_cast<double>(*s.gpu_memory_bytes) / (1 << 20);
+    } else if (measure == "step-rate" && s.step) {
+      // Steps a second between this sample and the previous one that had a step.
+      auto prev = previous.find(key);
+      if (prev != previous.end() && s.time_ms > prev->second->time_ms) {
+        value = static_cast<double>(*s.step - *prev->second->step) /
+                (static_cast<double>(s.time_ms - prev->second->time_ms) / 1000.0);
+        value = std::max(0.0, *value);
+      }
+      previous[key] = &s;
+    } else if (measure.starts_with("value:")) {
+      auto it = s.values.find(std::string(measure.substr(6)));
+      if (it != s.values.end()) value = it->second;
     }
     if (!value || !std::isfinite(*value)) continue;
     series[key].emplace_back(s.time_ms, *value);
@@ -317,11 +338,18 @@ std::string MetricsSvg(const std::vector<MetricSample>& samples, std::string_vie
     for (const auto& [t, v] : points) top = std::max(top, v);
   }
   if (top <= 0) top = 1;
-  const std::string unit = measure == "cpu" ? "% of a core" : measure == "gpu" ? "% GPU" : "MiB";
-  const std::string title = measure == "cpu"      ? "CPU"
-                            : measure == "memory" ? "Memory (RSS)"
-                            : measure == "gpu"    ? "GPU utilization"
-                                                  : "GPU memory";
+  const bool reported = measure.starts_with("value:");
+  const std::string unit = measure == "cpu"         ? "% of a core"
+                           : measure == "gpu"       ? "% GPU"
+                           : measure == "step-rate" ? "steps/s"
+                           : reported               ? "as reported"
+                                                    : "MiB";
+  const std::string title = measure == "cpu"         ? "CPU"
+                            : measure == "memory"    ? "Memory (RSS)"
+                            : measure == "gpu"       ? "GPU utilization"
+                            : measure == "step-rate" ? "Step rate"
+                            : reported               ? std::string(measure.substr(6))
+                                                     : "GPU memory";
   constexpr double kLeft = 60;
   constexpr double kWidth = 600;
   constexpr double kHeight = 160;
@@ -432,8 +460,8 @@ std::string RenderJobPage(const JobPage& page) {
   }
   body +=
       "<h2>Tasks</h2><table id=\"tasks\"><tr><th>Task</th><th>State</th><th>Attempts</th>"
-      "<th>Host:port</th><th>Exit</th><th>Duration</th><th>Peak RSS</th><th>Logs</th>"
-      "<th>Diagnostics</th></tr>\n";
+      "<th>Host:port</th><th>Exit</th><th>Duration</th><th>Peak RSS</th><th>Progress</th>"
+      "<th>Logs</th><th>Diagnostics</th></tr>\n";
   for (const TaskRow& task : job.tasks) {
     const int64_t task_end = task.end_ms > 0 ? task.end_ms : page.now_ms;
     body += StrCat(
@@ -443,7 +471,7 @@ std::string RenderJobPage(const JobPage& page) {
         "</td><td>", task.exit_code ? std::to_string(*task.exit_code) : "", "</td><td>",
         task.start_ms > 0 ? Seconds(std::max<int64_t>(0, task_end - task.start_ms)) : "",
         "</td><td>", task.peak_rss_bytes > 0 ? Mib(task.peak_rss_bytes) : "", "</td><td>",
-        links[task.Task()], "</td><td>",
+        ProgressCell(task), "</td><td>", links[task.Task()], "</td><td>",
         task.diagnostics.empty() ? "" : StrCat("<pre>", HtmlEscape(task.diagnostics), "</pre>"),
         "</td></tr>\n");
   }
@@ -456,9 +484,15 @@ std::string RenderJobPage(const JobPage& page) {
 
   body += "<h2>Resource use</h2><div id=\"metrics\">";
   std::string plots;
-  for (const char* measure : {"cpu", "memory", "gpu", "gpu-memory"}) {
+  for (const char* measure : {"cpu", "memory", "gpu", "gpu-memory", "step-rate"}) {
     plots += MetricsSvg(page.metrics, measure);
   }
+  // The metrics the tasks report with their progress (loss, accuracy, ...), one plot each.
+  std::set<std::string> reported;
+  for (const MetricSample& sample : page.metrics) {
+    for (const auto& [name, value] : sample.values) reported.insert(name);
+  }
+  for (const std::string& name : reported) plots += MetricsSvg(page.metrics, "value:" + name);
   body += plots.empty() ? "<p>No samples.</p>" : plots;
   body += "</div>\n";
 

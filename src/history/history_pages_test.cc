@@ -97,6 +97,42 @@ TEST(HistoryPagesTest, MetricPlotsAreDrawnPerTaskAttempt) {
   EXPECT_NE(MetricsSvg(samples, "gpu").find(">80.0</text>"), std::string::npos);
 }
 
+// What the tasks report of their progress: a bar in the task table, a step-rate plot and one
+// plot for each metric they report.
+TEST(HistoryPagesTest, ReportedProgressIsABarAStepRateAndAPlotPerMetric) {
+  std::vector<MetricSample> samples;
+  for (int i = 0; i < 4; ++i) {
+    MetricSample s;
+    s.time_ms = 1000 + i * 1000;
+    s.task = "worker:0";
+    s.step = 20 * i;  // 20 steps a second
+    s.total = 100;
+    s.values = {{"loss", 1.0 / (i + 1)}};
+    samples.push_back(s);
+  }
+  const std::string rate = MetricsSvg(samples, "step-rate");
+  EXPECT_NE(rate.find("Step rate (steps/s)"), std::string::npos) << rate;
+  EXPECT_NE(rate.find(">20.0</text>"), std::string::npos) << rate;
+  const std::string loss = MetricsSvg(samples, "value:loss");
+  EXPECT_NE(loss.find(">loss (as reported)</text>"), std::string::npos) << loss;
+  EXPECT_NE(loss.find(">1.0</text>"), std::string::npos) << loss;
+
+  JobPage page;
+  page.job = ParseJob(R"({"app_id":"application_1_0001","status":{"state":"JOB_RUNNING"}})");
+  TaskRow row;
+  row.type = "worker";
+  row.step = 60;
+  row.total = 100;
+  page.job.tasks.push_back(row);
+  page.metrics = samples;
+  const std::string html = RenderJobPage(page);
+  EXPECT_NE(html.find("<progress value=\"60\" max=\"100\"></progress> 60/100"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("data-measure=\"step-rate\""), std::string::npos);
+  EXPECT_NE(html.find("data-measure=\"value:loss\""), std::string::npos);
+}
+
 TEST(HistoryPagesTest, AJobPageSaysWhatIsDamaged) {
   JobPage page;
   page.job = ParseJob(R"({"app_id":"application_1_0001","status":{"state":"JOB_RUN)");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -110,6 +111,13 @@ JobInfo ParseJob(std::string_view text) {
       row.start_ms = Int(task, "start_ms");
       row.end_ms = Int(task, "end_ms");
       row.peak_rss_bytes = Int(task, "peak_rss_bytes");
+      if (auto progress = task.find("progress"); progress != task.end() && progress->is_object()) {
+        auto has_step = progress->find("has_step");
+        if (has_step != progress->end() && has_step->is_boolean() && has_step->get<bool>()) {
+          row.step = Int(*progress, "step");
+          row.total = Int(*progress, "total");
+        }
+      }
       row.log_dir = Str(task, "log_dir");
       job.tasks.push_back(std::move(row));
     }
@@ -148,6 +156,17 @@ std::string MetricLine(const MetricSample& sample) {
                                  {"rss_bytes", sample.rss_bytes}};
   if (sample.gpu_utilization) line["gpu_utilization"] = *sample.gpu_utilization;
   if (sample.gpu_memory_bytes) line["gpu_memory_bytes"] = *sample.gpu_memory_bytes;
+  if (sample.step) {
+    line["step"] = *sample.step;
+    if (sample.total > 0) line["total"] = sample.total;
+    if (!sample.values.empty()) {
+      nlohmann::ordered_json values = nlohmann::ordered_json::object();
+      for (const auto& [name, value] : sample.values) {
+        if (std::isfinite(value)) values[name] = value;
+      }
+      line["values"] = std::move(values);
+    }
+  }
   return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
@@ -200,6 +219,18 @@ std::vector<MetricSample> ParseMetrics(std::string_view text, int* bad_lines) {
     auto gpu = m.find("gpu_utilization");
     if (gpu != m.end() && gpu->is_number()) sample.gpu_utilization = gpu->get<double>();
     if (m.contains("gpu_memory_bytes")) sample.gpu_memory_bytes = Int(m, "gpu_memory_bytes");
+    if (m.contains("step")) {
+      sample.step = Int(m, "step");
+      sample.total = Int(m, "total");
+      auto values = m.find("values");
+      if (values != m.end() && values->is_object()) {
+        for (const auto& [name, value] : values->items()) {
+          if (value.is_number() && sample.values.size() < 16) {
+            sample.values[name] = value.get<double>();
+          }
+        }
+      }
+    }
     samples.push_back(std::move(sample));
   }
   return samples;

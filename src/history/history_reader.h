@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@ struct TaskRow {
   int64_t start_ms = 0;
   int64_t end_ms = 0;
   int64_t peak_rss_bytes = 0;
+  std::optional<int64_t> step;  // the last progress it reported
+  int64_t total = 0;            // 0: it said none
   std::string log_dir;  // where the backend keeps its logs: a path, or a URL (YARN's NodeManager)
   std::string Task() const { return type + ":" + std::to_string(index); }
 };
@@ -94,6 +97,11 @@ struct MetricSample {
   int64_t rss_bytes = 0;
   std::optional<double> gpu_utilization;  // percent
   std::optional<int64_t> gpu_memory_bytes;
+  // What the task reported of its progress (tony.<type>.progress-pattern, the tony_task helper):
+  // its step, the total when it said one, and its metrics (e.g. loss).
+  std::optional<int64_t> step;
+  int64_t total = 0;
+  std::map<std::string, double> values;
 };
 
 // One line of events.jsonl / metrics.jsonl (no newline): the fields that are set, in a fixed

@@ -135,6 +135,33 @@ TEST(HistorySchemaTest, EverySampleFieldSurvivesItsLine) {
   EXPECT_EQ(read[0].gpu_memory_bytes, int64_t{3} << 30);
   EXPECT_FALSE(read[1].gpu_utilization.has_value());
   EXPECT_FALSE(read[1].gpu_memory_bytes.has_value());
+  EXPECT_FALSE(read[1].step.has_value());
+}
+
+TEST(HistorySchemaTest, AReportedStepAndItsMetricsSurviveTheirLine) {
+  MetricSample sample;
+  sample.time_ms = 10;
+  sample.task = "worker:0";
+  sample.step = 700;
+  sample.total = 1000;
+  sample.values = {{"loss", 0.25}, {"acc", 0.9}};
+  int bad = -1;
+  const std::vector<MetricSample> read = ParseMetrics(MetricLine(sample), &bad);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].step, 700);
+  EXPECT_EQ(read[0].total, 1000);
+  EXPECT_EQ(read[0].values, (std::map<std::string, double>{{"acc", 0.9}, {"loss", 0.25}}));
+}
+
+TEST(HistorySchemaTest, ATasksProgressIsReadFromJobJson) {
+  const JobInfo job = ParseJob(
+      R"({"app_id":"application_1_0001","status":{"state":"JOB_RUNNING","tasks":[)"
+      R"({"type":"worker","index":0,"progress":{"has_step":true,"step":"70","total":"100"}},)"
+      R"({"type":"worker","index":1}]}})");
+  ASSERT_EQ(job.tasks.size(), 2u);
+  EXPECT_EQ(job.tasks[0].step, 70);
+  EXPECT_EQ(job.tasks[0].total, 100);
+  EXPECT_FALSE(job.tasks[1].step.has_value());
 }
 
 TEST(HistorySchemaTest, AJobOfANewerFormatIsReadWithAProblemNamed) {
