@@ -248,11 +248,7 @@ JobFollower::Step JobFollower::Watch(const std::string& app_id) {
          << attempt_ << ")\n"
          << "tony: AM attempt " << report->attempt << " runs the job again\n"
          << std::flush;
-    SetSession(nullptr);
-    address_poll_ms_ = kFirstAddressPollMs;
-    am_address_.clear();
-    last_.set_version(0);
-    progress_.clear();
+    FollowNextAttempt();
     return Step::kContinue;
   }
   if (status.status().code() == absl::StatusCode::kUnauthenticated) {
@@ -284,12 +280,16 @@ bool JobFollower::Superseded(const std::string& app_id) {
        << ") is no longer the application's current attempt; attempt " << report->attempt
        << " decides\n"
        << std::flush;
+  FollowNextAttempt();
+  return true;
+}
+
+void JobFollower::FollowNextAttempt() {
   SetSession(nullptr);
   address_poll_ms_ = kFirstAddressPollMs;
   am_address_.clear();
   last_.set_version(0);
   progress_.clear();
-  return true;
 }
 
 void JobFollower::ShowProgress(const rpc::JobStatus& status) {

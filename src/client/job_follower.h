@@ -78,6 +78,9 @@ class JobFollower {
   // The AM says the job is complete: whether the cluster has since started another attempt, whose
   // AM the client follows instead (the session is dropped).
   bool Superseded(const std::string& app_id);
+  // Drops the session with an AM the cluster no longer counts: the next round finds the current
+  // attempt's AM, whose job and status versions start over.
+  void FollowNextAttempt();
   void ShowProgress(const rpc::JobStatus& status);
   void SetSession(std::unique_ptr<AmSession> session);
 

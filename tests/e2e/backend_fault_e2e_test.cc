@@ -45,17 +45,8 @@ TEST_P(BackendE2eTest, KillMinusNineOfTheAmFailsTheJobAndLeavesNothing) {
 
 TEST_P(BackendE2eTest, KilledAmWithARetryLeftRunsTheJobAgain) {
   // The first attempt's worker leaves a marker and hangs; the second attempt's finds it and ends.
-  const std::string marker = runner_.work_dir() + "/first-attempt-ran";
-  pid_t tony =
-      Start(Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.am.retry-count=1"},
-                   "/usr/bin/python3 hang_first_time.py " + marker));
-  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 hang_first_time.py", {{"JOB_NAME", "worker"}}), 0);
-  bool marked = false;
-  for (int i = 0; i < 600 && !marked; ++i) {
-    marked = fs::exists(marker);
-    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(marked) << marker;
+  const pid_t tony = StartAJobWhoseFirstAttemptHangs();
+  ASSERT_GT(tony, 0);
   const std::vector<pid_t> am = TonyRoleProcesses("am", {});
   ASSERT_EQ(am.size(), 1u);
   kill(am[0], SIGKILL);
@@ -75,17 +66,8 @@ TEST_P(BackendE2eTest, KilledAmWithARetryLeftRunsTheJobAgain) {
 // the attempt the ResourceManager counts. YARN and tony agree that the job SUCCEEDED.
 TEST_P(BackendE2eTest, AnAmWhoseContainerEndedClaimsNothingAndTheNextAttemptDecides) {
   if (!yarn()) GTEST_SKIP() << "the local backend's AM has no launch shell";
-  const std::string marker = runner_.work_dir() + "/first-attempt-ran";
-  pid_t tony =
-      Start(Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.am.retry-count=1"},
-                   "/usr/bin/python3 hang_first_time.py " + marker));
-  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 hang_first_time.py", {{"JOB_NAME", "worker"}}), 0);
-  bool marked = false;
-  for (int i = 0; i < 600 && !marked; ++i) {
-    marked = fs::exists(marker);
-    if (!marked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(marked) << marker;
+  const pid_t tony = StartAJobWhoseFirstAttemptHangs();
+  ASSERT_GT(tony, 0);
   const std::vector<pid_t> am = TonyRoleProcesses("am", {});
   ASSERT_EQ(am.size(), 1u);
   // The AM's parent: the shell YARN launched the container with.

@@ -337,6 +337,24 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return Wait(tony);
   }
 
+  // Submits a job with one AM retry whose worker, in the first attempt, leaves a marker and hangs
+  // (the second attempt's finds it and ends); returns the client's pid once the marker is there,
+  // or 0 if it never came.
+  pid_t StartAJobWhoseFirstAttemptHangs() {
+    const std::string marker = runner_.work_dir() + "/first-attempt-ran";
+    const pid_t tony = Start(
+        Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.am.retry-count=1"},
+               "/usr/bin/python3 hang_first_time.py " + marker));
+    if (WaitForJobProcess("/usr/bin/python3 hang_first_time.py", {{"JOB_NAME", "worker"}}) <= 0) {
+      return 0;
+    }
+    for (int i = 0; i < 600; ++i) {
+      if (fs::exists(marker)) return tony;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return 0;
+  }
+
   // Waits (bounded) until tony printed its application id and one such process runs.
   pid_t WaitForJobProcess(const std::string& prefix,
                           const std::map<std::string, std::string>& env) {

@@ -1,6 +1,6 @@
 // The YARN allocator's heartbeat against a scripted scheduler (hadoop/fake_rpc_server.h): the asks
-// it sends (node hints, the whole table again after a resync) and AM_SHUTDOWN. The real scheduler
-// is in tests/hadoop (yarn_e2e_test, backend_e2e_test).
+// it sends (node hints, the whole table again after a resync), AM_SHUTDOWN, an unknown attempt
+// and preemption warnings. The real scheduler is in tests/hadoop (yarn_e2e_test, backend_e2e_test).
 
 #include "cluster/yarn/yarn_container_allocator.h"
 
@@ -105,10 +105,23 @@ TEST_F(YarnContainerAllocatorTest, SendsEveryAskAgainAfterTheRmAskedToResync) {
   EXPECT_EQ(counts, (std::multiset<int32_t>{1, 2}));
 }
 
-TEST_F(YarnContainerAllocatorTest, AmShutdownEndsTheJobOnceAndSkipsUnregistering) {
-  proto::AllocateResponse shutdown = AllocateAnswer(1);
-  shutdown.set_am_command(proto::AM_COMMAND_SHUTDOWN);
-  rm_.Answer("allocate", shutdown);  // and every later heartbeat too
+// The RM ends this AM's part, with AM_SHUTDOWN or by refusing an allocate because it no longer
+// knows the attempt (the application runs another one, or has ended): said once (the RM keeps
+// saying it), nothing unregistered.
+class EndedByTheRmTest : public YarnContainerAllocatorTest,
+                         public ::testing::WithParamInterface<bool> {};
+
+TEST_P(EndedByTheRmTest, TheJobEndsOnceAndNothingIsUnregistered) {
+  const bool shutdown = GetParam();
+  if (shutdown) {
+    proto::AllocateResponse answer = AllocateAnswer(1);
+    answer.set_am_command(proto::AM_COMMAND_SHUTDOWN);
+    rm_.Answer("allocate", answer);  // and every later heartbeat too
+  } else {
+    rm_.Fail("allocate", "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException",
+             "Application attempt appattempt_1700000000000_0007_000001 doesn't exist in "
+             "ApplicationMasterService cache.");
+  }
   std::promise<std::string> ended;
   std::atomic<int> calls = 0;
   ContainerAllocator::Callbacks callbacks;
@@ -119,41 +132,17 @@ TEST_F(YarnContainerAllocatorTest, AmShutdownEndsTheJobOnceAndSkipsUnregistering
   ASSERT_TRUE(allocator.Start("am-host", 4242, "http://am-host:8088/", std::move(callbacks)).ok());
   std::future<std::string> reason = ended.get_future();
   ASSERT_EQ(reason.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  EXPECT_NE(reason.get().find("AM_SHUTDOWN"), std::string::npos);
-  ASSERT_TRUE(rm_.WaitForCalls("allocate", 4, 10000));  // more heartbeats, still AM_SHUTDOWN
+  EXPECT_NE(reason.get().find(shutdown ? "AM_SHUTDOWN" : "no longer knows this attempt"),
+            std::string::npos);
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", 4, 10000));  // more heartbeats, the same answer
   EXPECT_TRUE(allocator.Finish(FinalStatus::kFailed, "ended by the RM", "{}").ok());
   allocator.Shutdown();
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ(rm_.CountCalls("finishApplicationMaster"), 0u);
 }
 
-// An allocate refused because the RM no longer knows this attempt (the application runs another
-// one, or has ended) ends this AM's part as AM_SHUTDOWN does: said once, nothing unregistered.
-TEST_F(YarnContainerAllocatorTest, AnUnknownAttemptEndsTheJobOnceAndSkipsUnregistering) {
-  rm_.Fail("allocate", "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException",
-           "Application attempt appattempt_1700000000000_0007_000001 doesn't exist in "
-           "ApplicationMasterService cache.");
-  std::promise<std::string> ended;
-  std::atomic<int> calls = 0;
-  ContainerAllocator::Callbacks callbacks;
-  callbacks.on_ended_by_cluster = [&](const std::string& reason) {
-    if (calls++ == 0) ended.set_value(reason);
-  };
-  YarnContainerAllocator allocator(Options());
-  ASSERT_TRUE(allocator.Start("am-host", 4242, "http://am-host:8088/", std::move(callbacks)).ok());
-  std::future<std::string> reason = ended.get_future();
-  ASSERT_EQ(reason.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  EXPECT_NE(reason.get().find("no longer knows this attempt"), std::string::npos);
-  ASSERT_TRUE(rm_.WaitForCalls("allocate", 3, 10000));
-  EXPECT_TRUE(allocator.Finish(FinalStatus::kFailed, "superseded", "{}").ok());
-  allocator.Shutdown();
-  EXPECT_EQ(calls.load(), 1);
-  EXPECT_EQ(rm_.CountCalls("finishApplicationMaster"), 0u);
-}
+INSTANTIATE_TEST_SUITE_P(AmShutdownOrUnknownAttempt, EndedByTheRmTest, ::testing::Bool());
 
-// Launch only queues the start; a start that fails (here the NodeManager's NMToken never came) is
-// reported from a launcher thread as the container's end, cause kLaunchFailed, and the container
-// goes back to the scheduler, whose own report of it is then not passed on a second time.
 // The scheduler's preemption message names a granted container with every heartbeat until it
 // takes it: the AM hears of it once.
 TEST_F(YarnContainerAllocatorTest, APreemptionWarningIsPassedOnOnceAContainer) {
@@ -202,6 +191,9 @@ TEST_F(YarnContainerAllocatorTest, APreemptionWarningIsPassedOnOnceAContainer) {
   EXPECT_EQ(warned, std::vector<std::string>{id.ToString()});
 }
 
+// Launch only queues the start; a start that fails (here the NodeManager's NMToken never came) is
+// reported from a launcher thread as the container's end, cause kLaunchFailed, and the container
+// goes back to the scheduler, whose own report of it is then not passed on a second time.
 TEST_F(YarnContainerAllocatorTest, FailedStartIsReportedOnceAndTheContainerGoesBack) {
   const hadoop::ContainerId id{{{1700000000000, 7}, 1}, 2};
   proto::Container granted;
