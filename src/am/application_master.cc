@@ -451,7 +451,9 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   if (!request.output_tail().empty()) status_.SetOutputTail(task, request.output_tail());
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional()));
-  const std::string container_id = request.container_id();
+  // A copy: answering the call may free the request.
+  const std::string container_id =  // NOLINT(performance-unnecessary-copy-initialization)
+      request.container_id();
   // The container ends next, unless the task runs again in it.
   if (const TaskRecord* record = job_.Find(task); record == nullptr ||
                                                   record->container_id != container_id ||

@@ -32,7 +32,7 @@ svg text{font-size:11px;font-family:sans-serif}
 std::string Page(const std::string& title, const std::string& body, int refresh_seconds = 0) {
   return StrCat("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">",
                 refresh_seconds > 0
-                    ? StrCat("<meta http-equiv=\"refresh\" content=\"", refresh_seconds, "\">")
+                    ? StrCat(R"(<meta http-equiv="refresh" content=")", refresh_seconds, "\">")
                     : "",
                 "<title>", HtmlEscape(title), "</title>", kStyle, "</head><body>\n", body,
                 "</body></html>\n");
@@ -45,7 +45,7 @@ bool IsWebAddress(std::string_view url) {
 // "2026-12-04 07:11:10" (UTC), or "" for 0.
 std::string Time(int64_t ms) {
   if (ms <= 0) return "";
-  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  const auto seconds = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   char text[32];
@@ -104,7 +104,7 @@ std::string StateCell(const std::string& state) {
 std::string UrlSegment(std::string_view text) {
   std::string out;
   for (const char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
+    const auto u = static_cast<unsigned char>(c);
     if (std::isalnum(u) || c == '.' || c == '_' || c == '-' || c == ':') {
       out += c;
     } else {
@@ -130,7 +130,7 @@ std::string HtmlEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const auto c = static_cast<unsigned char>(text[i]);
     const size_t length = Utf8SequenceLength(text, i);
     if (length == 0) {
       out += "\xEF\xBF\xBD";  // U+FFFD
@@ -178,7 +178,7 @@ std::string RenderJobList(const std::vector<JobInfo>& jobs, const ListFilter& fi
     body += StrCat("<option value=\"", state, "\"", filter.state == state ? " selected" : "", ">",
                    *state ? state : "any", "</option>");
   }
-  body += StrCat("</select> User <input name=\"user\" value=\"", HtmlEscape(filter.user),
+  body += StrCat(R"(</select> User <input name="user" value=")", HtmlEscape(filter.user),
                  "\"> <button type=\"submit\">Filter</button></form>\n");
   body +=
       "<table id=\"jobs\"><tr><th>Application</th><th>Name</th><th>User</th><th>Framework</th>"
@@ -194,7 +194,7 @@ std::string RenderJobList(const std::vector<JobInfo>& jobs, const ListFilter& fi
     std::string note;
     if (!job.problems.empty()) note = " <span class=\"problem\">damaged</span>";
     if (!job.complete && job.finished) note += " <span class=\"problem\">incomplete</span>";
-    body += StrCat("<tr class=\"job\"><td><a href=\"/jobs/", UrlSegment(job.app_id), "\">",
+    body += StrCat(R"(<tr class="job"><td><a href="/jobs/)", UrlSegment(job.app_id), "\">",
                    HtmlEscape(job.app_id), "</a>", note, "</td><td>", HtmlEscape(job.name),
                    "</td><td>", HtmlEscape(job.user), "</td><td>", HtmlEscape(job.framework),
                    "</td>", StateCell(state), "<td>", Time(start), "</td><td>",
@@ -240,11 +240,11 @@ std::string TimelineSvg(const std::vector<HistoryEvent>& events, int64_t now_ms)
   const auto x = [&](int64_t t) {
     return kLabel + kWidth * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
   };
-  std::string svg = StrCat("<svg id=\"timeline-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"",
+  std::string svg = StrCat(R"(<svg id="timeline-svg" xmlns="http://www.w3.org/2000/svg" width=")",
                            At(kLabel + kWidth + 20), "\" height=\"", At(height), "\">\n");
   for (size_t row = 0; row < order.size(); ++row) {
     const double y = kRow * static_cast<double>(row) + 4;
-    svg += StrCat("<text x=\"4\" y=\"", At(y + 13), "\">", HtmlEscape(order[row]), "</text>\n");
+    svg += StrCat(R"(<text x="4" y=")", At(y + 13), "\">", HtmlEscape(order[row]), "</text>\n");
     for (const auto& [key, a] : attempts) {
       if (a.task != order[row]) continue;
       const int64_t begin = a.requested.value_or(a.allocated.value_or(a.started.value_or(t0)));
@@ -257,23 +257,23 @@ std::string TimelineSvg(const std::vector<HistoryEvent>& events, int64_t now_ms)
       if (a.started) title += StrCat("ran ", Seconds(end - *a.started), ", ");
       title += a.finished ? a.state : "running";
       if (a.exit_code) title += StrCat(" (exit ", *a.exit_code, ")");
-      svg += StrCat("<g class=\"attempt\" data-task=\"", HtmlEscape(a.task), "\" data-attempt=\"",
+      svg += StrCat(R"(<g class="attempt" data-task=")", HtmlEscape(a.task), "\" data-attempt=\"",
                     a.attempt, "\" data-state=\"", a.finished ? HtmlEscape(a.state) : "RUNNING",
                     "\"><title>", HtmlEscape(title), "</title>");
       // Waiting for a container, then starting, then running.
       const int64_t granted = a.allocated.value_or(end);
       const int64_t running_from = a.started.value_or(end);
       svg += StrCat("<rect x=\"", At(x(begin)), "\" y=\"", At(y), "\" width=\"",
-                    At(std::max(0.5, x(granted) - x(begin))), "\" height=\"16\" fill=\"#ddd\"/>");
+                    At(std::max(0.5, x(granted) - x(begin))), R"(" height="16" fill="#ddd"/>)");
       if (a.allocated) {
         svg += StrCat("<rect x=\"", At(x(granted)), "\" y=\"", At(y), "\" width=\"",
                       At(std::max(0.5, x(running_from) - x(granted))),
-                      "\" height=\"16\" fill=\"#f0c36d\"/>");
+                      R"(" height="16" fill="#f0c36d"/>)");
       }
       if (a.started) {
-        svg += StrCat("<rect class=\"run\" x=\"", At(x(running_from)), "\" y=\"", At(y),
+        svg += StrCat(R"(<rect class="run" x=")", At(x(running_from)), "\" y=\"", At(y),
                       "\" width=\"", At(std::max(1.0, x(end) - x(running_from))),
-                      "\" height=\"16\" fill=\"", color, "\"/>");
+                      R"(" height="16" fill=")", color, "\"/>");
       }
       svg += "</g>\n";
     }
@@ -356,13 +356,13 @@ std::string MetricsSvg(const std::vector<MetricSample>& samples, std::string_vie
   const double span = static_cast<double>(std::max<int64_t>(1, t1 - t0));
   const auto x = [&](int64_t t) { return kLeft + kWidth * static_cast<double>(t - t0) / span; };
   const auto y = [&](double v) { return 20 + kHeight - kHeight * v / top; };
-  std::string svg = StrCat("<svg class=\"metric\" data-measure=\"", HtmlEscape(measure),
-                           "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"",
+  std::string svg = StrCat(R"(<svg class="metric" data-measure=")", HtmlEscape(measure),
+                           R"(" xmlns="http://www.w3.org/2000/svg" width=")",
                            At(kLeft + kWidth + 160), "\" height=\"", At(kHeight + 50),
-                           "\">\n<text x=\"", At(kLeft), "\" y=\"12\">", HtmlEscape(title), " (",
+                           "\">\n<text x=\"", At(kLeft), R"(" y="12">)", HtmlEscape(title), " (",
                            HtmlEscape(unit), ")</text>\n<text x=\"2\" y=\"", At(y(top) + 4), "\">",
-                           Number(top), "</text><text x=\"2\" y=\"", At(y(0)), "\">0</text>\n");
-  svg += StrCat("<rect x=\"", At(kLeft), "\" y=\"20\" width=\"", At(kWidth), "\" height=\"",
+                           Number(top), R"(</text><text x="2" y=")", At(y(0)), "\">0</text>\n");
+  svg += StrCat("<rect x=\"", At(kLeft), R"(" y="20" width=")", At(kWidth), "\" height=\"",
                 At(kHeight), "\" fill=\"none\" stroke=\"#ccc\"/>\n");
   size_t color = 0;
   double legend = 30;
@@ -371,12 +371,12 @@ std::string MetricsSvg(const std::vector<MetricSample>& samples, std::string_vie
     std::string line;
     for (const auto& [t, v] : points) line += StrCat(At(x(t)), ",", At(y(v)), " ");
     const std::string name = key.second > 0 ? StrCat(key.first, " #", key.second) : key.first;
-    svg += StrCat("<polyline class=\"series\" data-task=\"", HtmlEscape(key.first),
-                  "\" fill=\"none\" stroke=\"", stroke, "\" stroke-width=\"1.5\" points=\"", line,
+    svg += StrCat(R"(<polyline class="series" data-task=")", HtmlEscape(key.first),
+                  R"(" fill="none" stroke=")", stroke, R"(" stroke-width="1.5" points=")", line,
                   "\"><title>", HtmlEscape(name), "</title></polyline>\n");
     if (points.size() == 1) {
       svg += StrCat("<circle cx=\"", At(x(points[0].first)), "\" cy=\"", At(y(points[0].second)),
-                    "\" r=\"2\" fill=\"", stroke, "\"/>\n");
+                    R"(" r="2" fill=")", stroke, "\"/>\n");
     }
     svg += StrCat("<text x=\"", At(kLeft + kWidth + 10), "\" y=\"", At(legend), "\" fill=\"",
                   stroke, "\">", HtmlEscape(name), "</text>\n");
@@ -402,7 +402,7 @@ std::string RenderJobPage(const JobPage& page) {
     const std::string url = HtmlEscape(page.tensorboard_url);
     body +=
         IsWebAddress(page.tensorboard_url)
-            ? StrCat("<p>TensorBoard: <a id=\"tensorboard\" href=\"", url, "\">", url, "</a></p>\n")
+            ? StrCat(R"(<p>TensorBoard: <a id="tensorboard" href=")", url, "\">", url, "</a></p>\n")
             : StrCat("<p>TensorBoard: ", url, "</p>\n");
   }
   for (const auto& [text, url] : page.links) {
@@ -421,7 +421,7 @@ std::string RenderJobPage(const JobPage& page) {
              start > 0 ? Seconds(std::max<int64_t>(0, end - start)) : "", "</td></tr></table>\n");
   std::vector<std::string> problems = job.problems;
   if (!job.complete && job.finished) {
-    problems.push_back("the job's history has no end: its AM stopped before it recorded one");
+    problems.emplace_back("the job's history has no end: its AM stopped before it recorded one");
   }
   if (page.bad_event_lines > 0) {
     problems.push_back(StrCat(page.bad_event_lines,
@@ -434,7 +434,7 @@ std::string RenderJobPage(const JobPage& page) {
   if (!page.config_problem.empty()) problems.push_back(page.config_problem);
   if (!problems.empty()) {
     body +=
-        "<div id=\"problems\" class=\"problem\"><b>This history is incomplete or damaged:</b><ul>";
+        R"(<div id="problems" class="problem"><b>This history is incomplete or damaged:</b><ul>)";
     for (const std::string& p : problems) body += StrCat("<li>", HtmlEscape(p), "</li>");
     body += "</ul></div>\n";
   }
@@ -450,12 +450,12 @@ std::string RenderJobPage(const JobPage& page) {
     if (task.log_dir.empty()) continue;
     links[task.Task()] +=
         IsWebAddress(task.log_dir)
-            ? StrCat("<a class=\"log\" href=\"", HtmlEscape(task.log_dir), "\">container logs</a>")
+            ? StrCat(R"(<a class="log" href=")", HtmlEscape(task.log_dir), "\">container logs</a>")
             : StrCat("<code>", HtmlEscape(task.log_dir), "</code>");
   }
   for (const LogFile& log : page.logs) {
     links[log.Task()] +=
-        StrCat(" <a class=\"log\" href=\"", HtmlEscape(page.logs_url), "/", UrlSegment(log.name),
+        StrCat(R"( <a class="log" href=")", HtmlEscape(page.logs_url), "/", UrlSegment(log.name),
                "\">", log.stream, log.attempt > 0 ? StrCat(" #", log.attempt) : "", "</a>");
   }
   body +=
@@ -465,7 +465,7 @@ std::string RenderJobPage(const JobPage& page) {
   for (const TaskRow& task : job.tasks) {
     const int64_t task_end = task.end_ms > 0 ? task.end_ms : page.now_ms;
     body += StrCat(
-        "<tr class=\"task\" data-task=\"", HtmlEscape(task.Task()), "\"><td>",
+        R"(<tr class="task" data-task=")", HtmlEscape(task.Task()), "\"><td>",
         HtmlEscape(task.Task()), "</td>", StateCell(task.state), "<td>", task.attempt + 1,
         "</td><td>", task.host.empty() ? "" : HtmlEscape(StrCat(task.host, ":", task.port)),
         "</td><td>", task.exit_code ? std::to_string(*task.exit_code) : "", "</td><td>",
