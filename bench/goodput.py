@@ -23,7 +23,7 @@ Measured (wall clock, from the lines the ranks print and the AM's log):
   detect   from the fault to tony's decision (the AM's "gang restart" line; for kill-am, the
            client's "AM attempt 2"; for resubmit, the failed client's exit);
   recover  from that decision to rank 0 training again (its "starts at step" line);
-  redone   steps computed twice (the fault's step minus the checkpoint's);
+  redone   steps computed twice (rank 0's last step before the fault minus the checkpoint's);
   goodput  fault-free total / total.
 
 --backend yarn runs on a Hadoop mini cluster (scripts/hadoop-minicluster), started in a temporary
@@ -213,14 +213,19 @@ def run(ctx, fault, way):
             decided, _ = first.first(r"tony: AM attempt 2", fault_time)
         elif len(runs) > 1:
             decided = runs[0].end
+    # Where rank 0 was when the fault came (its last step line before it), and where it resumed.
     resumed = None
     redone = None
+    reached = 0
     for r in runs:
         for t, line in r.lines:
+            step = re.search(r"\] rank 0 step (\d+)$", line)
+            if step and fault_time is not None and t <= fault_time:
+                reached = int(step.group(1))
             m = re.search(r"goodput: rank 0 starts at step (\d+) at ([0-9.]+)", line)
             if m and fault_time is not None and float(m.group(2)) > fault_time:
                 resumed = float(m.group(2))
-                redone = ctx.fault_step - int(m.group(1))
+                redone = max(0, reached - int(m.group(1)))
                 break
         if resumed:
             break
