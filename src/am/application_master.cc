@@ -242,9 +242,19 @@ void ApplicationMaster::Execute(const Actions& actions) {
   for (const Action& action : actions) {
     if (const auto* request = std::get_if<RequestContainer>(&action)) {
       const config::JobTypeSpec* type = job_.spec().Find(request->job_type);
-      cluster::ResourceAsk resources = type->resources;
-      if (request->memory_mb > 0) resources.memory_mb = request->memory_mb;
-      allocator_->Request({request->job_type, resources, type->node_label});
+      cluster::ContainerRequest ask{request->job_type, type->resources, type->node_label};
+      if (request->memory_mb > 0 && request->memory_mb != type->resources.memory_mb) {
+        ask.resources.memory_mb = request->memory_mb;
+        // A grown task (tony.<type>.memory-growth) asks for no more than the cluster grants:
+        // an ask that can never be granted would wait forever (YARN refuses every heartbeat).
+        if (absl::Status fits = allocator_->CheckFits(ask); !fits.ok()) {
+          spdlog::warn("[{}] a {} container of {} MB can never be granted ({}); asking for {} MB",
+                       options_.app_id, request->job_type, request->memory_mb,
+                       ToStd(fits.message()), type->resources.memory_mb);
+          ask.resources.memory_mb = type->resources.memory_mb;
+        }
+      }
+      allocator_->Request(ask);
     } else if (const auto* launch = std::get_if<LaunchTask>(&action)) {
       Launch(launch->task);
     } else if (const auto* stop = std::get_if<StopContainer>(&action)) {
@@ -450,14 +460,15 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   job_.OnMemorySample(task, request.container_id(), request.peak_rss_bytes());
   if (!request.output_tail().empty()) status_.SetOutputTail(task, request.output_tail());
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
-                                request.diagnostics(), request.provisional()));
+                                request.diagnostics(), request.provisional(),
+                                request.executor_stopping()));
   // A copy: answering the call may free the request.
   const std::string container_id =  // NOLINT(performance-unnecessary-copy-initialization)
       request.container_id();
-  // The container ends next, unless the task runs again in it.
-  if (const TaskRecord* record = job_.Find(task); record == nullptr ||
-                                                  record->container_id != container_id ||
-                                                  record->state != TaskState::kAllocated) {
+  // The container ends next, unless the task runs again in it (or may: its result waits).
+  if (const TaskRecord* record = job_.Find(task);
+      record == nullptr || record->container_id != container_id ||
+      (record->state != TaskState::kAllocated && !record->pending_result.has_value())) {
     allocator_->ExpectCompletion(container_id);
   }
   results_.Answer(task, container_id, std::move(reply));  // last: it may free request and response

@@ -27,9 +27,13 @@ class FakeAllocator final : public cluster::ContainerAllocator {
     changed_.notify_all();
     return absl::OkStatus();
   }
-  absl::Status CheckFits(const cluster::ContainerRequest&) const override {
+  absl::Status CheckFits(const cluster::ContainerRequest& request) const override {
+    if (request.resources.memory_mb > kMaxMemoryMb) {
+      return absl::ResourceExhaustedError("more memory than the cluster's largest container");
+    }
     return absl::OkStatus();
   }
+  static constexpr int64_t kMaxMemoryMb = 4096;
   void Request(const cluster::ContainerRequest& request) override {
     std::lock_guard lock(mu_);
     requests_.push_back(request);
@@ -93,7 +97,9 @@ config::JobSpec TwoWorkers() {
   config::Configuration conf = config::KeyCatalog::BuiltIn().Defaults();
   for (auto [key, value] :
        {std::pair{"tony.containers.command", "true"}, std::pair{"tony.worker.instances", "2"},
-        std::pair{"tony.am.wait-client-signal-stop-timeout-sec", "0"}}) {
+        std::pair{"tony.am.wait-client-signal-stop-timeout-sec", "0"},
+        std::pair{"tony.worker.memory", "3000m"}, std::pair{"tony.worker.memory-growth", "2"},
+        std::pair{"tony.worker.restart-backoff-ms", "0"}}) {
     conf.Set(key, value, config::ValueSource::ConfFlag());
   }
   return *config::BuildJobSpec(conf);
@@ -341,6 +347,20 @@ TEST_F(ApplicationMasterTest, AnAttemptTheClusterNoLongerCountsStopsWithoutAFina
     EXPECT_FALSE(allocator_.finishing_);
   }
   run_ = std::async(std::launch::async, [] { return 1; });  // for TearDown's wait
+}
+
+// A task killed over its memory asks for more (tony.worker.memory-growth = 2), but never for more
+// than the cluster can grant: 6000 MB cannot be, so it asks for its type's 3000 MB again.
+TEST_F(ApplicationMasterTest, AGrownAskThatCanNeverBeGrantedFallsBackToTheTypesSize) {
+  Allocate("c2");
+  ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.launched_.size() == 1; }));
+  ASSERT_TRUE(Register(0, "c2", 7001).ok());
+  allocator_.callbacks_.on_completed(
+      {"c2", -104, "over its memory", cluster::ContainerExit::Cause::kExited});
+  ASSERT_TRUE(allocator_.WaitFor([&] { return allocator_.requests_.size() == 3; }));
+  std::lock_guard lock(allocator_.mu_);
+  EXPECT_EQ(allocator_.requests_.back().job_type, "worker");
+  EXPECT_EQ(allocator_.requests_.back().resources.memory_mb, 3000);
 }
 
 // An AM that waits for the client to read the final status, as under `tony submit`.

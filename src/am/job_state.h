@@ -148,6 +148,10 @@ struct TaskRecord {
   // provisional): the exit code and diagnostics, and until when (steady ms) to wait.
   std::optional<std::pair<int, std::string>> pending_result;
   int64_t pending_result_until_ms = 0;
+  bool pending_executor_stopping = false;  // its executor goes, whatever the answer
+  // It was restarted in its container and its executor has not registered the new attempt yet:
+  // should the container end first, the task needs a new one, which is no failure of its own.
+  bool awaiting_in_place = false;
   std::vector<AttemptRecord> previous_attempts;
 };
 
@@ -217,9 +221,11 @@ class JobStateMachine {
   // The executor's report of the user process's exit. `provisional`: the executor or the user
   // process was signalled by the container's owner, so the container's end (which follows) decides,
   // unless it brings no more than a plain exit code or does not come within
-  // kProvisionalResultWaitMs.
+  // kProvisionalResultWaitMs. `executor_stopping`: the executor itself was signalled and goes,
+  // so the task cannot run again in this container.
   Actions OnExecutorResult(const TaskRef& task, const std::string& container_id, int exit_code,
-                           const std::string& diagnostics, bool provisional = false);
+                           const std::string& diagnostics, bool provisional = false,
+                           bool executor_stopping = false);
   // The backend's (authoritative) report of a container's end.
   Actions OnContainerCompleted(const std::string& container_id, int exit_code,
                                const std::string& diagnostics, bool launch_failed);

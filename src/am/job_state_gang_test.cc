@@ -206,22 +206,49 @@ TEST_F(GangTest, AHungMemberRestartsTheGang) {
   EXPECT_TRUE(Beat(kW0).stop);
 }
 
-// A member that has not started yet (registered, waiting for the spec) is not stopped: it joins
-// the new gang as it is.
+// A member that has not started its user process yet (registered again, waiting for the rest) is
+// not stopped by the next gang restart: it joins the new gang as it is.
 TEST_F(GangTest, AMemberThatHasNotStartedJoinsTheNewGangAsItIs) {
-  Init({{"tony.application.framework", "pytorch"},
-        {"tony.worker.instances", "2"},
-        {"tony.worker.max-restarts", "1"},
-        {"tony.worker.restart-backoff-ms", "0"},
-        {"tony.application.distributed-mode", "FCFS"}});
-  Allocate(kW0);
-  Allocate(kW1);
-  Register(kW0, 1000);  // FCFS: running at once
-  Exit(kW0, 3);
+  InitGang({{"tony.worker.max-restarts", "2"}});
+  job_->OnContainerCompleted("c_worker:1", kExitPreempted, "preempted", false);
+  Exit(kW0, 143);
+  RegisterAgain(kW0, 2000);
+  EXPECT_EQ(State(kW0), TaskState::kRegistered);
+  job_->OnContainerAllocated("c_new", "worker", "h2", "/l");
+  // The new container ends before its executor registers: worker:1's own failure.
+  job_->OnContainerCompleted("c_new", 1, "launch failed", true);
+  EXPECT_EQ(job_->gang_restarts(), 2);
+  EXPECT_EQ(State(kW0), TaskState::kRegistered);
+  EXPECT_EQ(job_->Find(kW0)->attempt, 1) << "nothing of it ran";
+  EXPECT_TRUE(job_->Find(kW0)->gang_restart.empty());
+  EXPECT_EQ(State(kW1), TaskState::kRequested);
+}
+
+// A member told to run again in its container whose executor leaves instead (it could not start
+// the command again, or was stopped) gets a new container: no second failure, no second restart.
+TEST_F(GangTest, AMemberWhoseExecutorLeftBeforeRunningAgainGetsANewContainer) {
+  InitGang();
+  Exit(kW1, 3);
+  ASSERT_EQ(State(kW1), TaskState::kAllocated);
+  Actions actions = job_->OnContainerCompleted("c_worker:1", 0, "", false);
+  EXPECT_EQ(Count<RequestContainer>(actions), 1);
+  EXPECT_EQ(State(kW1), TaskState::kRequested);
+  EXPECT_EQ(job_->Find(kW1)->restarts_used, 1);
+  EXPECT_EQ(job_->Find(kW1)->attempt, 1);
   EXPECT_EQ(job_->gang_restarts(), 1);
-  EXPECT_EQ(State(kW1), TaskState::kAllocated);
-  EXPECT_EQ(job_->Find(kW1)->attempt, 0) << "nothing of it ran";
-  EXPECT_TRUE(job_->Find(kW1)->gang_restart.empty());
+  EXPECT_EQ(job_->state(), JobState::kRunning);
+}
+
+// An executor that was itself told to stop reports provisionally and goes: its task restarts in a
+// new container even when the container's end is late.
+TEST_F(GangTest, AStoppingExecutorsTaskRestartsInANewContainer) {
+  InitGang();
+  job_->OnExecutorResult(kW1, "c_worker:1", 143, "", /*provisional=*/true,
+                         /*executor_stopping=*/true);
+  clock_.Advance(kProvisionalResultWaitMs);
+  Actions actions = job_->OnTick();
+  EXPECT_EQ(Count<RequestContainer>(actions), 1);
+  EXPECT_EQ(State(kW1), TaskState::kRequested);
 }
 
 // The allocation timeout of a restarted gang counts from its restart, not from the job's start.

@@ -51,6 +51,7 @@ void JobStateMachine::EndAttempt(TaskRecord& task, const std::string& detail, Ta
   task.progress = {};
   task.progress_wall_ms = 0;
   task.pending_result.reset();
+  task.awaiting_in_place = false;
   events_.push_back({"RESTARTED", task.ref, task.attempt, now_wall, detail});
   if (next == TaskState::kNew) {
     // It gets a new container.
@@ -185,6 +186,7 @@ void JobStateMachine::RestartMember(TaskRecord& task, bool executor_waits,
   if (in_place) {
     // Its executor runs the user's command again once it has registered anew.
     task.allocated_at_ms = clock_->NowMs();
+    task.awaiting_in_place = true;
     return;
   }
   if (!old_container.empty()) actions.push_back(StopContainer{old_container});

@@ -9,7 +9,7 @@ namespace tony::am {
 
 Actions JobStateMachine::OnExecutorResult(const TaskRef& ref, const std::string& container_id,
                                           int exit_code, const std::string& diagnostics,
-                                          bool provisional) {
+                                          bool provisional, bool executor_stopping) {
   Actions actions;
   TaskRecord* task = MutableFind(ref);
   if (task == nullptr || task->container_id != container_id || IsTerminal(task->state)) {
@@ -18,9 +18,10 @@ Actions JobStateMachine::OnExecutorResult(const TaskRef& ref, const std::string&
   if (provisional && !task->stop_requested && exit_code != 0) {
     task->pending_result = {exit_code, diagnostics};
     task->pending_result_until_ms = clock_->NowMs() + kProvisionalResultWaitMs;
+    task->pending_executor_stopping = executor_stopping;
     return actions;
   }
-  TaskEnded(*task, exit_code, diagnostics, actions, /*executor_waits=*/true);
+  TaskEnded(*task, exit_code, diagnostics, actions, /*executor_waits=*/!executor_stopping);
   return actions;
 }
 
@@ -29,6 +30,17 @@ Actions JobStateMachine::OnContainerCompleted(const std::string& container_id, i
   Actions actions;
   TaskRecord* task = FindByContainer(container_id);
   if (task == nullptr || IsTerminal(task->state)) return actions;
+  if (task->awaiting_in_place && !task->stop_requested && !decided()) {
+    // It was to run again here, but its executor went first: a new container, which uses no
+    // restart (the attempt that failed was counted).
+    task->awaiting_in_place = false;
+    task->container_id.clear();
+    task->log_dir.clear();
+    SetState(*task, TaskState::kRequested);
+    actions.push_back(RequestContainer{task->ref.type, task->memory_mb});
+    Changed();
+    return actions;
+  }
   if (task->pending_result.has_value()) {
     // The resource manager's own status (over memory, preempted, lost: negative codes) says why
     // the container was ended; a plain exit code adds nothing to the executor's result.
@@ -71,8 +83,9 @@ void JobStateMachine::ResolveOverdueResults(int64_t now, Actions& actions) {
     if (task.pending_result.has_value() && now >= task.pending_result_until_ms) {
       auto [code, why] = *std::move(task.pending_result);
       task.pending_result.reset();
-      // The container did not end: its executor is still there, waiting for the answer.
-      TaskEnded(task, code, why, actions, /*executor_waits=*/true);
+      // The container did not end: its executor is still there, waiting for the answer (unless
+      // it was itself told to stop).
+      TaskEnded(task, code, why, actions, /*executor_waits=*/!task.pending_executor_stopping);
     }
   }
 }

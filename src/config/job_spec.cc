@@ -420,14 +420,24 @@ absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec) {
   for (auto& [name, type] : spec->job_types) {
     const std::string key = StrCat("tony.", name, ".restart-policy");
     const std::string value(StripWhitespace(reader.JobTypeValue(name, "restart-policy")));
+    // Under FCFS each task gets the cluster spec as it registers: no gang meets again together.
+    const bool gang_mode = spec->mode == DistributedMode::kGang;
     if (value.empty()) {
-      type.restart_policy = collective && type.role == JobTypeRole::kTracked ? RestartPolicy::kGang
-                                                                             : RestartPolicy::kTask;
+      type.restart_policy = collective && gang_mode && type.role == JobTypeRole::kTracked
+                                ? RestartPolicy::kGang
+                                : RestartPolicy::kTask;
     } else if (value == "task") {
       type.restart_policy = RestartPolicy::kTask;
     } else if (value == "gang") {
-      if (type.role == JobTypeRole::kSidecar) {
-        return reader.Error(key, "a sidecar is not part of the gang; its restart policy is task");
+      if (type.role == JobTypeRole::kSidecar || name == kHorovodDriverType) {
+        return reader.Error(key,
+                            StrCat("a ", type.role == JobTypeRole::kSidecar ? "sidecar" : "driver",
+                                   " is not part of the gang; its restart policy is task"));
+      }
+      if (!gang_mode) {
+        return reader.Error(key,
+                            "a gang restarts together only with tony.application.distributed-mode "
+                            "GANG, not FCFS");
       }
       type.restart_policy = RestartPolicy::kGang;
     } else {

@@ -100,7 +100,19 @@ TEST_F(JobSpecTest, RestartPolicies) {
       absl::StartsWith(spec.status().message(), "tony.worker.restart-policy = \"sometimes\""))
       << spec.status();
   EXPECT_NE(spec.status().message().find("expected task or gang"), std::string_view::npos);
+  // Under FCFS no gang meets again together: pytorch defaults to task, and gang is refused.
+  Set("tony.worker.restart-policy", "");
+  Set("tony.application.distributed-mode", "FCFS");
+  spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at("worker").restart_policy, RestartPolicy::kTask);
   Set("tony.worker.restart-policy", "gang");
+  spec = Build();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("only with tony.application.distributed-mode GANG"),
+            std::string_view::npos)
+      << spec.status();
+  Set("tony.application.distributed-mode", "GANG");
   Set("tony.application.sidecar.jobtypes", "evaluator");
   Set("tony.evaluator.restart-policy", "gang");
   spec = Build();

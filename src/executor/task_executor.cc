@@ -299,6 +299,7 @@ std::optional<int> TaskExecutor::Report(int exit_code, const std::string& diagno
   }
   const bool signalled = stop_signal_ != 0 || StopSignalPending();
   request.set_provisional(provisional || signalled);
+  request.set_executor_stopping(signalled);
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
   request.set_exit_code(exit_code);
@@ -364,7 +365,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
   absl::StatusOr<ReservedPort> port = ReservedPort::Reserve(0);
   if (!port.ok()) {
     spdlog::error("cannot reserve a port: {}", ToStd(port.status().message()));
-    Report(1, StrCat("cannot reserve a port: ", ToStd(port.status().message())));
+    next_attempt_ = Report(1, StrCat("cannot reserve a port: ", ToStd(port.status().message())));
     return 1;
   }
   if (absl::Status registered = Register(port->port()); !registered.ok()) {
@@ -385,7 +386,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
         HorovodDriverWatch::Create((fs::current_path() / "horovod_driver").string());
     if (!watch.ok()) {
       spdlog::error("{}", ToStd(watch.status().message()));
-      Report(1, std::string(ToStd(watch.status().message())));
+      next_attempt_ = Report(1, std::string(ToStd(watch.status().message())));
       return 1;
     }
     context.driver_output_path = watch->dir();
@@ -412,7 +413,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
     const std::string why =
         StrCat("cannot build the task environment: ", ToStd(environment.status().message()));
     spdlog::error("{}", why);
-    Report(1, why);
+    next_attempt_ = Report(1, why);
     return 1;
   }
 
@@ -442,7 +443,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
       const std::string why =
           StrCat("cannot start the command of ", task, ": ", ToStd(sandbox.status().message()));
       spdlog::error("{}", why);
-      Report(127, why);
+      next_attempt_ = Report(127, why);
       return 127;
     }
     sandbox_.emplace(*std::move(sandbox));
@@ -459,7 +460,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
         StrCat("cannot start the command of ", task, ": ", ToStd(pid.status().message()));
     if (spec_.task_sandbox) why += " (tony.task.sandbox=false runs it unsandboxed)";
     spdlog::error("{}", why);
-    Report(127, why);
+    next_attempt_ = Report(127, why);
     return 127;
   }
   spdlog::info("started {} as pid {}: {}", task, *pid, type->command);
