@@ -452,6 +452,14 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
   port->Release();
   if (chief_tensorboard_port) chief_tensorboard_port->Release();
   const int64_t start_ms = SystemClock::Get()->NowMs();
+  // Progress is read from what this attempt prints (one that runs again appends to the files):
+  // where they end now, before the user process can write a line.
+  OutputStart output_start;
+  for (auto [fd, offset] : {std::pair{stdout_fd_, &output_start.stdout_bytes},
+                            std::pair{stderr_fd_, &output_start.stderr_bytes}}) {
+    struct stat info {};
+    if (fd >= 0 && fstat(fd, &info) == 0) *offset = info.st_size;
+  }
   task_started_ = true;
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   if (sandbox_) sandbox_->Spawned();
@@ -468,7 +476,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
   if (tensorboard_sidecar) {
     RegisterTensorBoardUrl(StrCat("http://", options_.host, ":", *context.tensorboard_port, "/"));
   }
-  return Supervise(*pid, start_ms);
+  return Supervise(*pid, start_ms, output_start);
 }
 
 void TaskExecutor::PrepareTaskFiles(const runtime::Environment& environment) {
@@ -502,7 +510,7 @@ void TaskExecutor::PrepareTaskFiles(const runtime::Environment& environment) {
   }
 }
 
-int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
+int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& output_start) {
   const Clock* clock = SystemClock::Get();
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   SupervisionLimits limits;
@@ -512,12 +520,8 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms) {
   limits.max_missed_heartbeats = spec_.max_missed_heartbeats;
   Supervision supervision(limits, clock, start_ms);
   HeartbeatState beat;
-  // Progress is read from what this attempt prints (an attempt that runs again appends).
-  for (auto [fd, offset] :
-       {std::pair{stdout_fd_, &beat.read_stdout}, std::pair{stderr_fd_, &beat.read_stderr}}) {
-    struct stat info {};
-    if (fd >= 0 && fstat(fd, &info) == 0) *offset = info.st_size;
-  }
+  beat.read_stdout = output_start.stdout_bytes;
+  beat.read_stderr = output_start.stderr_bytes;
   const config::JobTypeSpec* type = spec_.Find(options_.task.type);
   beat.progress =
       std::make_unique<ProgressTracker>(type ? type->progress_pattern : "", clock, start_ms);

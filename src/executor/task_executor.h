@@ -83,8 +83,13 @@ class TaskExecutor {
     int64_t read_stderr = 0;
     int64_t read_reports = 0;  // of the TONY_PROGRESS_FILE
   };
+  // How long the task's output files were when its user process started.
+  struct OutputStart {
+    int64_t stdout_bytes = 0;
+    int64_t stderr_bytes = 0;
+  };
   // Watches the user process until it exits (Supervision's rules), heartbeating; then Finish.
-  int Supervise(pid_t pid, int64_t start_ms);
+  int Supervise(pid_t pid, int64_t start_ms, const OutputStart& output_start);
   // One heartbeat with the tree's usage; applies fresh credentials and calls `stop` if the AM
   // asks; ships new output.
   grpc::Status Heartbeat(pid_t pid, HeartbeatState* state,
