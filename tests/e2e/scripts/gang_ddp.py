@@ -46,14 +46,15 @@ def main():
           f"in {os.path.basename(os.getcwd())} starts at step {start}", flush=True)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     for step in range(start, STEPS):
+        opt.zero_grad()
+        model(torch.ones(8, 4)).sum().backward()  # DDP's own all-reduce: no printing while it waits
+        opt.step()
+        # The fault comes after DDP's all-reduce, so that rank 0 then waits in one that prints.
         if rank == 1 and attempt == 0 and step == at:
             if fault == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
             elif fault == "stop":
                 os.kill(os.getpid(), signal.SIGSTOP)
-        opt.zero_grad()
-        model(torch.ones(8, 4)).sum().backward()
-        opt.step()
         done = torch.tensor([step + 1.0])
         wait(dist.all_reduce(done, async_op=True), rank)
         if rank == 0:
