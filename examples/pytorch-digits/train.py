@@ -172,7 +172,9 @@ def main():
         if (args.fail_at_epoch is not None and epoch + 1 == args.fail_at_epoch and rank == 1
                 and os.environ.get("ATTEMPT_NUMBER", "0") == "0"):
             print(f"rank 1 fails at the start of epoch {epoch + 1}", flush=True)
-            return 1
+            # At once, as a crash would: a normal exit with the process group's threads still
+            # running may end in an abort instead of this exit code.
+            os._exit(1)
         model.train()
         # Each epoch's order is its own, so that a resumed run shuffles as an unbroken one.
         gen = torch.Generator().manual_seed(SEED + rank + 1000 * epoch)
