@@ -126,8 +126,7 @@ TEST(HistoryPagesTest, ReportedProgressIsABarAStepRateAndAPlotPerMetric) {
   page.job.tasks.push_back(row);
   page.metrics = samples;
   const std::string html = RenderJobPage(page);
-  EXPECT_NE(html.find("<progress value=\"60\" max=\"100\"></progress> 60/100"),
-            std::string::npos)
+  EXPECT_NE(html.find("<progress value=\"60\" max=\"100\"></progress> 60/100"), std::string::npos)
       << html;
   EXPECT_NE(html.find("data-measure=\"step-rate\""), std::string::npos);
   EXPECT_NE(html.find("data-measure=\"value:loss\""), std::string::npos);
