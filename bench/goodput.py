@@ -12,7 +12,8 @@ each handled two ways:
 
   tony      what tony does: a gang restart in the containers the ranks have (the pytorch default,
             tony.worker.max-restarts=1, tony.task.hang-timeout-ms for `stop`), or for kill-am a
-            second AM attempt (tony.am.retry-count=1), which runs the job again;
+            second AM attempt (tony.am.retry-count=1): locally it adopts the running ranks, which
+            train on untouched; on YARN it runs the job again from the checkpoint;
   resubmit  TonY's way: the job fails (no restarts, no hang detection) and is submitted again,
             resuming from the same checkpoint directory (generous to it: TonY gives its tasks no
             such directory). A job that never ends (a stopped rank without hang detection) is
@@ -22,7 +23,8 @@ Measured (wall clock, from the lines the ranks print and the AM's log):
   total    from the first submit to the last client's exit;
   detect   from the fault to tony's decision (the AM's "gang restart" line; for kill-am, the
            client's "AM attempt 2"; for resubmit, the failed client's exit);
-  recover  from that decision to rank 0 training again (its "starts at step" line);
+  recover  from that decision to rank 0 training again (its "starts at step" line); 0 when the
+           ranks never stopped (an AM attempt that adopted them);
   redone   steps computed twice (rank 0's last step before the fault minus the checkpoint's);
   goodput  fault-free total / total.
 
@@ -232,6 +234,10 @@ def run(ctx, fault, way):
     done = [line for r in runs for _, line in r.lines if "goodput: rank 0 done" in line]
     if done:
         result["weights_ok"] = f"weights {3 * ctx.args.steps} of {3 * ctx.args.steps}" in done[-1]
+    if (fault_time is not None and way == "tony" and fault == "kill-am" and decided
+            and resumed is None and code == 0):
+        # The next AM attempt adopted the ranks: they never started again, so nothing was redone.
+        resumed, redone = decided, 0
     if fault_time is not None:
         result["detect_s"] = decided - fault_time if decided else None
         result["recover_s"] = resumed - decided if resumed and decided else None

@@ -51,6 +51,7 @@ TaskLauncherOptions LauncherOptions(const AmOptions& am) {
   options.task_resources = am.task_resources;
   options.task_env = am.task_env;
   options.checkpoint_dir = am.checkpoint_dir;
+  options.am_address_file = am.am_address_file;
   return options;
 }
 
@@ -65,6 +66,7 @@ HistoryRecorderOptions HistoryOptions(const AmOptions& am) {
   options.submitted_ms = am.submitted_ms;
   options.fs = am.history_fs;
   options.dirs = am.history_dirs;
+  options.prompt_events = !am.am_address_file.empty();
   return options;
 }
 
@@ -151,6 +153,18 @@ int ApplicationMaster::Run() {
   } else {
     spdlog::warn("[{}] no status page: {}", options_.app_id, ToStd(http.status().message()));
   }
+  if (!options_.am_address_file.empty() && options_.am_attempt > 1) {
+    // Read before this attempt writes to the history.
+    absl::StatusOr<std::vector<history::HistoryEvent>> events = history_.ReadEarlierEvents();
+    if (events.ok()) {
+      recovery_ = RecoverFromHistory(*events);
+    } else {
+      spdlog::warn(
+          "[{}] cannot take up the tasks of the earlier attempt ({}): they are stopped "
+          "and the job starts again",
+          options_.app_id, ToStd(events.status().message()));
+    }
+  }
   {
     rpc::JobStatus status;
     status_.Fill(&status);
@@ -191,7 +205,14 @@ int ApplicationMaster::Run() {
     return 1;
   }
 
-  loop_.Post("start", [this] {
+  std::map<std::string, std::string> previous_containers;
+  for (const cluster::Container& container : allocator_->PreviousContainers()) {
+    launcher_.Add(container);
+    rendezvous_.AllowHost(container.host);
+    previous_containers[container.id] = container.log_dir;
+  }
+  loop_.Post("start", [this, previous_containers] {
+    job_started_ = true;
     if (!rendezvous_.error().empty()) {
       job_.Start();
       Execute(job_.Fail(rendezvous_.error()));
@@ -206,7 +227,7 @@ int ApplicationMaster::Run() {
         return;
       }
     }
-    Execute(job_.Start());
+    StartJob(previous_containers);
   });
   loop_.Run(TickIntervalMs(job_.spec()), [this] { OnTick(); });
   loop_.RunPending();
@@ -227,6 +248,34 @@ int ApplicationMaster::Run() {
   if (abandoned_) return 1;
   spdlog::info("[{}] AM exiting, job {}", options_.app_id, ToString(job_.state()));
   return job_.state() == JobState::kSucceeded ? 0 : 1;
+}
+
+void ApplicationMaster::StartJob(const std::map<std::string, std::string>& previous_containers) {
+  TONY_DCHECK_ON_LOOP(loop_);
+  if (!recovery_) {
+    // Nothing of an earlier attempt can be taken up: what of it still runs goes.
+    for (const auto& [id, log_dir] : previous_containers) {
+      allocator_->Stop(id, job_.spec().stop_grace_ms);
+    }
+    Execute(job_.Start());
+    return;
+  }
+  const Actions actions = job_.Recover(*recovery_, previous_containers);
+  int adopted = 0;
+  for (const TaskRecord& task : job_.tasks()) {
+    if (IsTerminal(task.state) || !previous_containers.contains(task.container_id)) continue;
+    ++adopted;
+    history_.ResumeOutput(task.ref, task.attempt, task.container_id);
+    spdlog::info("[{}] {} goes on in {} (attempt {}, {})", options_.app_id, task.ref.ToString(),
+                 task.container_id, task.attempt, ToString(task.state));
+  }
+  spdlog::info(
+      "[{}] took up the job from the history of {} earlier AM attempt{}: {} running "
+      "task{} adopted, {} container{} of earlier attempts found",
+      options_.app_id, recovery_->am_attempts, recovery_->am_attempts == 1 ? "" : "s", adopted,
+      adopted == 1 ? "" : "s", previous_containers.size(),
+      previous_containers.size() == 1 ? "" : "s");
+  Execute(actions);
 }
 
 void ApplicationMaster::RequestKill(const std::string& reason) {
@@ -395,6 +444,11 @@ void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
 void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
                                      Reply<rpc::RegisterTaskResponse> reply) {
   TONY_DCHECK_ON_LOOP(loop_);
+  if (!job_started_) {
+    // A task of an earlier attempt found this one before it took the job up: it tries again.
+    std::move(reply).Send(absl::UnavailableError("the AM is starting"));
+    return;
+  }
   const TaskRef task = FromProto(request.task());
   absl::StatusOr<Actions> actions =
       job_.OnTaskRegistered(task, request.container_id(), request.host(), request.port());
@@ -414,12 +468,22 @@ void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
 void ApplicationMaster::WaitClusterSpec(const rpc::WaitClusterSpecRequest& request,
                                         Reply<rpc::WaitClusterSpecResponse> reply) {
   TONY_DCHECK_ON_LOOP(loop_);
+  if (!job_started_) {
+    // A task of an earlier attempt found this one before it took the job up: it tries again.
+    std::move(reply).Send(absl::UnavailableError("the AM is starting"));
+    return;
+  }
   barrier_.Wait(FromProto(request.task()), request.container_id(), std::move(reply));
 }
 
 void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
                                   Reply<rpc::HeartbeatResponse> reply) {
   TONY_DCHECK_ON_LOOP(loop_);
+  if (!job_started_) {
+    // A task of an earlier attempt found this one before it took the job up: it tries again.
+    std::move(reply).Send(absl::UnavailableError("the AM is starting"));
+    return;
+  }
   rpc::HeartbeatResponse* response = reply.response();
   HeartbeatReport report;
   report.rss_bytes = request.rss_bytes();
@@ -455,6 +519,11 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
 void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
                                      Reply<rpc::ReportResultResponse> reply) {
   TONY_DCHECK_ON_LOOP(loop_);
+  if (!job_started_) {
+    // A task of an earlier attempt found this one before it took the job up: it tries again.
+    std::move(reply).Send(absl::UnavailableError("the AM is starting"));
+    return;
+  }
   const TaskRef task = FromProto(request.task());
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
   job_.OnMemorySample(task, request.container_id(), request.peak_rss_bytes());
@@ -543,6 +612,11 @@ void ApplicationMaster::AnswerWatchers(bool all) {
 void ApplicationMaster::AppendOutput(const rpc::AppendOutputRequest& request,
                                      Reply<rpc::AppendOutputResponse> reply) {
   TONY_DCHECK_ON_LOOP(loop_);
+  if (!job_started_) {
+    // A task of an earlier attempt found this one before it took the job up: it tries again.
+    std::move(reply).Send(absl::UnavailableError("the AM is starting"));
+    return;
+  }
   const TaskRef task = FromProto(request.task());
   // Output of the current attempt, or of an earlier one still draining.
   // An attempt that ran again in its container shipped all it printed before it ended, so

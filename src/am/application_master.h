@@ -18,6 +18,7 @@
 
 #include "am/am_service.h"
 #include "am/history_recorder.h"
+#include "am/job_recovery.h"
 #include "am/job_state.h"
 #include "am/page_renderer.h"
 #include "am/rendezvous_host.h"
@@ -69,6 +70,10 @@ struct AmOptions {
   std::string backend;       // "local" or "yarn"
   int64_t submitted_ms = 0;  // when the client submitted it (wall clock); 0: unknown
   int am_attempt = 1;
+  // Where each AM attempt writes its address when a later attempt adopts the running tasks
+  // (tony.am.retry-count above 0, on a backend that keeps containers across attempts); "": the
+  // running tasks die with their AM, and a later attempt runs the job again.
+  std::string am_address_file;
 };
 
 class ApplicationMaster final : public AmRequestHandler {
@@ -151,6 +156,14 @@ class ApplicationMaster final : public AmRequestHandler {
   std::optional<int64_t> completed_at_ms_;
   bool acknowledged_ = false;
   bool abandoned_ = false;  // StopWithoutFinalStatus ran
+  // The job has started (or been taken up): executors' calls are answered. Before, an executor of
+  // an earlier attempt that found this one is told to try again.
+  bool job_started_ = false;
+  // The job as an earlier attempt's history left it, when this attempt adopts its running tasks.
+  std::optional<RecoveredJob> recovery_;
+  // Starts the job: from the beginning, or where recovery_ and the containers of earlier attempts
+  // that still run (id -> log directory) say it is.
+  void StartJob(const std::map<std::string, std::string>& previous_containers);
 };
 
 }  // namespace tony::am

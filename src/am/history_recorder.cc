@@ -47,6 +47,7 @@ void HistoryRecorder::Open(const std::string& tracking_url, const rpc::JobStatus
     writer.dirs = options_.dirs;
     writer.app_id = options_.app_id;
     writer.max_log_bytes = spec_->history_max_log_bytes;
+    writer.prompt_events = options_.prompt_events;
     writer_ = std::make_unique<history::HistoryWriter>(std::move(writer));
     spdlog::info("[{}] history at {}", options_.app_id, options_.fs->Describe(writer_->dir()));
   }
@@ -218,6 +219,31 @@ void HistoryRecorder::AppendOutput(const TaskRef& task, int attempt,
   have = end;
   writer_->Log(history::LogFileName(task.type, task.index, attempt, stream),
                gap.empty() ? fresh : std::string_view(gap += fresh));
+}
+
+absl::StatusOr<std::vector<history::HistoryEvent>> HistoryRecorder::ReadEarlierEvents() {
+  if (!options_.fs) return absl::NotFoundError("the job keeps no history");
+  const std::string path =
+      StrCat(options_.dirs.intermediate, "/", options_.app_id, "/", history::kEventsFile);
+  absl::StatusOr<std::string> text = options_.fs->Read(path, 0, history::kMaxReadBytes);
+  if (!text.ok()) return text.status();
+  int bad_lines = 0;
+  std::vector<history::HistoryEvent> events = history::ParseEvents(*text, &bad_lines);
+  if (bad_lines > 0) {
+    spdlog::warn("[{}] {} lines of {} could not be read", options_.app_id, bad_lines, path);
+  }
+  return events;
+}
+
+void HistoryRecorder::ResumeOutput(const TaskRef& task, int attempt,
+                                   const std::string& container_id) {
+  if (!writer_) return;
+  for (const char* stream : {"stdout", "stderr"}) {
+    absl::StatusOr<history::HistoryEntry> entry = options_.fs->Stat(
+        StrCat(options_.dirs.intermediate, "/", options_.app_id, "/", history::kLogsDir, "/",
+               history::LogFileName(task.type, task.index, attempt, stream)));
+    if (entry.ok()) output_offsets_[{container_id, stream}] = entry->size;
+  }
 }
 
 std::string HistoryRecorder::JobJson(const rpc::JobStatus& proto) const {

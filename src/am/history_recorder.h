@@ -35,6 +35,8 @@ struct HistoryRecorderOptions {
   int64_t submitted_ms = 0;                // wall clock; 0: unknown
   std::shared_ptr<history::HistoryFs> fs;  // none: no history, the live copy only
   history::HistoryDirs dirs;
+  // A later AM attempt takes the job up from this history: its events are written at once.
+  bool prompt_events = false;
 };
 
 class HistoryRecorder {
@@ -61,6 +63,11 @@ class HistoryRecorder {
   void AppendOutput(const TaskRef& task, int attempt, const std::string& container_id,
                     const std::string& stream, int64_t offset, const std::string& data);
   void RecordJobEnd(JobState state, const std::string& diagnostics);
+  // An AM attempt that adopted the running tasks: the events an earlier attempt wrote (empty when
+  // there is no history, or it cannot be read: the error says why).
+  absl::StatusOr<std::vector<history::HistoryEvent>> ReadEarlierEvents();
+  // The output of `attempt` of `task` in an adopted container goes on where the history has it.
+  void ResumeOutput(const TaskRef& task, int attempt, const std::string& container_id);
   // job.json: the job and its `status`.
   std::string JobJson(const rpc::JobStatus& status) const;
   // Writes what is queued and moves the history to the finished directory, within `timeout_ms`.

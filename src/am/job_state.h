@@ -23,6 +23,7 @@
 namespace tony::am {
 
 using config::TaskRef;
+struct RecoveredJob;  // am/job_recovery.h
 
 enum class TaskState {
   kNew,
@@ -193,6 +194,14 @@ class JobStateMachine {
 
   // Asks for one container per task.
   Actions Start();
+  // Instead of Start, in an AM attempt that adopts the running tasks of an earlier one: takes up
+  // each task as the earlier attempt's history recorded it (job_state_recovery.cc). A task in a
+  // container that still runs (`live_containers`) goes on in it: its executor heartbeats on, or
+  // registers again if it had no cluster spec yet. A task whose container is gone ended while no
+  // AM ran (kExitAborted: it uses no restart) and the failure policy applies; a task without a
+  // container asks for one. Live containers (id -> log directory) that no task claims are stopped.
+  Actions Recover(const RecoveredJob& job,
+                  const std::map<std::string, std::string>& live_containers);
   // A container was granted for `job_type` (asking for `memory_mb`, 0: unsaid): it goes to the
   // lowest-index task of that type still waiting for one of that size, else of any size; a
   // surplus container is released.

@@ -33,6 +33,7 @@ cluster::LaunchSpec TaskLauncher::Build(const config::TaskRef& task, int attempt
   // On YARN, container.log_dir is the NodeManager's page of the logs; the executor asks YARN.
   if (!contract.on_yarn) contract.log_dir = container.log_dir;
   contract.host = container.host;
+  contract.am_address_file = options_.am_address_file;
   if (!options_.checkpoint_dir.empty()) {
     launch.env[rpc::kEnvCheckpointDir] = options_.checkpoint_dir;
   }

@@ -29,6 +29,9 @@ struct TaskLauncherOptions {
   std::vector<cluster::LocalResource> task_resources;
   std::map<std::string, std::string> task_env;
   std::string checkpoint_dir;  // TONY_CHECKPOINT_DIR of every task; "": none
+  // Where every AM attempt writes its address when a later one adopts the running tasks
+  // (rpc::ExecutorLaunch::am_address_file); "": none will.
+  std::string am_address_file;
 };
 
 class TaskLauncher {

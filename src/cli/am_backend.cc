@@ -257,11 +257,16 @@ absl::StatusOr<AmBackend> LocalAmBackend(const rpc::AmLaunch& launch, const std:
   local.enforce_memory = spec.local.enforce_memory;
   local.am_attempt = am_attempt;
   local.keep_work_dirs_on_failure = spec.local.keep_work_dirs_on_failure;
+  // A later attempt adopts the running tasks, which must then outlive this AM.
+  local.keep_containers = spec.am_retry_count > 0;
   backend.allocator = std::make_unique<cluster::LocalContainerAllocator>(local);
   backend.options.user = hadoop::HadoopUser();
   backend.options.backend = "local";
   backend.options.submitted_ms = launch.submitted_ms;
   backend.options.am_attempt = am_attempt;
+  // The allocator writes it (LocalContainerAllocator::Start); executors look there for the next
+  // attempt.
+  if (local.keep_containers) backend.options.am_address_file = StrCat(job_dir, "/am.address");
   absl::StatusOr<history::HistoryStore> store =
       LocalHistoryStore(spec.history_location, spec.history_intermediate, spec.history_finished);
   if (store.ok()) {

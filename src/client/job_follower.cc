@@ -140,6 +140,8 @@ rpc::JobStatus JobFollower::Follow(const std::string& app_id, const config::JobS
   last_ = rpc::JobStatus();
   last_.set_app_id(app_id);
   started_ms_ = env_.clock->NowMs();
+  // Locally a later AM attempt adopts the running tasks; YARN's runs the job again.
+  adopts_tasks_ = spec.am_retry_count > 0 && spec.backend == "local";
   while (true) {
     if (HandleInterrupt(app_id, spec) == Step::kDone) return last_;
     const Step step = session_ ? Watch(app_id) : FindAm(app_id, spec);
@@ -242,11 +244,12 @@ JobFollower::Step JobFollower::Watch(const std::string& app_id) {
   }
   if (report.ok() && report->attempt > attempt_) {
     // That AM is gone and the cluster started another attempt (tony.am.retry-count): follow the
-    // new one once it listens. Its job starts over, and so do its status versions. Say so now:
-    // the new attempt may finish before the next report shows its address.
+    // new one once it listens. Its status versions start over. Say so now: the new attempt may
+    // finish before the next report shows its address.
     out_ << "tony: the AM at " << am_address_ << " ended without a final status (attempt "
          << attempt_ << ")\n"
-         << "tony: AM attempt " << report->attempt << " runs the job again\n"
+         << "tony: AM attempt " << report->attempt
+         << (adopts_tasks_ ? " takes up the running tasks\n" : " runs the job again\n")
          << std::flush;
     FollowNextAttempt();
     return Step::kContinue;

@@ -95,6 +95,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   submission.queue = spec.queue;
   submission.priority = spec.priority;
   submission.max_attempts = spec.am_retry_count + 1;
+  submission.keep_containers = spec.am_retry_count > 0;
   submission.application_type = spec.application_type;
   submission.tags = spec.tags;
   submission.node_label = spec.node_label;

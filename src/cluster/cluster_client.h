@@ -21,7 +21,9 @@ struct AmSubmission {
   std::vector<std::string> tags;
   std::string node_label;  // the AM container's
   int max_attempts = 1;    // of the AM
-  std::string job_dir;     // local staging directory of the job
+  // A later AM attempt adopts the running containers (local backend; YARN runs the job again).
+  bool keep_containers = false;
+  std::string job_dir;  // local staging directory of the job
   std::vector<std::string> argv;
   // The AM's environment besides the launch contract (rpc::AmLaunch), which the backend writes.
   std::map<std::string, std::string> env;

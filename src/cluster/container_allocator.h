@@ -100,6 +100,11 @@ class ContainerAllocator {
   [[nodiscard]] virtual absl::Status Start(const std::string& am_host, int am_port,
                                            const std::string& tracking_url,
                                            Callbacks callbacks) = 0;
+  // The containers of the application's earlier AM attempts that still run and that this attempt
+  // took over (YARN: containers_from_previous_attempts; local: what an attempt that kept its
+  // containers left running), known once Start returned. Their ends are reported through
+  // on_completed like any other's; one the AM does not want, it stops.
+  virtual std::vector<Container> PreviousContainers() const { return {}; }
   // Checks that a request can ever be granted; an error says why not, with the numbers.
   [[nodiscard]] virtual absl::Status CheckFits(const ContainerRequest& request) const = 0;
   // Asks for one more container; answered through on_allocated.

@@ -280,6 +280,7 @@ absl::Status ReadTimingAndEnvironment(const Reader& reader, JobSpec* spec) {
   TONY_ASSIGN_OR_RETURN(value, reader.Int("tony.am.retry-count", 0));
   if (value > 100) return reader.Error("tony.am.retry-count", "at most 100");
   spec->am_retry_count = static_cast<int>(value);
+  TONY_ASSIGN_OR_RETURN(spec->am_recovery_timeout_ms, reader.Int("tony.am.recovery-timeout-ms", 1));
   TONY_ASSIGN_OR_RETURN(spec->wait_client_ms,
                         reader.SecondsAsMs("tony.am.wait-client-signal-stop-timeout-sec"));
   TONY_ASSIGN_OR_RETURN(spec->allocation_timeout_ms,

@@ -163,9 +163,12 @@ struct JobSpec {
 
   Resources am;
   bool fail_on_worker_failure = false;
-  int64_t application_timeout_ms = 0;    // 0: none
-  int64_t am_startup_timeout_ms = 0;     // 0: none
-  int am_retry_count = 0;                // tony.am.retry-count: AM attempts after the first
+  int64_t application_timeout_ms = 0;  // 0: none
+  int64_t am_startup_timeout_ms = 0;   // 0: none
+  int am_retry_count = 0;              // tony.am.retry-count: AM attempts after the first
+  // tony.am.recovery-timeout-ms: how long an executor that lost its AM waits for the next attempt
+  // (only where that attempt adopts the running tasks).
+  int64_t am_recovery_timeout_ms = 300000;
   int64_t wait_client_ms = 0;            // tony.am.wait-client-signal-stop-timeout-sec
   bool am_tls = true;                    // tony.am.tls.enabled
   std::string am_bind_host;              // tony.am.bind-host; "" = what the backend needs

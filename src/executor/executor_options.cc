@@ -12,6 +12,7 @@ absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
   ExecutorOptions options;
   options.app_id = launch->app_id;
   options.am_address = launch->am_address;
+  options.am_address_file = launch->am_address_file;
   options.conf_file = launch->conf_file;
   options.task.type = launch->task_type;
   options.task.index = launch->task_index;

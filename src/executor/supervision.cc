@@ -41,7 +41,9 @@ bool Supervision::OnHeartbeat(bool ok) {
   if (ok) am_silent_since_ms_ = 0;
   failed_heartbeats_ = ok ? 0 : failed_heartbeats_ + 1;
   next_heartbeat_ms_ = clock_->NowMs() + limits_.heartbeat_interval_ms;
-  return failed_heartbeats_ < limits_.max_missed_heartbeats;
+  if (failed_heartbeats_ < limits_.max_missed_heartbeats) return true;
+  return limits_.am_recovery_ms > 0 &&
+         clock_->NowMs() - am_silent_since_ms_ < limits_.am_recovery_ms;
 }
 
 int64_t Supervision::WaitMs() const {

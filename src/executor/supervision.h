@@ -19,6 +19,10 @@ struct SupervisionLimits {
   int64_t stop_grace_ms = 5000;          // tony.task.stop-grace-ms
   int64_t execution_timeout_ms = 0;      // tony.task.executor.execution-timeout-ms; 0: none
   int max_missed_heartbeats = 25;        // tony.task.max-missed-heartbeats
+  // When a later AM attempt adopts the running tasks (tony.am.retry-count): how long the AM may be
+  // silent before it counts as lost, however many heartbeats failed (tony.am.recovery-timeout-ms);
+  // 0: no later attempt, the missed heartbeats alone decide.
+  int64_t am_recovery_ms = 0;
 };
 
 // A killed tree is killed again this often while anything of it survives.
@@ -44,12 +48,17 @@ class Supervision {
   bool BeginStop(const std::string& reason);
 
   // The outcome of a heartbeat, which schedules the next one an interval from now. False once
-  // max_missed_heartbeats in a row have failed: the AM is lost.
+  // max_missed_heartbeats in a row have failed (with am_recovery_ms, once the AM has been silent
+  // that long as well): the AM is lost.
   bool OnHeartbeat(bool ok);
   int failed_heartbeats() const { return failed_heartbeats_; }
   // When the current run of failed heartbeats began (the first one's time); 0 while the AM
   // answers.
   int64_t am_silent_since_ms() const { return am_silent_since_ms_; }
+  // The AM missed max_missed_heartbeats and the executor waits for its next attempt.
+  bool awaiting_next_am() const {
+    return limits_.am_recovery_ms > 0 && failed_heartbeats_ >= limits_.max_missed_heartbeats;
+  }
 
   // How long the loop may wait for the process before something is due (never negative).
   int64_t WaitMs() const;

@@ -48,6 +48,31 @@ TEST(SupervisionTest, TheAmIsLostOnlyAfterTheGivenNumberOfFailuresInARow) {
   EXPECT_EQ(supervision.failed_heartbeats(), 3);
 }
 
+TEST(SupervisionTest, WithALaterAmAttemptTheAmIsLostOnlyOnceSilentForTheRecoveryTime) {
+  FakeClock clock;
+  SupervisionLimits limits = Limits();
+  limits.am_recovery_ms = 10000;
+  Supervision supervision(limits, &clock, clock.NowMs());
+  EXPECT_TRUE(supervision.OnHeartbeat(false));
+  clock.Advance(1000);
+  EXPECT_TRUE(supervision.OnHeartbeat(false));
+  EXPECT_FALSE(supervision.awaiting_next_am());
+  clock.Advance(1000);
+  EXPECT_TRUE(supervision.OnHeartbeat(false));  // three missed: the task waits for the next AM
+  EXPECT_TRUE(supervision.awaiting_next_am());
+  clock.Advance(7999);
+  EXPECT_TRUE(supervision.OnHeartbeat(false));
+  // The next attempt answers: the count starts again.
+  EXPECT_TRUE(supervision.OnHeartbeat(true));
+  EXPECT_FALSE(supervision.awaiting_next_am());
+  EXPECT_TRUE(supervision.OnHeartbeat(false));
+  clock.Advance(9999);
+  EXPECT_TRUE(supervision.OnHeartbeat(false));
+  EXPECT_TRUE(supervision.OnHeartbeat(false));
+  clock.Advance(1);
+  EXPECT_FALSE(supervision.OnHeartbeat(false));  // silent for 10 s since the first failure
+}
+
 TEST(SupervisionTest, TheAmIsSilentSinceTheFirstFailureOfARun) {
   FakeClock clock;
   Supervision supervision(Limits(), &clock, clock.NowMs());

@@ -143,7 +143,8 @@ void BlockStopSignals() {
 TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
     : options_(std::move(options)), spec_(std::move(spec)) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  stub_ = rpc::TonyAm::NewStub(rpc::AmChannel(options_.am_address, options_.am_cert_pem));
+  am_address_ = options_.am_address;
+  stub_ = rpc::TonyAm::NewStub(rpc::AmChannel(am_address_, options_.am_cert_pem));
   shipper_ = std::make_unique<OutputShipper>(
       options_.log_dir, spec_.history_max_log_bytes, [this](rpc::AppendOutputRequest request) {
         *request.mutable_task() = ToProto(options_.task);
@@ -203,10 +204,57 @@ absl::Status TaskExecutor::Register(int port) {
   context.set_wait_for_ready(true);
   grpc::Status status = stub_->RegisterTask(&context, request, &response);
   if (!status.ok()) {
-    return absl::UnavailableError(
-        StrCat("cannot register with the AM at ", options_.am_address, ": ", GrpcError(status)));
+    std::string why =
+        StrCat("cannot register with the AM at ", am_address_, ": ", GrpcError(status));
+    const bool no_answer = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    return no_answer ? absl::UnavailableError(why) : absl::FailedPreconditionError(why);
   }
   return absl::OkStatus();
+}
+
+bool TaskExecutor::FollowNextAm() {
+  absl::StatusOr<std::string> text = ReadFile(options_.am_address_file);
+  if (!text.ok()) return false;  // the next attempt has not written it yet
+  const std::string address(StripWhitespace(*text));
+  if (address.empty() || address == am_address_) return false;
+  spdlog::info("the AM's next attempt is at {}; the task goes on with it", address);
+  am_address_ = address;
+  stub_ = rpc::TonyAm::NewStub(rpc::AmChannel(am_address_, options_.am_cert_pem));
+  return true;
+}
+
+bool TaskExecutor::WaitForStop(int64_t ms) {
+  if (stop_signal_ != 0) return true;
+  pollfd fd = {wake_fd_, POLLIN, 0};
+  poll(&fd, 1, static_cast<int>(std::max<int64_t>(ms, 0)));
+  return stop_signal_ != 0;
+}
+
+absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::JoinCluster(int port) {
+  const Clock* clock = SystemClock::Get();
+  int64_t give_up_ms = 0;  // set once the AM first did not answer
+  while (true) {
+    absl::Status failed = Register(port);
+    if (failed.ok()) {
+      spdlog::info("registered {} at {}:{}", options_.task.ToString(), options_.host, port);
+      absl::StatusOr<rpc::WaitClusterSpecResponse> cluster = WaitForClusterSpec();
+      if (cluster.ok()) return cluster;
+      failed = cluster.status();
+    }
+    if (stop_signal_ != 0 || !absl::IsUnavailable(failed) || !AwaitsNextAm()) return failed;
+    if (give_up_ms == 0) {
+      give_up_ms = clock->NowMs() + spec_.am_recovery_timeout_ms;
+      spdlog::warn(
+          "{}; waiting up to {} ms for the AM's next attempt (tony.am.recovery-timeout-ms)",
+          ToStd(failed.message()), spec_.am_recovery_timeout_ms);
+    }
+    if (clock->NowMs() >= give_up_ms) return failed;
+    while (!FollowNextAm()) {
+      if (clock->NowMs() >= give_up_ms) return failed;
+      if (WaitForStop(std::min<int64_t>(spec_.heartbeat_interval_ms, 1000))) return failed;
+    }
+  }
 }
 
 absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() {
@@ -231,7 +279,10 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() 
   }
   if (stop_signal_ != 0) return absl::CancelledError("stopped before the cluster spec came");
   if (!status.ok()) {
-    return absl::UnavailableError(StrCat("no cluster spec from the AM: ", GrpcError(status)));
+    std::string why = StrCat("no cluster spec from the AM: ", GrpcError(status));
+    return status.error_code() == grpc::StatusCode::UNAVAILABLE
+               ? absl::UnavailableError(why)
+               : absl::FailedPreconditionError(why);
   }
   return response;
 }
@@ -309,14 +360,32 @@ std::optional<int> TaskExecutor::Report(int exit_code, const std::string& diagno
           ? StrCat("...", diagnostics.substr(diagnostics.size() - rpc::kMaxDiagnosticsBytes))
           : diagnostics);
   rpc::ReportResultResponse response;
-  grpc::ClientContext context;
-  Attach(&context);
-  // A provisional result is answered once the AM has it for good (kProvisionalResultWaitMs).
-  context.set_deadline(DeadlineIn(request.provisional() ? 20000 : 5000));
-  grpc::Status status = stub_->ReportResult(&context, request, &response);
-  if (!status.ok()) {
-    spdlog::warn("could not report the result to the AM: {}", GrpcError(status));
-    return std::nullopt;
+  const Clock* clock = SystemClock::Get();
+  int64_t give_up_ms = 0;  // set once the AM first did not answer
+  while (true) {
+    grpc::ClientContext context;
+    Attach(&context);
+    // A provisional result is answered once the AM has it for good (kProvisionalResultWaitMs).
+    context.set_deadline(DeadlineIn(request.provisional() ? 20000 : 5000));
+    grpc::Status status = stub_->ReportResult(&context, request, &response);
+    if (status.ok()) break;
+    // An AM that is gone may have a next attempt, which adopted the task and takes its result.
+    const bool retry = AwaitsNextAm() && stop_signal_ == 0 &&
+                       (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
+    if (retry && give_up_ms == 0) {
+      give_up_ms = clock->NowMs() + spec_.am_recovery_timeout_ms;
+      spdlog::warn(
+          "could not report the result to the AM ({}); waiting up to {} ms for its next attempt",
+          GrpcError(status), spec_.am_recovery_timeout_ms);
+    }
+    if (!retry || clock->NowMs() >= give_up_ms) {
+      spdlog::warn("could not report the result to the AM: {}", GrpcError(status));
+      return std::nullopt;
+    }
+    if (!FollowNextAm() && WaitForStop(std::min<int64_t>(spec_.heartbeat_interval_ms, 1000))) {
+      return std::nullopt;
+    }
   }
   // A stopped executor goes, whatever the AM would have it do.
   if (!response.run_again() || stop_signal_ != 0 || StopSignalPending()) return std::nullopt;
@@ -330,7 +399,7 @@ int TaskExecutor::Run() {
       std::make_unique<SignalThread>(StopSignalSet(), [this](int sig) { OnStopSignal(sig); });
   const std::string task = options_.task.ToString();
   spdlog::info("executor for {} in {} (attempt {}), AM at {}", task, options_.container_id,
-               options_.attempt, options_.am_address);
+               options_.attempt, am_address_);
   const config::JobTypeSpec* type = spec_.Find(options_.task.type);
   if (type == nullptr) {
     spdlog::error("the job has no task type {}", options_.task.type);
@@ -368,15 +437,14 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
     next_attempt_ = Report(1, StrCat("cannot reserve a port: ", ToStd(port.status().message())));
     return 1;
   }
-  if (absl::Status registered = Register(port->port()); !registered.ok()) {
-    spdlog::error("{}", ToStd(registered.message()));
-    return 1;
-  }
-  spdlog::info("registered {} at {}:{}", task, options_.host, port->port());
-  absl::StatusOr<rpc::WaitClusterSpecResponse> cluster = WaitForClusterSpec();
+  absl::StatusOr<rpc::WaitClusterSpecResponse> cluster = JoinCluster(port->port());
   if (!cluster.ok()) {
-    spdlog::info("{}", ToStd(cluster.status().message()));
-    return stop_signal_ != 0 ? 128 + stop_signal_ : 1;
+    if (stop_signal_ != 0) {
+      spdlog::info("{}", ToStd(cluster.status().message()));
+      return 128 + stop_signal_;
+    }
+    spdlog::error("{}", ToStd(cluster.status().message()));
+    return 1;
   }
 
   runtime::TaskContext context = TaskContextFor(options_, spec_, *cluster);
@@ -518,6 +586,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
   limits.stop_grace_ms = spec_.stop_grace_ms;
   limits.execution_timeout_ms = spec_.execution_timeout_ms;
   limits.max_missed_heartbeats = spec_.max_missed_heartbeats;
+  if (AwaitsNextAm()) limits.am_recovery_ms = spec_.am_recovery_timeout_ms;
   Supervision supervision(limits, clock, start_ms);
   HeartbeatState beat;
   beat.read_stdout = output_start.stdout_bytes;
@@ -547,6 +616,9 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
       SignalDescendants(SIGKILL);
     }
     if (due.heartbeat) {
+      // A silent AM may have been followed by its next attempt, which adopts the task.
+      if (supervision.failed_heartbeats() > 0 && AwaitsNextAm()) FollowNextAm();
+      const bool awaiting_next_am = supervision.awaiting_next_am();
       const grpc::Status status = Heartbeat(pid, &beat, begin_stop);
       const int missed_before = supervision.failed_heartbeats();
       const int64_t silent_since_ms = supervision.am_silent_since_ms();
@@ -561,7 +633,14 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
         spdlog::info("the AM answers again, after {} missed heartbeats over {} ms", missed_before,
                      clock->NowMs() - silent_since_ms);
       }
-      if (!supervision.OnHeartbeat(status.ok())) {
+      const bool am_alive = supervision.OnHeartbeat(status.ok());
+      if (am_alive && !awaiting_next_am && supervision.awaiting_next_am()) {
+        spdlog::warn(
+            "the AM at {} is gone ({} missed heartbeats); the task runs on while the AM's next "
+            "attempt is awaited, for up to {} ms (tony.am.recovery-timeout-ms)",
+            am_address_, supervision.failed_heartbeats(), spec_.am_recovery_timeout_ms);
+      }
+      if (!am_alive) {
         spdlog::error("lost the AM: {} heartbeats failed, the last with {}",
                       supervision.failed_heartbeats(), GrpcError(status));
         SignalDescendants(SIGKILL);

@@ -35,6 +35,8 @@ namespace tony::executor {
 struct ExecutorOptions {
   std::string app_id;
   std::string am_address;
+  // Where a later AM attempt that adopts the running tasks writes its address; "": none will.
+  std::string am_address_file;
   std::string auth;         // the task's credential as calls carry it (rpc::TaskAuthValue)
   std::string am_cert_pem;  // the AM's certificate to pin; "" when TLS is off
   std::string conf_file;
@@ -71,8 +73,22 @@ class TaskExecutor {
   // Before the first attempt: the checkpoint directory and the tony_task helper (helper_env_,
   // progress_fd_). Never again: by then the task may have replaced what is at those names.
   void PrepareTaskFiles(const runtime::Environment& environment);
+  // Unavailable when the AM did not answer (it may be gone); another error when it refused.
   absl::Status Register(int port);
   absl::StatusOr<rpc::WaitClusterSpecResponse> WaitForClusterSpec();
+  // Registers `port` and waits for the cluster spec; when the AM goes meanwhile and a later attempt
+  // will adopt the task, does both again with that attempt, for up to tony.am.recovery-timeout-ms.
+  absl::StatusOr<rpc::WaitClusterSpecResponse> JoinCluster(int port);
+  // Whether a later AM attempt may adopt this task (tony.am.retry-count, and a backend that keeps
+  // containers across attempts).
+  bool AwaitsNextAm() const {
+    return !options_.am_address_file.empty() && spec_.am_retry_count > 0;
+  }
+  // Connects to the AM that options_.am_address_file names, if it names another than the one the
+  // executor talks to; returns whether it did.
+  bool FollowNextAm();
+  // Waits up to `ms` for a stop signal (the wake descriptor); true if one came.
+  bool WaitForStop(int64_t ms);
   // What one heartbeat after another carries over.
   struct HeartbeatState {
     int64_t peak_rss = 0;
@@ -114,6 +130,7 @@ class TaskExecutor {
 
   const ExecutorOptions options_;
   const config::JobSpec spec_;
+  std::string am_address_;  // the AM the executor talks to: the launch's, or a later attempt's
   std::unique_ptr<rpc::TonyAm::Stub> stub_;
   std::unique_ptr<OutputShipper> shipper_;
   std::unique_ptr<GpuSampler> gpu_sampler_;         // a task with GPUs, when their use is sampled

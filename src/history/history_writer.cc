@@ -39,6 +39,11 @@ void HistoryWriter::Queue(Op op) {
 void HistoryWriter::Event(std::string json_object) {
   json_object.push_back('\n');
   Queue({false, kEventsFile, std::move(json_object)});
+  if (options_.prompt_events) {
+    MutexLock lock(mu_);
+    flush_now_ = true;
+    wake_.NotifyAll();
+  }
 }
 
 void HistoryWriter::Metric(std::string json_object) {
@@ -134,9 +139,10 @@ void HistoryWriter::Loop() {
         std::chrono::steady_clock::now() +
         (retrying ? kCloseRetryPause : std::chrono::milliseconds(options_.flush_interval_ms));
     // A flush interval, cut short by Close or the destructor; a retry's pause, only by the latter.
-    while (!stopping_ && (retrying || !closing_)) {
+    while (!stopping_ && (retrying || !closing_) && !(flush_now_ && !retrying)) {
       if (!wake_.WaitUntil(mu_, wake_at)) break;
     }
+    flush_now_ = false;
     std::deque<Op> batch;
     batch.swap(pending_);
     pending_bytes_ = 0;

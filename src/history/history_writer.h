@@ -42,6 +42,10 @@ struct HistoryWriterOptions {
   int64_t flush_interval_ms = 1000;
   size_t max_pending_bytes = size_t{32} << 20;
   int64_t max_log_bytes = int64_t{64} << 20;
+  // Events are written at once rather than with the next flush (what else is queued goes with
+  // them): a later AM attempt takes the job up from them (tony.am.retry-count), and an event
+  // still queued when the AM dies would be a task it does not know of.
+  bool prompt_events = false;
 };
 
 class HistoryWriter {
@@ -102,6 +106,7 @@ class HistoryWriter {
   int64_t dropped_bytes_ TONY_GUARDED_BY(mu_) = 0;
   std::map<std::string, int64_t> log_bytes_ TONY_GUARDED_BY(mu_);  // queued per log file
   bool closing_ TONY_GUARDED_BY(mu_) = false;
+  bool flush_now_ TONY_GUARDED_BY(mu_) = false;  // an event came (prompt_events)
   std::chrono::steady_clock::time_point close_deadline_ TONY_GUARDED_BY(mu_);
   bool stopping_ TONY_GUARDED_BY(mu_) = false;
   bool done_ TONY_GUARDED_BY(mu_) = false;  // the thread has finished

@@ -67,7 +67,8 @@ TEST(HistoryWriterTest, WritesEveryFileInOrderAndMovesTheJobWhenClosed) {
   EXPECT_EQ(writer.dir(), dir);
   EXPECT_FALSE(fs::exists(tmp.path() + "/intermediate/app_1"));
   EXPECT_EQ(Read(dir + "/events.jsonl"), "{\"kind\":\"A\"}\n{\"kind\":\"B\"}\n");
-  EXPECT_EQ(Read(dir + "/metrics.jsonl"), "{\"rss_bytes\":1}\n");
+  EXPECT_TRUE(Eventually([&] { return Read(dir + "/metrics.jsonl") == "{\"rss_bytes\":1}\n"; }))
+      << Read(dir + "/metrics.jsonl");
   EXPECT_EQ(Read(dir + "/logs/worker-0-0.stdout"), "hello world\n");
   EXPECT_EQ(Read(dir + "/config.json"), "[]");
   EXPECT_EQ(Read(dir + "/job.json"), R"({"state":"SUCCEEDED"})");
@@ -78,6 +79,34 @@ TEST(HistoryWriterTest, WritesEveryFileInOrderAndMovesTheJobWhenClosed) {
   // Nothing is queued once closed.
   writer.Event(R"({"kind":"late"})");
   EXPECT_EQ(Read(dir + "/events.jsonl"), "{\"kind\":\"A\"}\n{\"kind\":\"B\"}\n");
+}
+
+// With prompt_events an event does not wait for the flush interval (an hour here), and what was
+// queued before it goes with it; without, the same event waits.
+TEST(HistoryWriterTest, PromptEventsAreWrittenAtOnceWithWhatWasQueuedBefore) {
+  TempDir tmp;
+  HistoryWriterOptions options = Options(LocalHistoryFs(), tmp.path());
+  options.flush_interval_ms = 3600 * 1000;
+  options.prompt_events = true;
+  HistoryWriter writer(options);
+  const std::string dir = tmp.path() + "/intermediate/app_1";
+  writer.Metric(R"({"rss_bytes":1})");
+  writer.Event(R"({"kind":"A"})");
+  EXPECT_TRUE(Eventually([&] { return Read(dir + "/events.jsonl") == "{\"kind\":\"A\"}\n"; }))
+      << Read(dir + "/events.jsonl");
+  EXPECT_TRUE(Eventually([&] { return Read(dir + "/metrics.jsonl") == "{\"rss_bytes\":1}\n"; }))
+      << Read(dir + "/metrics.jsonl");
+
+  TempDir other;
+  options = Options(LocalHistoryFs(), other.path());
+  options.flush_interval_ms = 3600 * 1000;
+  HistoryWriter batched(options);
+  batched.Event(R"({"kind":"A"})");
+  // Written with the first flush, which comes only at Close: nothing may be there before.
+  writer.Event(R"({"kind":"B"})");  // a prompt write of the other writer, to let time pass
+  EXPECT_TRUE(
+      Eventually([&] { return Read(dir + "/events.jsonl").find(R"("B")") != std::string::npos; }));
+  EXPECT_FALSE(fs::exists(other.path() + "/intermediate/app_1/events.jsonl"));
 }
 
 TEST(HistoryWriterTest, ALogPastItsLimitIsCutWithANote) {

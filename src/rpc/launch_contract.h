@@ -52,19 +52,22 @@ inline constexpr char kEnvTaskAttempt[] = "TONY_TASK_ATTEMPT";
 inline constexpr char kEnvContainerId[] = "TONY_CONTAINER_ID";
 inline constexpr char kEnvLogDir[] = "TONY_LOG_DIR";
 inline constexpr char kEnvHost[] = "TONY_HOST";
+// Where each AM attempt writes its address ("host:port"), when a later attempt adopts the running
+// tasks (tony.am.retry-count): an executor that lost its AM looks there for the next one.
+inline constexpr char kEnvAmAddressFile[] = "TONY_AM_ADDRESS_FILE";
 // AM -> executor and the task: where the task keeps checkpoints (tony.application.checkpoint-dir).
 inline constexpr char kEnvCheckpointDir[] = "TONY_CHECKPOINT_DIR";
 // Local backend -> container.
 inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
-inline constexpr std::array<std::string_view, 27> kInternalVariables = {
-    kEnvAppId,       kEnvBackend,         kEnvAmAttempt,   kEnvStagingDir, kEnvYarnScheduler,
-    kEnvSubmittedMs, kEnvBinaryPath,      kEnvAmKeytab,    kEnvDefaultFs,  kEnvWebHdfs,
-    kEnvWebHdfsCa,   kEnvWebHdfsToken,    kEnvHasSrc,      kEnvHasVenv,    kEnvHasHadoopConf,
-    kEnvYarnNodes,   kEnvYarnWebProxy,    kEnvAmAddress,   kEnvConfFile,   kEnvTaskType,
-    kEnvTaskIndex,   kEnvTaskAttempt,     kEnvContainerId, kEnvLogDir,     kEnvHost,
-    kEnvWorkDir,     kEnvContainerSecrets};
+inline constexpr std::array<std::string_view, 28> kInternalVariables = {
+    kEnvAppId,       kEnvBackend,          kEnvAmAttempt,    kEnvStagingDir, kEnvYarnScheduler,
+    kEnvSubmittedMs, kEnvBinaryPath,       kEnvAmKeytab,     kEnvDefaultFs,  kEnvWebHdfs,
+    kEnvWebHdfsCa,   kEnvWebHdfsToken,     kEnvHasSrc,       kEnvHasVenv,    kEnvHasHadoopConf,
+    kEnvYarnNodes,   kEnvYarnWebProxy,     kEnvAmAddress,    kEnvConfFile,   kEnvTaskType,
+    kEnvTaskIndex,   kEnvTaskAttempt,      kEnvContainerId,  kEnvLogDir,     kEnvHost,
+    kEnvWorkDir,     kEnvContainerSecrets, kEnvAmAddressFile};
 
 // What a backend tells the AM it starts (client -> AM), typed: the backends write it with ToEnv()
 // and `tony am` reads it with ReadAmLaunch(), whose errors name the variable. The backends add
@@ -171,9 +174,9 @@ inline absl::StatusOr<AmLaunch> ReadAmLaunch(const EnvLookup& lookup = [](const 
 struct ExecutorLaunch {
   // Every name ToEnv may write: whoever builds an executor's environment removes them all first,
   // so that no other source (the job's variables) stands in for one ToEnv leaves out.
-  static constexpr std::array<std::string_view, 10> kVariables = {
-      kEnvAppId,       kEnvAmAddress,   kEnvConfFile, kEnvTaskType, kEnvTaskIndex,
-      kEnvTaskAttempt, kEnvContainerId, kEnvBackend,  kEnvLogDir,   kEnvHost};
+  static constexpr std::array<std::string_view, 11> kVariables = {
+      kEnvAppId,       kEnvAmAddress, kEnvConfFile, kEnvTaskType, kEnvTaskIndex,    kEnvTaskAttempt,
+      kEnvContainerId, kEnvBackend,   kEnvLogDir,   kEnvHost,     kEnvAmAddressFile};
 
   std::string app_id;
   std::string am_address;  // host:port of the AM's control plane
@@ -187,6 +190,8 @@ struct ExecutorLaunch {
   // YARN the NodeManager does (the first of LOG_DIRS), and the AM writes none.
   std::string log_dir;
   std::string host;  // the address other tasks reach this one at; "": the executor finds one
+  // Where a later AM attempt that adopts the running tasks writes its address; "": none will.
+  std::string am_address_file;
 
   std::map<std::string, std::string> ToEnv() const {
     std::map<std::string, std::string> env = {
@@ -201,6 +206,7 @@ struct ExecutorLaunch {
     if (on_yarn) env[kEnvBackend] = "yarn";
     if (!log_dir.empty()) env[kEnvLogDir] = log_dir;
     if (!host.empty()) env[kEnvHost] = host;
+    if (!am_address_file.empty()) env[kEnvAmAddressFile] = am_address_file;
     return env;
   }
 };
@@ -262,6 +268,11 @@ inline absl::StatusOr<ExecutorLaunch> ReadExecutorLaunch(
     }
   }
   launch.host = get(kEnvHost);
+  launch.am_address_file = get(kEnvAmAddressFile);
+  if (!launch.am_address_file.empty() && launch.am_address_file[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kEnvAmAddressFile, "='", launch.am_address_file, "': not an absolute path"));
+  }
   return launch;
 }
 

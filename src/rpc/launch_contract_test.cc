@@ -120,6 +120,7 @@ ExecutorLaunch LocalExecutorLaunch() {
   launch.container_id = "container_0001_01_000004";
   launch.log_dir = "/jobs/x/logs/container_0001_01_000004";
   launch.host = "10.0.0.7";
+  launch.am_address_file = "/jobs/x/am.address";
   return launch;
 }
 
@@ -138,12 +139,21 @@ TEST(ExecutorLaunchTest, EveryFieldSurvivesTheEnvironment) {
   EXPECT_FALSE(read->on_yarn);
   EXPECT_EQ(read->log_dir, written.log_dir);
   EXPECT_EQ(read->host, written.host);
+  EXPECT_EQ(read->am_address_file, written.am_address_file);
   // The user's process never sees any of it: every name is one the executor removes.
   for (const auto& [name, value] : env) {
     EXPECT_NE(std::find(kInternalVariables.begin(), kInternalVariables.end(), name),
               kInternalVariables.end())
         << name;
   }
+}
+
+TEST(ExecutorLaunchTest, AnAmAddressFileThatIsNotAnAbsolutePathIsRefused) {
+  std::map<std::string, std::string> env = LocalExecutorLaunch().ToEnv();
+  env[kEnvAmAddressFile] = "am.address";
+  absl::StatusOr<ExecutorLaunch> read = ReadExecutorLaunch(Lookup(env));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().message(), "TONY_AM_ADDRESS_FILE='am.address': not an absolute path");
 }
 
 TEST(ExecutorLaunchTest, KVariablesNamesEveryVariableToEnvWrites) {

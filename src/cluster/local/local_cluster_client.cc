@@ -197,6 +197,11 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
     report = AppReport{};  // the new attempt has no address yet
     report.state = AppState::kSubmitted;
   } else if (am_gone) {
+    // Containers kept for an attempt that will not come go now.
+    if (auto it = submitted_.find(app_id);
+        it != submitted_.end() && it->second.submission.keep_containers) {
+      KillLeftovers(it->second.submission.job_dir);
+    }
     report.state = AppState::kFailed;
     report.final_state = "FAILED";
     report.diagnostics = StrCat("the AM ", am_exit.empty() ? "exited" : am_exit,
@@ -224,8 +229,9 @@ bool LocalClusterClient::RetryAm(const std::string& app_id) {
   if (it == submitted_.end() || it->second.attempt >= it->second.submission.max_attempts) {
     return false;
   }
-  // Nothing of the failed attempt may run beside the next one (YARN kills its containers too).
-  KillLeftovers(it->second.submission.job_dir);
+  // Nothing of the failed attempt may run beside the next one (YARN kills its containers too),
+  // unless the next attempt adopts its containers.
+  if (!it->second.submission.keep_containers) KillLeftovers(it->second.submission.job_dir);
   std::error_code ec;
   fs::remove(it->second.submission.job_dir + "/am.address", ec);
   fs::remove(it->second.submission.job_dir + "/am.tracking-url", ec);

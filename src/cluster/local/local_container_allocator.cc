@@ -65,7 +65,9 @@ absl::Status LocalContainerAllocator::Start(const std::string& am_host, int am_p
         WriteFile(StrCat(options_.job_dir, "/am.tracking-url"), StrCat(tracking_url, "\n"), 0600);
     if (!url.ok()) return url;
   }
-  // The client finds the AM through this file; written atomically, so it is whole when seen.
+  if (options_.keep_containers && options_.am_attempt > 1) AdoptPrevious();
+  // The client, and executors that lost an earlier attempt, find the AM through this file; written
+  // atomically, so it is whole when seen.
   absl::Status written =
       WriteFile(StrCat(options_.job_dir, "/am.address"), StrCat(am_host, ":", am_port, "\n"), 0600);
   if (!written.ok()) return written;
@@ -159,10 +161,38 @@ absl::Status LocalContainerAllocator::Launch(const Container& container, const L
   spawn.stdout_path = StrCat(container.log_dir, "/executor.log");
   spawn.stderr_path = spawn.stdout_path;
   spawn.new_session = true;
-  spawn.parent_death_signal = SIGKILL;
+  // Kept containers outlive a killed AM for the next attempt, which adopts them; their executors
+  // give up on their own when no attempt comes (tony.am.recovery-timeout-ms).
+  spawn.parent_death_signal = options_.keep_containers ? 0 : SIGKILL;
   absl::StatusOr<pid_t> pid = Spawn(spawn);
   if (!pid.ok()) return pid.status();
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, *pid, 0));
+  if (options_.keep_containers) {
+    // What the next attempt needs to adopt it: the process (pid and start time, which together
+    // name it uniquely) and the container as it was granted.
+    const std::optional<ProcessInfo> info = ReadProcessInfo(*pid);
+    nlohmann::json record = {{"pid", *pid},
+                             {"start_ticks", info ? info->start_ticks : 0},
+                             {"id", container.id},
+                             {"job_type", container.job_type},
+                             {"host", container.host},
+                             {"log_dir", container.log_dir},
+                             {"memory_mb", container.resources.memory_mb},
+                             {"vcores", container.resources.vcores},
+                             {"env", container.env}};
+    {
+      MutexLock lock(mu_);
+      auto it = containers_.find(container.id);
+      if (it != containers_.end()) record["gpus"] = it->second.gpus;
+    }
+    fs::create_directories(StrCat(options_.job_dir, "/running"), ec);
+    fs::permissions(StrCat(options_.job_dir, "/running"), fs::perms::owner_all,
+                    fs::perm_options::replace, ec);
+    if (absl::Status s = WriteFile(RecordPath(container.id), record.dump(), 0600); !s.ok()) {
+      spdlog::warn("[{}] {} cannot be adopted by a later AM attempt: {}", options_.app_id,
+                   container.id, ToStd(s.message()));
+    }
+  }
   {
     MutexLock lock(mu_);
     auto it = containers_.find(container.id);
@@ -253,6 +283,69 @@ std::string LocalContainerAllocator::FinalStatusPath() const {
   return StrCat(options_.job_dir, "/final-status.json");
 }
 
+std::string LocalContainerAllocator::RecordPath(const std::string& container_id) const {
+  return StrCat(options_.job_dir, "/running/", container_id, ".json");
+}
+
+void LocalContainerAllocator::AdoptPrevious() {
+  std::error_code ec;
+  for (const fs::directory_entry& entry :
+       fs::directory_iterator(StrCat(options_.job_dir, "/running"), ec)) {
+    const std::string path = entry.path().string();
+    absl::StatusOr<std::string> text = ReadFile(path);
+    nlohmann::json record = nlohmann::json::parse(text.ok() ? *text : std::string("null"), nullptr,
+                                                  /*allow_exceptions=*/false);
+    LocalContainer local;
+    uint64_t start_ticks = 0;
+    try {
+      local.pid = record.at("pid").get<pid_t>();
+      start_ticks = record.at("start_ticks").get<uint64_t>();
+      local.container.id = record.at("id").get<std::string>();
+      local.container.job_type = record.at("job_type").get<std::string>();
+      local.container.host = record.at("host").get<std::string>();
+      local.container.log_dir = record.at("log_dir").get<std::string>();
+      local.container.resources.memory_mb = record.at("memory_mb").get<int64_t>();
+      local.container.resources.vcores = record.at("vcores").get<int>();
+      local.container.env = record.at("env").get<std::map<std::string, std::string>>();
+      local.gpus = record.value("gpus", std::vector<int>{});
+    } catch (const nlohmann::json::exception& e) {
+      spdlog::warn("[{}] {} is no container record: {}", options_.app_id, path, e.what());
+      fs::remove(path, ec);
+      continue;
+    }
+    local.container.resources.gpus = static_cast<int>(local.gpus.size());
+    // The same process as recorded (a pid may have been reused since), and still running.
+    const std::optional<ProcessInfo> info = ReadProcessInfo(local.pid);
+    if (local.pid <= 0 || !info || info->start_ticks != start_ticks) {
+      spdlog::info("[{}] {} of an earlier attempt has ended", options_.app_id, local.container.id);
+      fs::remove(path, ec);
+      continue;
+    }
+    local.pidfd = static_cast<int>(syscall(SYS_pidfd_open, local.pid, 0));
+    if (local.pidfd < 0) {
+      spdlog::warn("[{}] cannot watch {} (pid {}): {}", options_.app_id, local.container.id,
+                   local.pid, std::strerror(errno));
+      SignalTree(local.pid, SIGKILL);
+      fs::remove(path, ec);
+      continue;
+    }
+    local.adopted = true;
+    spdlog::info("[{}] adopted {} of an earlier attempt (pid {})", options_.app_id,
+                 local.container.id, local.pid);
+    MutexLock lock(mu_);
+    free_.memory_mb -= local.container.resources.memory_mb;
+    free_.vcores -= local.container.resources.vcores;
+    for (int gpu : local.gpus) std::erase(free_gpus_, gpu);
+    previous_.push_back(local.container);
+    containers_.emplace(local.container.id, std::move(local));
+  }
+}
+
+std::vector<Container> LocalContainerAllocator::PreviousContainers() const {
+  MutexLock lock(mu_);
+  return previous_;
+}
+
 int LocalContainerAllocator::RunningContainers() const {
   MutexLock lock(mu_);
   return static_cast<int>(std::count_if(containers_.begin(), containers_.end(),
@@ -273,10 +366,14 @@ void LocalContainerAllocator::Shutdown() {
   {
     MutexLock lock(mu_);
     for (auto& [id, local] : containers_) {
-      if (local.pid > 0) (void)WaitForExit(local.pid);
+      if (local.pid > 0 && !local.adopted) (void)WaitForExit(local.pid);
       if (local.pidfd >= 0) close(local.pidfd);
     }
     containers_.clear();
+  }
+  if (options_.keep_containers) {
+    std::error_code ec;
+    fs::remove_all(StrCat(options_.job_dir, "/running"), ec);
   }
   RemoveWorkFiles();
 }
@@ -333,16 +430,27 @@ void LocalContainerAllocator::Reap(const std::string& container_id) {
     if (it == containers_.end()) return;
     local = it->second;
   }
-  // The guard is a zombie now, which keeps its pid from being reused. A guard that exited by
-  // itself has killed and reaped everything below it (it is their subreaper, and its session
-  // holds nothing else); one that was killed may have left its session behind, which goes now,
-  // before it is reaped.
-  siginfo_t info{};
-  if (waitid(P_PID, static_cast<id_t>(local.pid), &info, WEXITED | WNOWAIT) != 0 ||
-      info.si_code != CLD_EXITED) {
-    SignalTree(local.pid, SIGKILL);
+  // An adopted guard is not this process's child: another reaps it, and its pid may be reused by
+  // then, so nothing is signalled by that number. What was below it went with it (the guard kills
+  // its tree as it ends; the executor and the user's process die with their parents).
+  absl::StatusOr<ExitStatus> status =
+      absl::UnavailableError("it was started by an earlier AM attempt; its exit status is unknown");
+  if (!local.adopted) {
+    // The guard is a zombie now, which keeps its pid from being reused. A guard that exited by
+    // itself has killed and reaped everything below it (it is their subreaper, and its session
+    // holds nothing else); one that was killed may have left its session behind, which goes now,
+    // before it is reaped.
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(local.pid), &info, WEXITED | WNOWAIT) != 0 ||
+        info.si_code != CLD_EXITED) {
+      SignalTree(local.pid, SIGKILL);
+    }
+    status = WaitForExit(local.pid);
   }
-  absl::StatusOr<ExitStatus> status = WaitForExit(local.pid);
+  if (options_.keep_containers) {
+    std::error_code ec;
+    fs::remove(RecordPath(container_id), ec);
+  }
   ContainerExit exit;
   exit.container_id = container_id;
   exit.cause = local.cause;

@@ -34,6 +34,10 @@ struct LocalAllocatorOptions {
   // tony.local.keep-work-dirs-on-failure: a job that did not succeed keeps its containers'
   // working directories, secrets/ and staged files for inspection.
   bool keep_work_dirs_on_failure = false;
+  // A later AM attempt adopts the running containers (tony.am.retry-count above 0): they do not
+  // die with this AM, and each is recorded in the job directory's running/ until it ends, where
+  // the next attempt's allocator finds it.
+  bool keep_containers = false;
 };
 
 class LocalContainerAllocator final : public ContainerAllocator {
@@ -54,6 +58,7 @@ class LocalContainerAllocator final : public ContainerAllocator {
   absl::Status Finish(FinalStatus final_status, const std::string& diagnostics,
                       const std::string& status_json) override;
   int RunningContainers() const override;
+  std::vector<Container> PreviousContainers() const override;
   // Kills what still runs, then removes what the job no longer needs (see RemoveWorkFiles); if
   // final-status.json could not be written, tries once more.
   void Shutdown() override;
@@ -68,8 +73,14 @@ class LocalContainerAllocator final : public ContainerAllocator {
     int64_t kill_at_ms = 0;  // when stopping: SIGKILL the whole tree at this time
     std::string kill_reason;
     ContainerExit::Cause cause = ContainerExit::Cause::kExited;
+    // Launched by an earlier AM attempt: not this process's child, so its exit status is unknown.
+    bool adopted = false;
   };
 
+  // The running containers an earlier attempt recorded (keep_containers), taken over; records
+  // of processes that are gone are removed.
+  void AdoptPrevious();
+  std::string RecordPath(const std::string& container_id) const;
   void MonitorLoop();
   // Puts `resource` into `work_dir`: copied, unpacked, or, when shared, linked to the job's one
   // read-only copy (unpacked by the first task that needs it).
@@ -104,6 +115,7 @@ class LocalContainerAllocator final : public ContainerAllocator {
   int next_container_ TONY_GUARDED_BY(mu_) = 2;  // 1 is the AM's
   bool shutdown_ TONY_GUARDED_BY(mu_) = false;
   // Set by Finish: the job's final state, and the record that could not be written ("" = saved).
+  std::vector<Container> previous_ TONY_GUARDED_BY(mu_);  // adopted by AdoptPrevious
   std::optional<FinalStatus> final_status_ TONY_GUARDED_BY(mu_);
   std::string unsaved_record_ TONY_GUARDED_BY(mu_);
   std::thread monitor_;

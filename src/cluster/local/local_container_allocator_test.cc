@@ -13,6 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/files.h"
+#include "common/proc_table.h"
+#include "common/process.h"
+#include "nlohmann/json.hpp"
+
 namespace tony::cluster {
 namespace {
 
@@ -33,12 +38,15 @@ class LocalContainerAllocatorTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  LocalContainerAllocator& Start(const ResourceAsk& capacity) {
+  LocalContainerAllocator& Start(const ResourceAsk& capacity, int am_attempt = 1,
+                                 bool keep_containers = false) {
     LocalAllocatorOptions options;
     options.app_id = "application_1_0001";
     options.job_dir = dir_;
     options.capacity.total = capacity;
     options.enforce_memory = false;
+    options.am_attempt = am_attempt;
+    options.keep_containers = keep_containers;
     allocator_ = std::make_unique<LocalContainerAllocator>(options);
     ContainerAllocator::Callbacks callbacks;
     callbacks.on_allocated = [this](Container container) {
@@ -122,6 +130,73 @@ TEST_F(LocalContainerAllocatorTest, RequestsAreGrantedInOrderAsCapacityFrees) {
   EXPECT_FALSE(too_big.ok());
   EXPECT_NE(std::string(too_big.message()).find("asks for 4g of memory"), std::string::npos)
       << too_big;
+}
+
+// What an AM attempt that kept its containers leaves in running/: one record per container.
+std::string Record(pid_t pid, uint64_t start_ticks, const std::string& id, int64_t memory_mb) {
+  nlohmann::json record = {{"pid", pid},
+                           {"start_ticks", start_ticks},
+                           {"id", id},
+                           {"job_type", "worker"},
+                           {"host", "127.0.0.1"},
+                           {"log_dir", "/logs/" + id},
+                           {"memory_mb", memory_mb},
+                           {"vcores", 1},
+                           {"env", {{"CUDA_VISIBLE_DEVICES", ""}}},
+                           {"gpus", nlohmann::json::array()}};
+  return record.dump();
+}
+
+// The next attempt adopts what an earlier one left running: the container is its again, holds
+// its capacity until it ends, and its end is reported (with an unknown exit status: it is not the
+// new AM's child). A record of a process that is gone, or whose pid now names another process, is
+// dropped.
+TEST_F(LocalContainerAllocatorTest, AKeptContainerOfAnEarlierAttemptIsAdoptedUntilItEnds) {
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/sleep", "300"};
+  spawn.new_session = true;
+  absl::StatusOr<pid_t> running = Spawn(spawn);
+  ASSERT_TRUE(running.ok()) << running.status();
+  const std::optional<ProcessInfo> info = ReadProcessInfo(*running);
+  ASSERT_TRUE(info.has_value());
+  fs::create_directories(dir_ + "/running");
+  const std::string kept = "container_1_0001_01_000002";
+  ASSERT_TRUE(
+      WriteFile(dir_ + "/running/" + kept + ".json", Record(*running, info->start_ticks, kept, 768))
+          .ok());
+  // The same pid with another start time: not the process that was recorded.
+  const std::string reused = "container_1_0001_01_000003";
+  ASSERT_TRUE(WriteFile(dir_ + "/running/" + reused + ".json",
+                        Record(*running, info->start_ticks + 1, reused, 256))
+                  .ok());
+
+  LocalContainerAllocator& allocator = Start({1024, 4, 0}, /*am_attempt=*/2,
+                                             /*keep_containers=*/true);
+  const std::vector<Container> previous = allocator.PreviousContainers();
+  ASSERT_EQ(previous.size(), 1u);
+  EXPECT_EQ(previous[0].id, kept);
+  EXPECT_EQ(previous[0].job_type, "worker");
+  EXPECT_EQ(previous[0].log_dir, "/logs/" + kept);
+  EXPECT_EQ(previous[0].resources.memory_mb, 768);
+  EXPECT_EQ(allocator.RunningContainers(), 1);
+  EXPECT_FALSE(fs::exists(dir_ + "/running/" + reused + ".json"));
+  // Its 768 MB are taken: 512 more wait for its end.
+  allocator.Request({"worker", {512, 1, 0}, ""});
+  EXPECT_FALSE(WaitForGrants(1, std::chrono::milliseconds(500)));
+
+  kill(*running, SIGKILL);
+  ASSERT_TRUE(WaitForCompletions(1));
+  {
+    std::lock_guard lock(mu_);
+    EXPECT_EQ(completed_[0].container_id, kept);
+    EXPECT_EQ(completed_[0].exit_code, kExitAborted);
+    EXPECT_NE(completed_[0].diagnostics.find("exit status is unknown"), std::string::npos)
+        << completed_[0].diagnostics;
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/running/" + kept + ".json"));
+  ASSERT_TRUE(WaitForGrants(1));
+  EXPECT_NE(Granted()[0].id.find("_02_"), std::string::npos) << Granted()[0].id;
+  (void)WaitForExit(*running);  // the test's own child
 }
 
 }  // namespace

@@ -1,0 +1,160 @@
+// An AM attempt that adopts the running tasks of an earlier one: JobStateMachine::Recover from the
+// history the earlier attempt wrote (RecoverFromHistory), as HistoryRecorder writes it.
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "am/history_recorder.h"
+#include "am/job_recovery.h"
+#include "am/job_state_fixture.h"
+
+namespace tony::am {
+namespace {
+
+const TaskRef kW0{"worker", 0};
+const TaskRef kW1{"worker", 1};
+
+class RecoveryTest : public JobStateTest {
+ protected:
+  void InitWorkers(std::vector<std::pair<std::string, std::string>> more = {}) {
+    std::vector<std::pair<std::string, std::string>> settings = {
+        {"tony.worker.instances", "2"}, {"tony.worker.restart-backoff-ms", "0"}};
+    settings.insert(settings.end(), more.begin(), more.end());
+    Init(settings);
+  }
+  // The first attempt dies: the second one's state machine takes the job up from the history
+  // (every transition and notice so far, as the history's lines), with `live` containers of the
+  // first attempt still running. Returns the second attempt's first actions.
+  Actions SecondAttempt(const std::map<std::string, std::string>& live) {
+    HistoryRecorderOptions options;
+    options.app_id = "application_1_0001";
+    HistoryRecorder recorder(options, &job_->spec(), &clock_);
+    recorder.RecordTransitions(job_->TakeTransitions());
+    recorder.RecordNotices(job_->TakeNotices());
+    recovered_ = RecoverFromHistory(recorder.live().events);
+    clock_.Advance(5000);
+    job_ = std::make_unique<JobStateMachine>(job_->spec(), &clock_);
+    return job_->Recover(recovered_, live);
+  }
+  static std::map<std::string, std::string> Live(std::initializer_list<TaskRef> tasks) {
+    std::map<std::string, std::string> live;
+    for (const TaskRef& task : tasks) live["c_" + task.ToString()] = "/logs/c_" + task.ToString();
+    return live;
+  }
+
+  RecoveredJob recovered_;
+};
+
+TEST_F(RecoveryTest, RunningTasksAreAdoptedInTheirContainersAndEndedOnesStayEnded) {
+  InitWorkers();
+  StartAll();
+  ASSERT_EQ(State(kW0), TaskState::kRunning);
+  Exit(kW1, 0);
+  ASSERT_EQ(State(kW1), TaskState::kSucceeded);
+
+  const Actions actions = SecondAttempt(Live({kW0}));
+  EXPECT_TRUE(actions.empty());  // nothing asked for, nothing stopped
+  EXPECT_EQ(State(kW1), TaskState::kSucceeded);
+  EXPECT_EQ(job_->Find(kW1)->exit_code, 0);
+  EXPECT_EQ(State(kW0), TaskState::kRunning);
+  EXPECT_EQ(job_->Find(kW0)->container_id, "c_worker:0");
+  EXPECT_EQ(job_->Find(kW0)->log_dir, "/logs/c_worker:0");
+  EXPECT_EQ(job_->Find(kW0)->port, 1000);
+  EXPECT_EQ(job_->Find(kW0)->attempt, 0);
+  EXPECT_TRUE(job_->ClusterSpecReleased(kW0));
+  // Its executor heartbeats on with the new attempt, whose heartbeat deadline starts now.
+  clock_.Advance(job_->spec().heartbeat_interval_ms);
+  EXPECT_FALSE(job_->OnHeartbeat(kW0, "c_worker:0", 1 << 20));
+  EXPECT_EQ(Count<StopContainer>(job_->OnTick()), 0);
+  // Nothing of the adoption is recorded as a transition: the history has it all already.
+  EXPECT_TRUE(job_->TakeTransitions().empty());
+  Exit(kW0, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+TEST_F(RecoveryTest, ATaskWhoseContainerEndedWhileNoAmRanRestartsWithoutUsingItsBudget) {
+  InitWorkers({{"tony.worker.max-restarts", "0"}});
+  StartAll();
+  const Actions actions = SecondAttempt(Live({kW0}));
+  EXPECT_EQ(State(kW0), TaskState::kRunning);
+  EXPECT_FALSE(job_->decided());
+  EXPECT_EQ(State(kW1), TaskState::kRequested);
+  EXPECT_EQ(job_->Find(kW1)->attempt, 1);
+  EXPECT_EQ(job_->Find(kW1)->restarts_used, 0);
+  ASSERT_EQ(job_->Find(kW1)->previous_attempts.size(), 1u);
+  EXPECT_EQ(job_->Find(kW1)->previous_attempts[0].exit_code, kExitAborted);
+  EXPECT_EQ(Count<RequestContainer>(actions), 1);
+}
+
+TEST_F(RecoveryTest, ContainersOfEarlierAttemptsThatNoTaskClaimsAreStopped) {
+  InitWorkers();
+  StartAll();
+  std::map<std::string, std::string> live = Live({kW0, kW1});
+  live["c_stray"] = "/logs/c_stray";
+  const Actions actions = SecondAttempt(live);
+  ASSERT_EQ(Count<StopContainer>(actions), 1);
+  for (const Action& action : actions) {
+    if (const auto* stop = std::get_if<StopContainer>(&action)) {
+      EXPECT_EQ(stop->container_id, "c_stray");
+    }
+  }
+}
+
+TEST_F(RecoveryTest, TasksThatWaitedForTheirClusterSpecRegisterAgainAndTheGangFormsAnew) {
+  InitWorkers();
+  Allocate(kW0);
+  Allocate(kW1);
+  Register(kW0, 1000);  // worker:1 had not registered when the AM died
+  SecondAttempt(Live({kW0, kW1}));
+  EXPECT_EQ(State(kW0), TaskState::kAllocated);
+  EXPECT_EQ(State(kW1), TaskState::kAllocated);
+  EXPECT_FALSE(job_->ClusterSpecReleased(kW0));
+  EXPECT_EQ(Count<SendClusterSpec>(Register(kW0, 1000)), 0);
+  EXPECT_EQ(Count<SendClusterSpec>(Register(kW1, 1001)), 2);
+  EXPECT_EQ(job_->ClusterSpec().at("worker"), (std::vector<std::string>{"h:1000", "h:1001"}));
+}
+
+TEST_F(RecoveryTest, RestartsTheEarlierAttemptUsedStayUsed) {
+  InitWorkers({{"tony.worker.max-restarts", "1"}});
+  StartAll();
+  Exit(kW0, 1);  // restarted: its one restart is used
+  ASSERT_EQ(job_->Find(kW0)->attempt, 1);
+  Allocate(kW0);
+  Register(kW0, 2000);
+  ASSERT_EQ(State(kW0), TaskState::kRunning);
+  SecondAttempt(Live({kW0, kW1}));
+  EXPECT_EQ(job_->Find(kW0)->attempt, 1);
+  EXPECT_EQ(job_->Find(kW0)->restarts_used, 1);
+  EXPECT_EQ(job_->Find(kW0)->port, 2000);
+  ASSERT_EQ(job_->Find(kW0)->previous_attempts.size(), 1u);
+  EXPECT_EQ(job_->Find(kW0)->previous_attempts[0].exit_code, 1);
+  Exit(kW0, 1);
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+}
+
+TEST_F(RecoveryTest, TasksNeverAskedForAreAskedForNow) {
+  InitWorkers();
+  // The first attempt died before any transition reached its history.
+  job_->TakeTransitions();
+  const Actions actions = SecondAttempt({});
+  EXPECT_EQ(Count<RequestContainer>(actions), 2);
+  EXPECT_EQ(State(kW0), TaskState::kRequested);
+  EXPECT_EQ(State(kW1), TaskState::kRequested);
+}
+
+TEST(RecoverFromHistoryTest, CountsAmAttemptsGangRestartsAndTheJobsEnd) {
+  std::vector<history::HistoryEvent> events(4);
+  events[0].kind = "AM_STARTED";
+  events[1].kind = "GANG_RESTARTED";
+  events[1].task = "worker:0";
+  events[2].kind = "AM_STARTED";
+  events[3].kind = "APPLICATION_FINISHED";
+  const RecoveredJob job = RecoverFromHistory(events);
+  EXPECT_EQ(job.am_attempts, 2);
+  EXPECT_EQ(job.gang_restarts, 1);
+  EXPECT_TRUE(job.ended);
+}
+
+}  // namespace
+}  // namespace tony::am
