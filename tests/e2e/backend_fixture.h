@@ -355,6 +355,59 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return 0;
   }
 
+  // Two workers of run_once.py in `dir` with one AM retry; once both run and the history has them
+  // started, the AM is killed (SIGKILL). With `hold_client` the client, which starts the next
+  // attempt, is stopped (SIGSTOP) first: no attempt runs until it is continued. Returns the
+  // client's pid, 0 after a failure.
+  pid_t StartRunOnceWorkersAndKillTheAm(const std::string& dir, bool hold_client) {
+    const pid_t tony = Start(
+        Submit({"tony.worker.instances=2", "tony.worker.memory=256m", "tony.am.retry-count=1"},
+               "/usr/bin/python3 run_once.py " + dir));
+    EXPECT_GT(WaitForJobProcess("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}}), 0);
+    const auto ran = [&dir] {
+      return !ReadAll(dir + "/worker-0.pids").empty() && !ReadAll(dir + "/worker-1.pids").empty();
+    };
+    // Mid-job: the history, which the next attempt takes the job up from, has both tasks started.
+    const std::string events =
+        fs::path(runner_.home()) / "history/intermediate" / app_id_ / "events.jsonl";
+    const auto started = [&events] {
+      const std::string text = ReadAll(events);
+      return text.find(R"("task":"worker:0","attempt":0,"kind":"TASK_STARTED")") !=
+                 std::string::npos &&
+             text.find(R"("task":"worker:1","attempt":0,"kind":"TASK_STARTED")") !=
+                 std::string::npos;
+    };
+    for (int i = 0; i < 1200 && !(ran() && started()); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(ran()) << "the workers never ran";
+    EXPECT_TRUE(started()) << ReadAll(events);
+    const std::vector<pid_t> am = TonyRoleProcesses("am", {});
+    EXPECT_EQ(am.size(), 1u);
+    if (!ran() || !started() || am.size() != 1) return 0;
+    run_once_first_ = {ReadAll(dir + "/worker-0.pids"), ReadAll(dir + "/worker-1.pids")};
+    if (hold_client) kill(tony, SIGSTOP);
+    kill(am[0], SIGKILL);
+    return tony;
+  }
+  // The job of StartRunOnceWorkersAndKillTheAm ended well: both tasks SUCCEEDED, each ran once
+  // (the process the first attempt started, and no other), and the history says so.
+  void ExpectRunOnceJobSucceededOnce(const TonyResult& r, const std::string& dir) {
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    EXPECT_NE(r.out.find("AM attempt 2 takes up the running tasks"), std::string::npos) << r.out;
+    EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+    EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
+    EXPECT_EQ(ReadAll(dir + "/worker-0.pids"), run_once_first_[0]) << "worker:0 ran again";
+    EXPECT_EQ(ReadAll(dir + "/worker-1.pids"), run_once_first_[1]) << "worker:1 ran again";
+    EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+    const std::string events =
+        ReadAll(fs::path(runner_.home()) / "history/finished" / r.app_id / "events.jsonl");
+    EXPECT_NE(events.find(R"("kind":"AM_STARTED","attempt":2)"), std::string::npos) << events;
+    EXPECT_EQ(events.find("TASK_RESTARTED"), std::string::npos) << events;
+    EXPECT_EQ(events.find(R"("state":"FAILED")"), std::string::npos) << events;
+    // TearDown checks that nothing of either attempt is left.
+  }
+
   // Waits (bounded) until tony printed its application id and one such process runs.
   pid_t WaitForJobProcess(const std::string& prefix,
                           const std::map<std::string, std::string>& env) {
@@ -448,6 +501,7 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
   bool default_local_capacity_ = false;
   std::optional<TestCluster> cluster_;
   std::string app_id_;
+  std::vector<std::string> run_once_first_;  // what each run_once.py worker wrote, first attempt
   TonyRunner runner_;
 };
 
