@@ -61,10 +61,6 @@ bool StopSignalPending() {
   return false;
 }
 
-std::chrono::system_clock::time_point DeadlineIn(int64_t ms) {
-  return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
-}
-
 rpc::TaskRef ToProto(const config::TaskRef& task) {
   rpc::TaskRef ref;
   ref.set_type(task.type);
@@ -129,10 +125,6 @@ void FeedOutput(int fd, ProgressTracker::Stream stream, int64_t* offset, Progres
   }
 }
 
-std::string GrpcError(const grpc::Status& status) {
-  return StrCat(status.error_message(), " (gRPC code ", static_cast<int>(status.error_code()), ")");
-}
-
 }  // namespace
 
 void BlockStopSignals() {
@@ -143,18 +135,19 @@ void BlockStopSignals() {
 TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
     : options_(std::move(options)), spec_(std::move(spec)) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  am_address_ = options_.am_address;
-  stub_ = rpc::TonyAm::NewStub(rpc::AmChannel(am_address_, options_.am_cert_pem));
-  shipper_ = std::make_unique<OutputShipper>(
-      options_.log_dir, spec_.history_max_log_bytes, [this](rpc::AppendOutputRequest request) {
-        *request.mutable_task() = ToProto(options_.task);
-        request.set_container_id(options_.container_id);
-        rpc::AppendOutputResponse response;
-        grpc::ClientContext context;
-        Attach(&context);
-        context.set_deadline(DeadlineIn(5000));
-        return stub_->AppendOutput(&context, request, &response).ok();
-      });
+  AmLinkOptions link;
+  link.address = options_.am_address;
+  link.address_file = options_.am_address_file;
+  link.cert_pem = options_.am_cert_pem;
+  link.auth = options_.auth;
+  link.task = options_.task;
+  link.container_id = options_.container_id;
+  if (spec_.am_retry_count > 0) link.recovery_ms = spec_.am_recovery_timeout_ms;
+  link_ = std::make_unique<AmLink>(std::move(link));
+  shipper_ = std::make_unique<OutputShipper>(options_.log_dir, spec_.history_max_log_bytes,
+                                             [this](rpc::AppendOutputRequest request) {
+                                               return link_->AppendOutput(std::move(request), 5000);
+                                             });
 }
 
 TaskExecutor::~TaskExecutor() {
@@ -164,8 +157,6 @@ TaskExecutor::~TaskExecutor() {
     if (fd >= 0) close(fd);
   }
 }
-
-void TaskExecutor::Attach(grpc::ClientContext* context) { rpc::AttachAuth(context, options_.auth); }
 
 void TaskExecutor::DrainOutput() {
   const Clock* clock = SystemClock::Get();
@@ -181,47 +172,9 @@ void TaskExecutor::DrainOutput() {
 void TaskExecutor::OnStopSignal(int sig) {
   stop_signal_ = sig;  // first: Supervise may be deciding right now whether it was signalled
   spdlog::info("received signal {}", sig);
-  {
-    MutexLock lock(mu_);
-    if (blocking_call_ != nullptr) blocking_call_->TryCancel();
-  }
+  link_->Cancel();
   const uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof(one));
-}
-
-absl::Status TaskExecutor::Register(int port) {
-  rpc::RegisterTaskRequest request;
-  *request.mutable_task() = ToProto(options_.task);
-  request.set_container_id(options_.container_id);
-  request.set_host(options_.host);
-  request.set_port(port);
-  request.set_executor_pid(getpid());
-  rpc::RegisterTaskResponse response;
-  grpc::ClientContext context;
-  Attach(&context);
-  // The AM is up (it launched us), but give a loaded machine some time.
-  context.set_deadline(DeadlineIn(30000));
-  context.set_wait_for_ready(true);
-  grpc::Status status = stub_->RegisterTask(&context, request, &response);
-  if (!status.ok()) {
-    std::string why =
-        StrCat("cannot register with the AM at ", am_address_, ": ", GrpcError(status));
-    const bool no_answer = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-    return no_answer ? absl::UnavailableError(why) : absl::FailedPreconditionError(why);
-  }
-  return absl::OkStatus();
-}
-
-bool TaskExecutor::FollowNextAm() {
-  absl::StatusOr<std::string> text = ReadFile(options_.am_address_file);
-  if (!text.ok()) return false;  // the next attempt has not written it yet
-  const std::string address(StripWhitespace(*text));
-  if (address.empty() || address == am_address_) return false;
-  spdlog::info("the AM's next attempt is at {}; the task goes on with it", address);
-  am_address_ = address;
-  stub_ = rpc::TonyAm::NewStub(rpc::AmChannel(am_address_, options_.am_cert_pem));
-  return true;
 }
 
 bool TaskExecutor::WaitForStop(int64_t ms) {
@@ -235,14 +188,21 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::JoinCluster(int port)
   const Clock* clock = SystemClock::Get();
   int64_t give_up_ms = 0;  // set once the AM first did not answer
   while (true) {
-    absl::Status failed = Register(port);
+    // The AM is up (it launched us, or its next attempt wrote its address), but give a loaded
+    // machine some time.
+    absl::Status failed = link_->Register(options_.host, port, 30000);
     if (failed.ok()) {
       spdlog::info("registered {} at {}:{}", options_.task.ToString(), options_.host, port);
-      absl::StatusOr<rpc::WaitClusterSpecResponse> cluster = WaitForClusterSpec();
+      // Without tony.task.executor.registry-timeout-sec the call waits as long as the AM keeps
+      // the connection; the AM's allocation and registration timeouts bound how long that is.
+      absl::StatusOr<rpc::WaitClusterSpecResponse> cluster =
+          link_->WaitClusterSpec(spec_.registry_timeout_ms);
       if (cluster.ok()) return cluster;
       failed = cluster.status();
     }
-    if (stop_signal_ != 0 || !absl::IsUnavailable(failed) || !AwaitsNextAm()) return failed;
+    if (stop_signal_ != 0 || !absl::IsUnavailable(failed) || !link_->awaits_next_am()) {
+      return failed;
+    }
     if (give_up_ms == 0) {
       give_up_ms = clock->NowMs() + spec_.am_recovery_timeout_ms;
       spdlog::warn(
@@ -250,67 +210,22 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::JoinCluster(int port)
           ToStd(failed.message()), spec_.am_recovery_timeout_ms);
     }
     if (clock->NowMs() >= give_up_ms) return failed;
-    while (!FollowNextAm()) {
+    while (!link_->FollowNextAm()) {
       if (clock->NowMs() >= give_up_ms) return failed;
       if (WaitForStop(std::min<int64_t>(spec_.heartbeat_interval_ms, 1000))) return failed;
     }
   }
 }
 
-absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::WaitForClusterSpec() {
-  rpc::WaitClusterSpecRequest request;
-  *request.mutable_task() = ToProto(options_.task);
-  request.set_container_id(options_.container_id);
-  rpc::WaitClusterSpecResponse response;
-  grpc::ClientContext context;
-  Attach(&context);
-  // Without tony.task.executor.registry-timeout-sec the call waits as long as the AM keeps the
-  // connection; the AM's allocation and registration timeouts bound how long that is.
-  if (spec_.registry_timeout_ms > 0) context.set_deadline(DeadlineIn(spec_.registry_timeout_ms));
-  {
-    MutexLock lock(mu_);
-    if (stop_signal_ != 0) return absl::CancelledError("stopped before the cluster spec came");
-    blocking_call_ = &context;
-  }
-  grpc::Status status = stub_->WaitClusterSpec(&context, request, &response);
-  {
-    MutexLock lock(mu_);
-    blocking_call_ = nullptr;
-  }
-  if (stop_signal_ != 0) return absl::CancelledError("stopped before the cluster spec came");
-  if (!status.ok()) {
-    std::string why = StrCat("no cluster spec from the AM: ", GrpcError(status));
-    return status.error_code() == grpc::StatusCode::UNAVAILABLE
-               ? absl::UnavailableError(why)
-               : absl::FailedPreconditionError(why);
-  }
-  return response;
-}
-
 void TaskExecutor::RegisterTensorBoardUrl(const std::string& url) {
-  rpc::RegisterTensorBoardUrlRequest request;
-  *request.mutable_task() = ToProto(options_.task);
-  request.set_url(url);
-  rpc::RegisterTensorBoardUrlResponse response;
-  grpc::ClientContext context;
-  Attach(&context);
-  context.set_deadline(DeadlineIn(5000));
-  grpc::Status status = stub_->RegisterTensorBoardUrl(&context, request, &response);
+  const grpc::Status status = link_->RegisterTensorBoardUrl(url, 5000);
   if (!status.ok()) spdlog::warn("could not register TensorBoard's URL: {}", GrpcError(status));
 }
 
 std::optional<std::string> TaskExecutor::WatchDriver(int64_t elapsed_ms) {
   if (!driver_watch_ || driver_published_) return std::nullopt;
   if (std::optional<int> port = driver_watch_->FindPort()) {
-    rpc::PublishRendezvousRequest request;
-    *request.mutable_task() = ToProto(options_.task);
-    request.set_container_id(options_.container_id);
-    request.set_port(*port);
-    rpc::PublishRendezvousResponse response;
-    grpc::ClientContext context;
-    Attach(&context);
-    context.set_deadline(DeadlineIn(5000));
-    grpc::Status status = stub_->PublishRendezvous(&context, request, &response);
+    const grpc::Status status = link_->PublishRendezvous(*port, 5000);
     if (status.ok()) {
       driver_published_ = true;
       spdlog::info("published the Horovod driver's rendezvous port {}", *port);
@@ -360,32 +275,13 @@ std::optional<int> TaskExecutor::Report(int exit_code, const std::string& diagno
           ? StrCat("...", diagnostics.substr(diagnostics.size() - rpc::kMaxDiagnosticsBytes))
           : diagnostics);
   rpc::ReportResultResponse response;
-  const Clock* clock = SystemClock::Get();
-  int64_t give_up_ms = 0;  // set once the AM first did not answer
-  while (true) {
-    grpc::ClientContext context;
-    Attach(&context);
-    // A provisional result is answered once the AM has it for good (kProvisionalResultWaitMs).
-    context.set_deadline(DeadlineIn(request.provisional() ? 20000 : 5000));
-    grpc::Status status = stub_->ReportResult(&context, request, &response);
-    if (status.ok()) break;
-    // An AM that is gone may have a next attempt, which adopted the task and takes its result.
-    const bool retry = AwaitsNextAm() && stop_signal_ == 0 &&
-                       (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
-    if (retry && give_up_ms == 0) {
-      give_up_ms = clock->NowMs() + spec_.am_recovery_timeout_ms;
-      spdlog::warn(
-          "could not report the result to the AM ({}); waiting up to {} ms for its next attempt",
-          GrpcError(status), spec_.am_recovery_timeout_ms);
-    }
-    if (!retry || clock->NowMs() >= give_up_ms) {
-      spdlog::warn("could not report the result to the AM: {}", GrpcError(status));
-      return std::nullopt;
-    }
-    if (!FollowNextAm() && WaitForStop(std::min<int64_t>(spec_.heartbeat_interval_ms, 1000))) {
-      return std::nullopt;
-    }
+  // A provisional result is answered once the AM has it for good (kProvisionalResultWaitMs).
+  const grpc::Status status =
+      link_->ReportResult(request, &response, request.provisional() ? 20000 : 5000,
+                          [this](int64_t ms) { return WaitForStop(ms); });
+  if (!status.ok()) {
+    spdlog::warn("could not report the result to the AM: {}", GrpcError(status));
+    return std::nullopt;
   }
   // A stopped executor goes, whatever the AM would have it do.
   if (!response.run_again() || stop_signal_ != 0 || StopSignalPending()) return std::nullopt;
@@ -399,7 +295,7 @@ int TaskExecutor::Run() {
       std::make_unique<SignalThread>(StopSignalSet(), [this](int sig) { OnStopSignal(sig); });
   const std::string task = options_.task.ToString();
   spdlog::info("executor for {} in {} (attempt {}), AM at {}", task, options_.container_id,
-               options_.attempt, am_address_);
+               options_.attempt, link_->address());
   const config::JobTypeSpec* type = spec_.Find(options_.task.type);
   if (type == nullptr) {
     spdlog::error("the job has no task type {}", options_.task.type);
@@ -586,7 +482,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
   limits.stop_grace_ms = spec_.stop_grace_ms;
   limits.execution_timeout_ms = spec_.execution_timeout_ms;
   limits.max_missed_heartbeats = spec_.max_missed_heartbeats;
-  if (AwaitsNextAm()) limits.am_recovery_ms = spec_.am_recovery_timeout_ms;
+  if (link_->awaits_next_am()) limits.am_recovery_ms = spec_.am_recovery_timeout_ms;
   Supervision supervision(limits, clock, start_ms);
   HeartbeatState beat;
   beat.read_stdout = output_start.stdout_bytes;
@@ -617,7 +513,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
     }
     if (due.heartbeat) {
       // A silent AM may have been followed by its next attempt, which adopts the task.
-      if (supervision.failed_heartbeats() > 0 && AwaitsNextAm()) FollowNextAm();
+      if (supervision.failed_heartbeats() > 0) link_->FollowNextAm();
       const bool awaiting_next_am = supervision.awaiting_next_am();
       const grpc::Status status = Heartbeat(pid, &beat, begin_stop);
       const int missed_before = supervision.failed_heartbeats();
@@ -638,7 +534,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
         spdlog::warn(
             "the AM at {} is gone ({} missed heartbeats); the task runs on while the AM's next "
             "attempt is awaited, for up to {} ms (tony.am.recovery-timeout-ms)",
-            am_address_, supervision.failed_heartbeats(), spec_.am_recovery_timeout_ms);
+            link_->address(), supervision.failed_heartbeats(), spec_.am_recovery_timeout_ms);
       }
       if (!am_alive) {
         spdlog::error("lost the AM: {} heartbeats failed, the last with {}",
@@ -705,10 +601,8 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
     }
   }
   rpc::HeartbeatResponse response;
-  grpc::ClientContext context;
-  Attach(&context);
-  context.set_deadline(DeadlineIn(std::max<int64_t>(spec_.heartbeat_interval_ms, 1000)));
-  grpc::Status status = stub_->Heartbeat(&context, request, &response);
+  const grpc::Status status =
+      link_->Heartbeat(request, &response, std::max<int64_t>(spec_.heartbeat_interval_ms, 1000));
   if (status.ok()) {
     if (response.dump_stacks()) {
       spdlog::warn("writing the stacks of the task's processes to its stderr: {}",

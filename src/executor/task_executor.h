@@ -22,6 +22,7 @@
 #include "common/process.h"
 #include "common/signal_thread.h"
 #include "config/job_spec.h"
+#include "executor/am_link.h"
 #include "executor/gpu_sampler.h"
 #include "executor/horovod_driver.h"
 #include "executor/output_shipper.h"
@@ -73,20 +74,9 @@ class TaskExecutor {
   // Before the first attempt: the checkpoint directory and the tony_task helper (helper_env_,
   // progress_fd_). Never again: by then the task may have replaced what is at those names.
   void PrepareTaskFiles(const runtime::Environment& environment);
-  // Unavailable when the AM did not answer (it may be gone); another error when it refused.
-  absl::Status Register(int port);
-  absl::StatusOr<rpc::WaitClusterSpecResponse> WaitForClusterSpec();
   // Registers `port` and waits for the cluster spec; when the AM goes meanwhile and a later attempt
   // will adopt the task, does both again with that attempt, for up to tony.am.recovery-timeout-ms.
   absl::StatusOr<rpc::WaitClusterSpecResponse> JoinCluster(int port);
-  // Whether a later AM attempt may adopt this task (tony.am.retry-count, and a backend that keeps
-  // containers across attempts).
-  bool AwaitsNextAm() const {
-    return !options_.am_address_file.empty() && spec_.am_retry_count > 0;
-  }
-  // Connects to the AM that options_.am_address_file names, if it names another than the one the
-  // executor talks to; returns whether it did.
-  bool FollowNextAm();
   // Waits up to `ms` for a stop signal (the wake descriptor); true if one came.
   bool WaitForStop(int64_t ms);
   // What one heartbeat after another carries over.
@@ -123,15 +113,13 @@ class TaskExecutor {
   std::optional<int> Report(int exit_code, const std::string& diagnostics, bool provisional = false,
                             int64_t peak_rss_bytes = 0);
   void OnStopSignal(int sig);
-  void Attach(grpc::ClientContext* context);
   // Sends the rest of the task's output to the AM for the job's history, for at most a few
   // seconds (a stopping job has a grace period).
   void DrainOutput();
 
   const ExecutorOptions options_;
   const config::JobSpec spec_;
-  std::string am_address_;  // the AM the executor talks to: the launch's, or a later attempt's
-  std::unique_ptr<rpc::TonyAm::Stub> stub_;
+  std::unique_ptr<AmLink> link_;
   std::unique_ptr<OutputShipper> shipper_;
   std::unique_ptr<GpuSampler> gpu_sampler_;         // a task with GPUs, when their use is sampled
   std::optional<HorovodDriverWatch> driver_watch_;  // only in a Horovod debug driver
@@ -150,9 +138,7 @@ class TaskExecutor {
   std::map<std::string, std::string> helper_env_;  // what the tony_task helper adds to the env
   std::optional<int> next_attempt_;                // the AM's answer to the last Report
   std::atomic<int> stop_signal_{0};                // the stop signal received, 0 if none
-  Mutex mu_;
-  grpc::ClientContext* blocking_call_ TONY_GUARDED_BY(mu_) = nullptr;  // cancelled on a stop signal
-  std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses
+  std::unique_ptr<SignalThread> signals_;          // last: destroyed first, before what it uses
 };
 
 }  // namespace tony::executor

@@ -1,0 +1,159 @@
+// The executor's link to its AM, against real gRPC servers standing in for two AM attempts: it
+// follows the address file to the next attempt, and a result that finds no AM waits for it.
+
+#include "executor/am_link.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+
+#include "common/files.h"
+#include "grpcpp/grpcpp.h"
+
+namespace tony::executor {
+namespace {
+
+namespace fs = std::filesystem;
+
+// An AM attempt's control plane that answers heartbeats and results, and counts them.
+class FakeAm final : public rpc::TonyAm::Service {
+ public:
+  FakeAm() {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeAm() override { Stop(); }
+  void Stop() {
+    if (server_) server_->Shutdown();
+    server_.reset();
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  grpc::Status Heartbeat(grpc::ServerContext*, const rpc::HeartbeatRequest*,
+                         rpc::HeartbeatResponse*) override {
+    ++heartbeats;
+    return grpc::Status::OK;
+  }
+  grpc::Status ReportResult(grpc::ServerContext*, const rpc::ReportResultRequest* request,
+                            rpc::ReportResultResponse*) override {
+    ++results;
+    last_exit_code = request->exit_code();
+    return grpc::Status::OK;
+  }
+
+  std::atomic<int> heartbeats{0};
+  std::atomic<int> results{0};
+  std::atomic<int> last_exit_code{-1};
+
+ private:
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+class AmLinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tony-am-link-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  AmLinkOptions Options(const std::string& address, int64_t recovery_ms) {
+    AmLinkOptions options;
+    options.address = address;
+    options.address_file = dir_ + "/am.address";
+    options.task = {"worker", 0};
+    options.container_id = "container_1";
+    options.recovery_ms = recovery_ms;
+    return options;
+  }
+  static rpc::ReportResultRequest Result(int exit_code) {
+    rpc::ReportResultRequest request;
+    request.set_exit_code(exit_code);
+    return request;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(AmLinkTest, FollowsTheAddressFileToTheNextAttemptOnlyWhenItNamesAnotherAm) {
+  FakeAm first;
+  AmLink link(Options(first.address(), 60000));
+  EXPECT_TRUE(link.awaits_next_am());
+  rpc::HeartbeatResponse response;
+  ASSERT_TRUE(link.Heartbeat({}, &response, 5000).ok());
+  EXPECT_FALSE(link.FollowNextAm());  // no file yet
+  ASSERT_TRUE(WriteFile(dir_ + "/am.address", first.address() + "\n").ok());
+  EXPECT_FALSE(link.FollowNextAm());  // the same AM
+
+  first.Stop();
+  EXPECT_FALSE(link.Heartbeat({}, &response, 5000).ok());
+  FakeAm second;
+  ASSERT_TRUE(WriteFile(dir_ + "/am.address", second.address() + "\n").ok());
+  EXPECT_TRUE(link.FollowNextAm());
+  EXPECT_EQ(link.address(), second.address());
+  ASSERT_TRUE(link.Heartbeat({}, &response, 5000).ok());
+  EXPECT_EQ(second.heartbeats, 1);
+}
+
+TEST_F(AmLinkTest, AResultThatFindsNoAmIsTakenByTheNextAttempt) {
+  auto first = std::make_unique<FakeAm>();
+  AmLink link(Options(first->address(), 60000));
+  first->Stop();
+  std::unique_ptr<FakeAm> second;
+  int pauses = 0;
+  rpc::ReportResultResponse response;
+  // The next attempt comes up while the link waits between its tries.
+  const grpc::Status status = link.ReportResult(Result(3), &response, 5000, [&](int64_t ms) {
+    EXPECT_LE(ms, 1000);
+    if (++pauses == 1) {
+      second = std::make_unique<FakeAm>();
+      EXPECT_TRUE(WriteFile(dir_ + "/am.address", second->address()).ok());
+    }
+    return false;
+  });
+  ASSERT_TRUE(status.ok()) << GrpcError(status);
+  EXPECT_EQ(pauses, 1);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->results, 1);
+  EXPECT_EQ(second->last_exit_code, 3);
+}
+
+TEST_F(AmLinkTest, AResultWaitsNoLongerThanTheRecoveryTimeNorPastAStop) {
+  FakeAm gone;
+  const std::string address = gone.address();
+  gone.Stop();
+  rpc::ReportResultResponse response;
+  // Without a next attempt to come, one try.
+  int pauses = 0;
+  AmLink alone(Options(address, 0));
+  EXPECT_FALSE(alone
+                   .ReportResult(Result(0), &response, 5000,
+                                 [&](int64_t) {
+                                   ++pauses;
+                                   return false;
+                                 })
+                   .ok());
+  EXPECT_EQ(pauses, 0);
+  // A stop ends the wait.
+  AmLink stopped(Options(address, 60000));
+  EXPECT_FALSE(stopped
+                   .ReportResult(Result(0), &response, 5000,
+                                 [&](int64_t) {
+                                   ++pauses;
+                                   return true;
+                                 })
+                   .ok());
+  EXPECT_EQ(pauses, 1);
+  // Past the recovery time it gives up, however often it was told to go on.
+  AmLink bounded(Options(address, 1));
+  EXPECT_FALSE(
+      bounded.ReportResult(Result(0), &response, 5000, [](int64_t) { return false; }).ok());
+}
+
+}  // namespace
+}  // namespace tony::executor
