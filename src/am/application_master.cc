@@ -52,6 +52,9 @@ TaskLauncherOptions LauncherOptions(const AmOptions& am) {
   options.task_env = am.task_env;
   options.checkpoint_dir = am.checkpoint_dir;
   options.am_address_file = am.am_address_file;
+  options.am_address_webhdfs = am.am_address_webhdfs;
+  options.am_address_webhdfs_token = am.am_address_webhdfs_token;
+  options.am_address_webhdfs_ca = am.am_address_webhdfs_ca;
   return options;
 }
 
@@ -253,11 +256,18 @@ int ApplicationMaster::Run() {
 void ApplicationMaster::StartJob(const std::map<std::string, std::string>& previous_containers) {
   TONY_DCHECK_ON_LOOP(loop_);
   if (!recovery_) {
-    // Nothing of an earlier attempt can be taken up: what of it still runs goes.
+    // Nothing of an earlier attempt can be taken up: what of it still runs goes, and the job
+    // starts once it has (no task may run twice at once).
     for (const auto& [id, log_dir] : previous_containers) {
-      allocator_->Stop(id, job_.spec().stop_grace_ms);
+      previous_to_end_.insert(id);
+      allocator_->Stop(id, 0);
     }
-    Execute(job_.Start());
+    if (previous_to_end_.empty()) {
+      Execute(job_.Start());
+    } else {
+      spdlog::info("[{}] the job starts again once the {} containers of earlier attempts ended",
+                   options_.app_id, previous_to_end_.size());
+    }
     return;
   }
   const Actions actions = job_.Recover(*recovery_, previous_containers);
@@ -315,6 +325,8 @@ void ApplicationMaster::Execute(const Actions& actions) {
       // Answered below, once the whole batch is applied.
     } else if (std::holds_alternative<JobDecided>(action)) {
       decided_at_ms_ = clock_->NowMs();
+      // At once: an AM attempt that takes the job up after this one must not run it on.
+      history_.RecordDecision(job_.state(), job_.diagnostics());
       spdlog::info("[{}] job {}{}{}", options_.app_id, ToString(job_.state()),
                    job_.diagnostics().empty() ? "" : ": ", job_.diagnostics());
     }
@@ -367,6 +379,17 @@ void ApplicationMaster::OnContainerAllocated(const cluster::Container& container
 
 void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit) {
   TONY_DCHECK_ON_LOOP(loop_);
+  if (!job_started_) {
+    // An adopted container that ended before the job was taken up: after that.
+    loop_.Post("container completed", [this, exit] { OnContainerCompleted(exit); });
+    return;
+  }
+  if (previous_to_end_.erase(exit.container_id) > 0) {
+    spdlog::info("[{}] container {} of an earlier attempt ended", options_.app_id,
+                 exit.container_id);
+    if (previous_to_end_.empty()) Execute(job_.Start());
+    return;
+  }
   spdlog::info("[{}] container {} completed: exit {}{}{}", options_.app_id, exit.container_id,
                exit.exit_code, exit.diagnostics.empty() ? "" : ": ", exit.diagnostics);
   Execute(job_.OnContainerCompleted(exit.container_id, exit.exit_code, exit.diagnostics,
@@ -380,6 +403,7 @@ void ApplicationMaster::OnContainerCompleted(const cluster::ContainerExit& exit)
 
 void ApplicationMaster::OnTick() {
   TONY_DCHECK_ON_LOOP(loop_);
+  if (!previous_to_end_.empty()) return;  // the job has not started (StartJob)
   const int64_t stalls_before = job_.last_stall_ms();
   Execute(job_.OnTick());
   allocator_->SetProgress(job_.Progress());
@@ -530,7 +554,7 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   if (!request.output_tail().empty()) status_.SetOutputTail(task, request.output_tail());
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional(),
-                                request.executor_stopping()));
+                                request.executor_stopping(), request.attempt()));
   // A copy: answering the call may free the request.
   const std::string container_id =  // NOLINT(performance-unnecessary-copy-initialization)
       request.container_id();

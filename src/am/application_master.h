@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,6 +75,11 @@ struct AmOptions {
   // (tony.am.retry-count above 0, on a backend that keeps containers across attempts); "": the
   // running tasks die with their AM, and a later attempt runs the job again.
   std::string am_address_file;
+  // YARN: am_address_file is on HDFS, which executors read through WebHDFS at these NameNodes,
+  // with their HDFS token of this service, trusting these authorities for HTTPS ("": the system's).
+  std::string am_address_webhdfs;
+  std::string am_address_webhdfs_token;
+  std::string am_address_webhdfs_ca;
 };
 
 class ApplicationMaster final : public AmRequestHandler {
@@ -161,6 +167,8 @@ class ApplicationMaster final : public AmRequestHandler {
   bool job_started_ = false;
   // The job as an earlier attempt's history left it, when this attempt adopts its running tasks.
   std::optional<RecoveredJob> recovery_;
+  // Containers of earlier attempts that could not be taken up: the job starts once they ended.
+  std::set<std::string> previous_to_end_;
   // Starts the job: from the beginning, or where recovery_ and the containers of earlier attempts
   // that still run (id -> log directory) say it is.
   void StartJob(const std::map<std::string, std::string>& previous_containers);

@@ -73,6 +73,8 @@ void HistoryRecorder::Open(const std::string& tracking_url, const rpc::JobStatus
     submitted.name = spec_->name;
     RecordEvent(submitted);
   }
+  // A line the earlier attempt left partial ends here (readers skip it), not in this one's first.
+  if (torn_events_ && writer_) writer_->Event("");
   history::HistoryEvent started;
   started.time_ms = clock_->WallMs();
   started.kind = history::kEventAmStarted;
@@ -193,6 +195,15 @@ void HistoryRecorder::RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int 
   }
 }
 
+void HistoryRecorder::RecordDecision(JobState state, const std::string& diagnostics) {
+  history::HistoryEvent event;
+  event.time_ms = clock_->WallMs();
+  event.kind = history::kEventDecided;
+  event.state = std::string(ToString(state));
+  event.diagnostics = diagnostics;
+  RecordEvent(event);
+}
+
 void HistoryRecorder::RecordJobEnd(JobState state, const std::string& diagnostics) {
   history::HistoryEvent event;
   event.time_ms = clock_->WallMs();
@@ -223,10 +234,22 @@ void HistoryRecorder::AppendOutput(const TaskRef& task, int attempt,
 
 absl::StatusOr<std::vector<history::HistoryEvent>> HistoryRecorder::ReadEarlierEvents() {
   if (!options_.fs) return absl::NotFoundError("the job keeps no history");
-  const std::string path =
+  std::string path =
       StrCat(options_.dirs.intermediate, "/", options_.app_id, "/", history::kEventsFile);
   absl::StatusOr<std::string> text = options_.fs->Read(path, 0, history::kMaxReadBytes);
+  if (absl::IsNotFound(text.status())) {
+    // The earlier attempt ended the job and moved its history, then died before the final status
+    // was recorded: the finished history says how the job ended.
+    const std::string finished =
+        StrCat(options_.dirs.finished, "/", options_.app_id, "/", history::kEventsFile);
+    if (absl::StatusOr<std::string> moved = options_.fs->Read(finished, 0, history::kMaxReadBytes);
+        moved.ok()) {
+      path = finished;
+      text = std::move(moved);
+    }
+  }
   if (!text.ok()) return text.status();
+  torn_events_ = !text->empty() && text->back() != '\n';
   int bad_lines = 0;
   std::vector<history::HistoryEvent> events = history::ParseEvents(*text, &bad_lines);
   if (bad_lines > 0) {

@@ -62,9 +62,13 @@ class HistoryRecorder {
   // once, and what never came is marked as a gap.
   void AppendOutput(const TaskRef& task, int attempt, const std::string& container_id,
                     const std::string& stream, int64_t offset, const std::string& data);
+  // APPLICATION_DECIDED: the job's end is decided, and its tasks are being stopped.
+  void RecordDecision(JobState state, const std::string& diagnostics);
   void RecordJobEnd(JobState state, const std::string& diagnostics);
   // An AM attempt that adopted the running tasks: the events an earlier attempt wrote (empty when
   // there is no history, or it cannot be read: the error says why).
+  // When the file's last line is torn (the AM died mid-write), this attempt's first event starts
+  // on a line of its own.
   absl::StatusOr<std::vector<history::HistoryEvent>> ReadEarlierEvents();
   // The output of `attempt` of `task` in an adopted container goes on where the history has it.
   void ResumeOutput(const TaskRef& task, int attempt, const std::string& container_id);
@@ -79,6 +83,7 @@ class HistoryRecorder {
 
  private:
   void RecordEvent(const history::HistoryEvent& event);
+  bool torn_events_ = false;  // the earlier attempt's events.jsonl ends in a partial line
 
   const HistoryRecorderOptions options_;
   const config::JobSpec* const spec_;

@@ -10,11 +10,15 @@ RecoveredJob RecoverFromHistory(const std::vector<history::HistoryEvent>& events
   RecoveredJob job;
   for (const history::HistoryEvent& event : events) {
     if (event.kind == history::kEventAmStarted) {
-      ++job.am_attempts;
+      if (job.am_attempts++ == 0) job.started_wall_ms = event.time_ms;
       continue;
     }
-    if (event.kind == history::kEventFinished) {
-      job.ended = true;
+    if (event.kind == history::kEventDecided || event.kind == history::kEventFinished) {
+      job.ended = job.ended || event.kind == history::kEventFinished;
+      if (job.decided_state.empty()) {
+        job.decided_state = event.state;
+        job.decided_diagnostics = event.diagnostics;
+      }
       continue;
     }
     if (event.kind == history::kEventGangRestarted) {

@@ -32,8 +32,13 @@ struct RecoveredTask {
 struct RecoveredJob {
   std::map<std::string, RecoveredTask> tasks;  // by "type:index"
   int gang_restarts = 0;
-  int am_attempts = 0;  // AM_STARTED events
-  bool ended = false;   // an earlier attempt recorded the job's end
+  int am_attempts = 0;          // AM_STARTED events
+  int64_t started_wall_ms = 0;  // the first AM_STARTED's time; 0: none
+  bool ended = false;           // an earlier attempt recorded the job's end
+  // An earlier attempt decided the job (APPLICATION_DECIDED or _FINISHED): its state
+  // ("SUCCEEDED", "FAILED", "KILLED") and diagnostics; "" while it runs.
+  std::string decided_state;
+  std::string decided_diagnostics;
 };
 
 // Replays the history's events; events of tasks the job does not have are the caller's to ignore.

@@ -162,6 +162,7 @@ absl::StatusOr<Actions> JobStateMachine::OnTaskRegistered(const TaskRef& ref,
   task->host = host;
   task->port = port;
   task->awaiting_in_place = false;
+  task->adopted = false;
   SetState(*task, TaskState::kRegistered);
   task->last_heartbeat_ms = clock_->NowMs();
   Actions actions;

@@ -153,6 +153,9 @@ struct TaskRecord {
   // It was restarted in its container and its executor has not registered the new attempt yet:
   // should the container end first, the task needs a new one, which is no failure of its own.
   bool awaiting_in_place = false;
+  // Taken up from an earlier AM attempt, running in the container that attempt gave it (Recover),
+  // until its attempt ends or its executor registers.
+  bool adopted = false;
   std::vector<AttemptRecord> previous_attempts;
 };
 
@@ -232,9 +235,12 @@ class JobStateMachine {
   // unless it brings no more than a plain exit code or does not come within
   // kProvisionalResultWaitMs. `executor_stopping`: the executor itself was signalled and goes,
   // so the task cannot run again in this container.
+  // `attempt`: the attempt that ended (-1: not said); the result of an attempt older than the
+  // task's (an earlier AM attempt took it and restarted the task in its container, then died)
+  // changes nothing, and the executor is told to run the current one.
   Actions OnExecutorResult(const TaskRef& task, const std::string& container_id, int exit_code,
                            const std::string& diagnostics, bool provisional = false,
-                           bool executor_stopping = false);
+                           bool executor_stopping = false, int attempt = -1);
   // The backend's (authoritative) report of a container's end.
   Actions OnContainerCompleted(const std::string& container_id, int exit_code,
                                const std::string& diagnostics, bool launch_failed);

@@ -82,6 +82,15 @@ HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::stri
     return answer;
   }
   task->last_heartbeat_ms = clock_->NowMs();
+  if (task->adopted &&
+      (task->state == TaskState::kAllocated || task->state == TaskState::kRegistered)) {
+    // Only a task with its cluster spec heartbeats: the earlier AM attempt released it, and died
+    // before its history said so.
+    task->adopted = false;
+    SetState(*task, TaskState::kRunning);
+    gang_released_ = true;
+    Changed();
+  }
   OnMemorySample(ref, container_id, report.rss_bytes);
   const int64_t now_wall = clock_->WallMs();
   if (report.progress.has_step &&

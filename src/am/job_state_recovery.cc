@@ -11,15 +11,21 @@ namespace tony::am {
 
 Actions JobStateMachine::Recover(const RecoveredJob& job,
                                  const std::map<std::string, std::string>& live_containers) {
-  start_ms_ = clock_->NowMs();
-  last_tick_ms_ = start_ms_;
-  gang_formed_ms_ = start_ms_;
+  const int64_t now = clock_->NowMs();
   start_wall_ms_ = clock_->WallMs();
+  // The job started with the first attempt (tony.application.timeout counts from there).
+  if (job.started_wall_ms > 0 && job.started_wall_ms < start_wall_ms_) {
+    start_wall_ms_ = job.started_wall_ms;
+  }
+  start_ms_ = now - (clock_->WallMs() - start_wall_ms_);
+  last_tick_ms_ = now;
+  gang_formed_ms_ = now;
   gang_restarts_ = job.gang_restarts;
   counted_gang_restarts_ = job.gang_restarts;
   Actions actions;
   std::set<std::string> claimed;
   std::vector<TaskRecord*> lost;
+  std::set<const TaskRecord*> lost_set;
   const auto& training = spec_.training_stage;
   for (TaskRecord& task : tasks_) {
     auto recovered = job.tasks.find(task.ref.ToString());
@@ -62,8 +68,12 @@ Actions JobStateMachine::Recover(const RecoveredJob& job,
     task.container_id = r.container_id;
     task.host = r.host;
     task.port = r.port;
-    task.allocated_at_ms = start_ms_;
-    task.last_heartbeat_ms = start_ms_;
+    task.allocated_at_ms = now;
+    task.adopted = true;
+    task.last_heartbeat_ms = now;
+    // Restarted in this container by its gang's restart, its executor waiting to run it again.
+    task.awaiting_in_place = r.state == TaskState::kAllocated && !r.previous_attempts.empty() &&
+                             r.previous_attempts.back().container_id == r.container_id;
     // A task that had its cluster spec runs on and heartbeats; one that had not registers again
     // with this attempt, whose gang barrier then decides.
     task.state = r.state == TaskState::kRunning ? TaskState::kRunning : TaskState::kAllocated;
@@ -73,9 +83,33 @@ Actions JobStateMachine::Recover(const RecoveredJob& job,
       task.log_dir = live->second;
     } else {
       lost.push_back(&task);
+      lost_set.insert(&task);
+    }
+  }
+  // A gang restart the earlier attempt began and did not finish: a member still running an
+  // attempt older than another member's is stopped for it, as that attempt would have, and the
+  // gang forms anew.
+  int newest_attempt = -1;
+  for (const TaskRecord& task : tasks_) {
+    if (task.gang && !IsTerminal(task.state))
+      newest_attempt = std::max(newest_attempt, task.attempt);
+  }
+  for (TaskRecord& task : tasks_) {
+    if (task.gang && task.state == TaskState::kRunning && task.attempt < newest_attempt &&
+        !lost_set.contains(&task)) {
+      task.gang_restart =
+          StrCat("gang restart ", gang_restarts_, " (begun by the earlier AM attempt)");
+      gang_released_ = false;
     }
   }
   Changed();
+  if (!job.decided_state.empty()) {
+    // The earlier attempt decided the job: so does this one, stopping what runs.
+    Decide(job.decided_state == "SUCCEEDED" ? JobState::kSucceeded
+           : job.decided_state == "KILLED"  ? JobState::kKilled
+                                            : JobState::kFailed,
+           job.decided_diagnostics, actions);
+  }
   for (TaskRecord* task : lost) {
     TaskEnded(*task, kExitAborted,
               StrCat("its container ", task->container_id, " ended while no AM ran"), actions);

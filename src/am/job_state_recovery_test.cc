@@ -143,6 +143,113 @@ TEST_F(RecoveryTest, TasksNeverAskedForAreAskedForNow) {
   EXPECT_EQ(State(kW1), TaskState::kRequested);
 }
 
+TEST_F(RecoveryTest, ATaskTheHistoryShowsWaitingForItsSpecButThatHeartbeatsIsRunning) {
+  InitWorkers();
+  StartAll();
+  // The earlier attempt released the spec and died before TASK_STARTED reached its history.
+  std::vector<TaskTransition> transitions = job_->TakeTransitions();
+  std::erase_if(transitions, [](const TaskTransition& t) { return t.to == TaskState::kRunning; });
+  HistoryRecorderOptions options;
+  options.app_id = "application_1_0001";
+  HistoryRecorder recorder(options, &job_->spec(), &clock_);
+  recorder.RecordTransitions(transitions);
+  recovered_ = RecoverFromHistory(recorder.live().events);
+  job_ = std::make_unique<JobStateMachine>(job_->spec(), &clock_);
+  job_->Recover(recovered_, Live({kW0, kW1}));
+  ASSERT_EQ(State(kW0), TaskState::kAllocated);
+  EXPECT_FALSE(job_->OnHeartbeat(kW0, "c_worker:0", 1 << 20));
+  EXPECT_EQ(State(kW0), TaskState::kRunning);
+  EXPECT_TRUE(job_->ClusterSpecReleased(kW1) || State(kW1) == TaskState::kAllocated);
+  // worker:1 registers again: the spec went out before, so it gets it at once.
+  EXPECT_EQ(Count<SendClusterSpec>(Register(kW1, 1001)), 1);
+  EXPECT_EQ(State(kW1), TaskState::kRunning);
+}
+
+TEST_F(RecoveryTest, AJobTheEarlierAttemptDecidedIsDecidedAlikeAndItsTasksStopped) {
+  InitWorkers();
+  StartAll();
+  Actions killed = job_->Kill("killed by the user");
+  ASSERT_EQ(Count<StopContainer>(killed), 2);
+  // The AM records the decision at once (ApplicationMaster::Execute); it dies in the grace period.
+  HistoryRecorderOptions options;
+  options.app_id = "application_1_0001";
+  HistoryRecorder recorder(options, &job_->spec(), &clock_);
+  recorder.RecordTransitions(job_->TakeTransitions());
+  recorder.RecordDecision(job_->state(), job_->diagnostics());
+  recovered_ = RecoverFromHistory(recorder.live().events);
+  job_ = std::make_unique<JobStateMachine>(job_->spec(), &clock_);
+  const Actions actions = job_->Recover(recovered_, Live({kW0, kW1}));
+  EXPECT_EQ(job_->state(), JobState::kKilled);
+  EXPECT_EQ(job_->diagnostics(), "killed by the user");
+  EXPECT_EQ(Count<StopContainer>(actions), 2);
+  EXPECT_EQ(Count<RequestContainer>(actions), 0);
+  // Their ends restart nothing.
+  Exit(kW0, 143);
+  EXPECT_EQ(job_->state(), JobState::kKilled);
+  EXPECT_EQ(Count<RequestContainer>(job_->OnContainerCompleted("c_worker:1", 143, "", false)), 0);
+}
+
+TEST_F(RecoveryTest, TheApplicationTimeoutCountsFromTheFirstAttempt) {
+  InitWorkers({{"tony.application.timeout", "60000"}});
+  StartAll();
+  HistoryRecorderOptions options;
+  options.app_id = "application_1_0001";
+  options.am_attempt = 1;
+  HistoryRecorder recorder(options, &job_->spec(), &clock_);
+  recorder.Open("", rpc::JobStatus());  // AM_STARTED, now
+  recorder.RecordTransitions(job_->TakeTransitions());
+  recovered_ = RecoverFromHistory(recorder.live().events);
+  clock_.Advance(50000);
+  job_ = std::make_unique<JobStateMachine>(job_->spec(), &clock_);
+  job_->Recover(recovered_, Live({kW0, kW1}));
+  clock_.Advance(9000);
+  job_->OnHeartbeat(kW0, "c_worker:0", 1);
+  job_->OnHeartbeat(kW1, "c_worker:1", 1);
+  job_->OnTick();
+  EXPECT_FALSE(job_->decided());
+  clock_.Advance(1000);
+  job_->OnTick();
+  EXPECT_EQ(job_->state(), JobState::kFailed) << job_->diagnostics();
+}
+
+class GangRecoveryTest : public RecoveryTest {
+ protected:
+  void InitGang() {
+    InitWorkers({{"tony.application.framework", "pytorch"}, {"tony.worker.max-restarts", "2"}});
+    StartAll();
+  }
+};
+
+// worker:1 failed and was restarted in its container; the AM died before worker:0 (told to stop
+// for the gang's restart with its next heartbeat) had ended: the next attempt stops it.
+TEST_F(GangRecoveryTest, AGangRestartTheEarlierAttemptBeganIsCarriedThrough) {
+  InitGang();
+  ASSERT_TRUE(job_->Find(kW0)->gang);
+  job_->OnExecutorResult(kW1, "c_worker:1", 1, "boom");  // its executor waits
+  ASSERT_EQ(State(kW1), TaskState::kAllocated);
+  ASSERT_EQ(job_->Find(kW1)->attempt, 1);
+  ASSERT_FALSE(job_->Find(kW0)->gang_restart.empty());
+  SecondAttempt(Live({kW0, kW1}));
+  EXPECT_EQ(State(kW0), TaskState::kRunning);
+  EXPECT_FALSE(job_->Find(kW0)->gang_restart.empty());
+  EXPECT_TRUE(job_->Find(kW1)->awaiting_in_place);
+  EXPECT_TRUE(job_->OnHeartbeat(kW0, "c_worker:0", 1));  // told to stop
+  // worker:1's executor reports its old attempt's end again: the new AM had it already.
+  EXPECT_TRUE(job_->OnExecutorResult(kW1, "c_worker:1", 1, "boom", false, false, 0).empty());
+  EXPECT_EQ(State(kW1), TaskState::kAllocated);
+  EXPECT_EQ(job_->Find(kW1)->attempt, 1);
+  // worker:0 ends for the restart and runs again in its container; the gang forms anew.
+  job_->OnExecutorResult(kW0, "c_worker:0", 143, "");
+  EXPECT_EQ(State(kW0), TaskState::kAllocated);
+  EXPECT_EQ(job_->Find(kW0)->attempt, 1);
+  EXPECT_EQ(job_->Find(kW1)->restarts_used, 1);
+  EXPECT_EQ(Count<SendClusterSpec>(Register(kW0, 2000)), 0);
+  clock_.Advance(60000);  // past any backoff
+  job_->OnTick();
+  EXPECT_EQ(Count<SendClusterSpec>(Register(kW1, 2001)), 2);
+  EXPECT_FALSE(job_->decided());
+}
+
 TEST(RecoverFromHistoryTest, CountsAmAttemptsGangRestartsAndTheJobsEnd) {
   std::vector<history::HistoryEvent> events(4);
   events[0].kind = "AM_STARTED";

@@ -32,6 +32,7 @@ bool ExitCountsAgainstRestarts(int exit_code, const std::set<int>& transient_exi
 }
 
 void JobStateMachine::EndAttempt(TaskRecord& task, const std::string& detail, TaskState next) {
+  task.adopted = false;
   const int64_t now_wall = clock_->WallMs();
   task.previous_attempts.push_back(
       {task.attempt, task.container_id, *task.exit_code, task.diagnostics, now_wall});

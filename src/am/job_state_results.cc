@@ -9,10 +9,11 @@ namespace tony::am {
 
 Actions JobStateMachine::OnExecutorResult(const TaskRef& ref, const std::string& container_id,
                                           int exit_code, const std::string& diagnostics,
-                                          bool provisional, bool executor_stopping) {
+                                          bool provisional, bool executor_stopping, int attempt) {
   Actions actions;
   TaskRecord* task = MutableFind(ref);
-  if (task == nullptr || task->container_id != container_id || IsTerminal(task->state)) {
+  if (task == nullptr || task->container_id != container_id || IsTerminal(task->state) ||
+      (attempt >= 0 && attempt < task->attempt)) {
     return actions;
   }
   if (provisional && !task->stop_requested && exit_code != 0) {

@@ -34,6 +34,8 @@ cluster::LaunchSpec TaskLauncher::Build(const config::TaskRef& task, int attempt
   if (!contract.on_yarn) contract.log_dir = container.log_dir;
   contract.host = container.host;
   contract.am_address_file = options_.am_address_file;
+  contract.am_address_webhdfs = options_.am_address_webhdfs;
+  contract.am_address_webhdfs_token = options_.am_address_webhdfs_token;
   if (!options_.checkpoint_dir.empty()) {
     launch.env[rpc::kEnvCheckpointDir] = options_.checkpoint_dir;
   }
@@ -43,6 +45,9 @@ cluster::LaunchSpec TaskLauncher::Build(const config::TaskRef& task, int attempt
       rpc::TaskCredential(options_.credentials.secret, task.type, task.index, container.id);
   if (options_.credentials.tls()) {
     launch.secrets[rpc::kAmCertAlias] = options_.credentials.am_cert_pem;
+  }
+  if (!options_.am_address_webhdfs.empty() && !options_.am_address_webhdfs_ca.empty()) {
+    launch.secrets[rpc::kWebHdfsCaAlias] = options_.am_address_webhdfs_ca;
   }
   launch.resources = cluster::ContainerResources(
       options_.staging_dir, options_.has_src, options_.venv_source,

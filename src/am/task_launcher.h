@@ -32,6 +32,10 @@ struct TaskLauncherOptions {
   // Where every AM attempt writes its address when a later one adopts the running tasks
   // (rpc::ExecutorLaunch::am_address_file); "": none will.
   std::string am_address_file;
+  // YARN: how executors read it (AmOptions::am_address_webhdfs and the rest).
+  std::string am_address_webhdfs;
+  std::string am_address_webhdfs_token;
+  std::string am_address_webhdfs_ca;
 };
 
 class TaskLauncher {

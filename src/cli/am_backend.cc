@@ -203,6 +203,15 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   if (!spec.history_url.empty()) {
     yarn.final_tracking_url = StrCat(spec.history_url, "/jobs/", app_id);
   }
+  // A later attempt adopts the running tasks (tony.am.retry-count): each attempt writes its
+  // address beside the staged job, where the executors of earlier attempts look for it.
+  if (spec.am_retry_count > 0 && !staging.empty() && !yarn.webhdfs.empty()) {
+    yarn.am_address_file = StrCat(staging, "/am.address");
+    backend.options.am_address_file = yarn.am_address_file;
+    backend.options.am_address_webhdfs = yarn.webhdfs;
+    backend.options.am_address_webhdfs_token = launch.webhdfs_token;
+    backend.options.am_address_webhdfs_ca = yarn.webhdfs_tls.ca_pem;
+  }
   backend.allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
   backend.options.credentials.secret = *secret;
   if (cert != nullptr && key != nullptr) {

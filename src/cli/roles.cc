@@ -33,6 +33,7 @@
 #include "hadoop/credentials.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/namenode_client.h"
+#include "hadoop/webhdfs.h"
 #include "history/history_reader.h"
 #include "nlohmann/json.hpp"
 #include "rpc/auth.h"
@@ -374,6 +375,28 @@ int RunExecutor(char* role_arg) {
                                      credential->second);
   if (auto cert = secrets->find(rpc::kAmCertAlias); cert != secrets->end()) {
     options->am_cert_pem = cert->second;
+  }
+  if (!options->am_address_webhdfs.empty() && !options->am_address_file.empty()) {
+    // YARN: the next AM attempt's address is read beside the staged job, as the task's user, with
+    // the container's HDFS token of the default file system (none without Kerberos).
+    hadoop::WebHdfsAuth auth{hadoop::HadoopUser(), nullptr, std::nullopt};
+    if (absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
+        credentials.ok()) {
+      for (const auto& [alias, token] : credentials->tokens()) {
+        if (token.kind == hadoop::kHdfsDelegationTokenKind &&
+            (options->am_address_webhdfs_token.empty() ||
+             token.service == options->am_address_webhdfs_token)) {
+          auth.delegation = token;
+          break;
+        }
+      }
+    }
+    auto hdfs = std::make_shared<hadoop::WebHdfsClient>(options->am_address_webhdfs,
+                                                        std::move(auth), /*timeout_ms=*/5000);
+    if (auto ca = secrets->find(rpc::kWebHdfsCaAlias); ca != secrets->end()) {
+      hdfs->SetTls({ca->second, "the client's truststore"});
+    }
+    options->read_am_address = [hdfs, path = options->am_address_file] { return hdfs->Open(path); };
   }
   // On YARN the task reads its tokens where the NodeManager put them; fresh ones go there too.
   if (const char* path = std::getenv("HADOOP_TOKEN_FILE_LOCATION");

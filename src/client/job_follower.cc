@@ -140,8 +140,8 @@ rpc::JobStatus JobFollower::Follow(const std::string& app_id, const config::JobS
   last_ = rpc::JobStatus();
   last_.set_app_id(app_id);
   started_ms_ = env_.clock->NowMs();
-  // Locally a later AM attempt adopts the running tasks; YARN's runs the job again.
-  adopts_tasks_ = spec.am_retry_count > 0 && spec.backend == "local";
+  // A later AM attempt adopts the running tasks.
+  adopts_tasks_ = spec.am_retry_count > 0;
   while (true) {
     if (HandleInterrupt(app_id, spec) == Step::kDone) return last_;
     const Step step = session_ ? Watch(app_id) : FindAm(app_id, spec);

@@ -97,7 +97,7 @@ class JobFollower {
   int64_t started_ms_ = 0;
   std::string am_address_;
   int attempt_ = 0;            // the AM attempt `session_` talks to
-  bool adopts_tasks_ = false;  // a later AM attempt takes up the running tasks (local backend)
+  bool adopts_tasks_ = false;  // a later AM attempt takes up the running tasks
   bool kill_sent_ = false;
   int64_t kill_deadline_ms_ = 0;
   std::string progress_;

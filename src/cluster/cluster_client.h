@@ -21,7 +21,7 @@ struct AmSubmission {
   std::vector<std::string> tags;
   std::string node_label;  // the AM container's
   int max_attempts = 1;    // of the AM
-  // A later AM attempt adopts the running containers (local backend; YARN runs the job again).
+  // A later AM attempt adopts the running containers (YARN: the RM keeps them across attempts).
   bool keep_containers = false;
   std::string job_dir;  // local staging directory of the job
   std::vector<std::string> argv;

@@ -34,7 +34,8 @@ void AmLink::Prepare(grpc::ClientContext* context, int64_t timeout_ms) const {
 
 bool AmLink::FollowNextAm() {
   if (options_.address_file.empty()) return false;
-  absl::StatusOr<std::string> text = ReadFile(options_.address_file);
+  absl::StatusOr<std::string> text =
+      options_.read_address ? options_.read_address() : ReadFile(options_.address_file);
   if (!text.ok()) return false;  // the next attempt has not written it yet
   const std::string address(StripWhitespace(*text));
   if (address.empty() || address == address_) return false;

@@ -24,8 +24,10 @@ namespace tony::executor {
 struct AmLinkOptions {
   std::string address;       // host:port of the AM that started the executor
   std::string address_file;  // where later attempts write theirs; "": none will
-  std::string cert_pem;      // the AM's certificate to pin; "" when TLS is off
-  std::string auth;          // the task's credential as calls carry it (rpc::TaskAuthValue)
+  // Reads address_file where it is not a local file (YARN: through WebHDFS); empty: it is.
+  std::function<absl::StatusOr<std::string>()> read_address;
+  std::string cert_pem;  // the AM's certificate to pin; "" when TLS is off
+  std::string auth;      // the task's credential as calls carry it (rpc::TaskAuthValue)
   config::TaskRef task;
   std::string container_id;
   // How long a call that finds no AM waits for the next attempt (with address_file); 0: none.

@@ -13,6 +13,8 @@ absl::StatusOr<ExecutorOptions> ExecutorOptionsFromEnvironment() {
   options.app_id = launch->app_id;
   options.am_address = launch->am_address;
   options.am_address_file = launch->am_address_file;
+  options.am_address_webhdfs = launch->am_address_webhdfs;
+  options.am_address_webhdfs_token = launch->am_address_webhdfs_token;
   options.conf_file = launch->conf_file;
   options.task.type = launch->task_type;
   options.task.index = launch->task_index;

@@ -138,12 +138,14 @@ TaskExecutor::TaskExecutor(ExecutorOptions options, config::JobSpec spec)
   AmLinkOptions link;
   link.address = options_.am_address;
   link.address_file = options_.am_address_file;
+  link.read_address = options_.read_am_address;
   link.cert_pem = options_.am_cert_pem;
   link.auth = options_.auth;
   link.task = options_.task;
   link.container_id = options_.container_id;
   if (spec_.am_retry_count > 0) link.recovery_ms = spec_.am_recovery_timeout_ms;
   link_ = std::make_unique<AmLink>(std::move(link));
+  attempt_ = options_.attempt;
   shipper_ = std::make_unique<OutputShipper>(options_.log_dir, spec_.history_max_log_bytes,
                                              [this](rpc::AppendOutputRequest request) {
                                                return link_->AppendOutput(std::move(request), 5000);
@@ -186,12 +188,13 @@ bool TaskExecutor::WaitForStop(int64_t ms) {
 
 absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::JoinCluster(int port) {
   const Clock* clock = SystemClock::Get();
-  int64_t give_up_ms = 0;  // set once the AM first did not answer
+  int64_t give_up_ms = 0;  // set while no AM answers
   while (true) {
     // The AM is up (it launched us, or its next attempt wrote its address), but give a loaded
     // machine some time.
     absl::Status failed = link_->Register(options_.host, port, 30000);
     if (failed.ok()) {
+      give_up_ms = 0;  // an AM answered: a later one that goes gets the whole time again
       spdlog::info("registered {} at {}:{}", options_.task.ToString(), options_.host, port);
       // Without tony.task.executor.registry-timeout-sec the call waits as long as the AM keeps
       // the connection; the AM's allocation and registration timeouts bound how long that is.
@@ -210,9 +213,11 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> TaskExecutor::JoinCluster(int port)
           ToStd(failed.message()), spec_.am_recovery_timeout_ms);
     }
     if (clock->NowMs() >= give_up_ms) return failed;
-    while (!link_->FollowNextAm()) {
-      if (clock->NowMs() >= give_up_ms) return failed;
-      if (WaitForStop(std::min<int64_t>(spec_.heartbeat_interval_ms, 1000))) return failed;
+    // Registers again: with the next attempt once its address is there, else (an AM that was
+    // starting, or did not answer in time) with the same one after a pause.
+    if (!link_->FollowNextAm() &&
+        WaitForStop(std::min<int64_t>(spec_.heartbeat_interval_ms, 1000))) {
+      return failed;
     }
   }
 }
@@ -269,6 +274,7 @@ std::optional<int> TaskExecutor::Report(int exit_code, const std::string& diagno
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
   request.set_exit_code(exit_code);
+  request.set_attempt(attempt_);
   // The AM accepts small messages only (rpc::kAmMaxReceiveBytes): keep the end, which says most.
   request.set_diagnostics(
       diagnostics.size() > rpc::kMaxDiagnosticsBytes
@@ -316,6 +322,7 @@ int TaskExecutor::Run() {
   while (next_attempt_) {
     spdlog::info("{} runs again in {} as attempt {} (its gang restarts)", task,
                  options_.container_id, *next_attempt_);
+    attempt_ = *next_attempt_;
     next_attempt_.reset();
     code = RunAttempt(*type);
   }
@@ -343,6 +350,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
     return 1;
   }
 
+  attempt_ = cluster->attempt();
   runtime::TaskContext context = TaskContextFor(options_, spec_, *cluster);
   if (spec_.horovod_debug_driver && options_.task.type == config::kHorovodDriverType &&
       !driver_watch_) {

@@ -38,6 +38,12 @@ struct ExecutorOptions {
   std::string am_address;
   // Where a later AM attempt that adopts the running tasks writes its address; "": none will.
   std::string am_address_file;
+  // YARN: am_address_file is on HDFS, read through WebHDFS at these NameNodes with the HDFS
+  // token of this service (rpc::ExecutorLaunch).
+  std::string am_address_webhdfs;
+  std::string am_address_webhdfs_token;
+  // Reads am_address_file where it is not a local file (YARN: through WebHDFS); empty: it is.
+  std::function<absl::StatusOr<std::string>()> read_am_address;
   std::string auth;         // the task's credential as calls carry it (rpc::TaskAuthValue)
   std::string am_cert_pem;  // the AM's certificate to pin; "" when TLS is off
   std::string conf_file;
@@ -137,8 +143,9 @@ class TaskExecutor {
   int progress_fd_ = -1;
   std::map<std::string, std::string> helper_env_;  // what the tony_task helper adds to the env
   std::optional<int> next_attempt_;                // the AM's answer to the last Report
-  std::atomic<int> stop_signal_{0};                // the stop signal received, 0 if none
-  std::unique_ptr<SignalThread> signals_;          // last: destroyed first, before what it uses
+  int attempt_ = 0;  // the task's attempt this executor runs (reported with its end)
+  std::atomic<int> stop_signal_{0};        // the stop signal received, 0 if none
+  std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses
 };
 
 }  // namespace tony::executor

@@ -147,8 +147,10 @@ struct AppSubmission {
   std::string queue = "default";
   std::string type = "TONY";
   std::vector<std::string> tags;
-  std::optional<int32_t> priority;    // unset: the queue's default priority
-  int32_t max_app_attempts = 1;       // <= 0: the cluster's yarn.resourcemanager.am.max-attempts
+  std::optional<int32_t> priority;  // unset: the queue's default priority
+  int32_t max_app_attempts = 1;     // <= 0: the cluster's yarn.resourcemanager.am.max-attempts
+  // The RM keeps the running containers when an AM attempt fails and hands them to the next one.
+  bool keep_containers = false;
   std::string node_label_expression;  // empty: none
   // The AM container's size. gpus > 0 on a cluster without the yarn.io/gpu type is dropped by
   // the RM (it ignores unknown types): compare with NewApplication::maximum_capability first.
@@ -217,8 +219,8 @@ ApplicationId ApplicationIdFromProto(const proto::ApplicationId& id);
 proto::Resource ResourceToProto(const Resource& resource);
 // Memory and vcores from their fields, gpus from the yarn.io/gpu entry (0 if absent).
 Resource ResourceFromProto(const proto::Resource& resource);
-// The whole submitApplication request: unmanaged_am and
-// keep_containers_across_application_attempts false, every local resource's visibility as given.
+// The whole submitApplication request: unmanaged_am false, every local resource's visibility as
+// given.
 proto::SubmitApplicationRequest MakeSubmitApplicationRequest(const AppSubmission& submission);
 ApplicationReport ApplicationReportFromProto(const proto::ApplicationReport& report);
 ClusterMetrics ClusterMetricsFromProto(const proto::ClusterMetrics& metrics);

@@ -131,6 +131,14 @@ TEST(SubmitApplicationRequestTest, NoPriorityLeavesTheQueuesDefault) {
   EXPECT_FALSE(MakeSubmitApplicationRequest(submission).context().has_priority());
 }
 
+TEST(SubmitApplicationRequestTest, KeptContainersAreAskedFor) {
+  AppSubmission submission = SampleSubmission();
+  submission.keep_containers = true;
+  EXPECT_TRUE(MakeSubmitApplicationRequest(submission)
+                  .context()
+                  .keep_containers_across_application_attempts());
+}
+
 TEST(SubmitApplicationRequestTest, RoundTripsThroughTheWire) {
   AppSubmission submission = SampleSubmission();
   std::string bytes = MakeSubmitApplicationRequest(submission).SerializeAsString();

@@ -337,7 +337,7 @@ proto::SubmitApplicationRequest MakeSubmitApplicationRequest(const AppSubmission
   context->set_max_app_attempts(submission.max_app_attempts);
   *context->mutable_resource() = ResourceToProto(submission.am_resource);
   context->set_application_type(submission.type);
-  context->set_keep_containers_across_application_attempts(false);
+  context->set_keep_containers_across_application_attempts(submission.keep_containers);
   for (const std::string& tag : submission.tags) context->add_tags(tag);
   if (!submission.node_label_expression.empty()) {
     context->set_node_label_expression(submission.node_label_expression);

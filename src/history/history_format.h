@@ -41,6 +41,8 @@ inline constexpr char kEventTaskHung[] = "TASK_HUNG";              // diagnostic
 inline constexpr char kEventTaskStraggling[] = "TASK_STRAGGLING";  // diagnostics: by how much
 inline constexpr char kEventGangRestarted[] = "GANG_RESTARTED";    // diagnostics: why, who
 inline constexpr char kEventTaskPreempting[] = "TASK_PREEMPTING";  // diagnostics: the container
+// The job's end is decided (state, diagnostics); its tasks are being stopped.
+inline constexpr char kEventDecided[] = "APPLICATION_DECIDED";
 inline constexpr char kEventFinished[] = "APPLICATION_FINISHED";
 
 // Where a job's history lives.

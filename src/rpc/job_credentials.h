@@ -26,6 +26,9 @@ inline constexpr char kJobSecretAlias[] = "tony.job.secret";
 inline constexpr char kAmCertAlias[] = "tony.am.tls-certificate";
 inline constexpr char kAmKeyAlias[] = "tony.am.tls-key";
 inline constexpr char kTaskCredentialAlias[] = "tony.task.credential";
+// YARN: the authorities an executor trusts for WebHDFS over HTTPS (the client's truststore, PEM),
+// when it reads the next AM attempt's address there.
+inline constexpr char kWebHdfsCaAlias[] = "tony.webhdfs.ca";
 
 // The files of the job directory that hold them (mode 0600).
 inline constexpr char kSecretFile[] = "secret";

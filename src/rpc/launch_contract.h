@@ -55,19 +55,27 @@ inline constexpr char kEnvHost[] = "TONY_HOST";
 // Where each AM attempt writes its address ("host:port"), when a later attempt adopts the running
 // tasks (tony.am.retry-count): an executor that lost its AM looks there for the next one.
 inline constexpr char kEnvAmAddressFile[] = "TONY_AM_ADDRESS_FILE";
+// YARN: TONY_AM_ADDRESS_FILE is an HDFS path, read through WebHDFS at these NameNodes (as
+// TONY_WEBHDFS) with the container's HDFS token of this service (as TONY_WEBHDFS_TOKEN).
+inline constexpr char kEnvAmAddressWebHdfs[] = "TONY_AM_ADDRESS_WEBHDFS";
+inline constexpr char kEnvAmAddressWebHdfsToken[] = "TONY_AM_ADDRESS_WEBHDFS_TOKEN";
 // AM -> executor and the task: where the task keeps checkpoints (tony.application.checkpoint-dir).
 inline constexpr char kEnvCheckpointDir[] = "TONY_CHECKPOINT_DIR";
 // Local backend -> container.
 inline constexpr char kEnvWorkDir[] = "TONY_WORK_DIR";
 inline constexpr char kEnvContainerSecrets[] = "TONY_CONTAINER_SECRETS";
 
-inline constexpr std::array<std::string_view, 28> kInternalVariables = {
-    kEnvAppId,       kEnvBackend,          kEnvAmAttempt,    kEnvStagingDir, kEnvYarnScheduler,
-    kEnvSubmittedMs, kEnvBinaryPath,       kEnvAmKeytab,     kEnvDefaultFs,  kEnvWebHdfs,
-    kEnvWebHdfsCa,   kEnvWebHdfsToken,     kEnvHasSrc,       kEnvHasVenv,    kEnvHasHadoopConf,
-    kEnvYarnNodes,   kEnvYarnWebProxy,     kEnvAmAddress,    kEnvConfFile,   kEnvTaskType,
-    kEnvTaskIndex,   kEnvTaskAttempt,      kEnvContainerId,  kEnvLogDir,     kEnvHost,
-    kEnvWorkDir,     kEnvContainerSecrets, kEnvAmAddressFile};
+inline constexpr std::array<std::string_view, 30> kInternalVariables = {
+    kEnvAppId,         kEnvBackend,          kEnvAmAttempt,
+    kEnvStagingDir,    kEnvYarnScheduler,    kEnvSubmittedMs,
+    kEnvBinaryPath,    kEnvAmKeytab,         kEnvDefaultFs,
+    kEnvWebHdfs,       kEnvWebHdfsCa,        kEnvWebHdfsToken,
+    kEnvHasSrc,        kEnvHasVenv,          kEnvHasHadoopConf,
+    kEnvYarnNodes,     kEnvYarnWebProxy,     kEnvAmAddress,
+    kEnvConfFile,      kEnvTaskType,         kEnvTaskIndex,
+    kEnvTaskAttempt,   kEnvContainerId,      kEnvLogDir,
+    kEnvHost,          kEnvWorkDir,          kEnvContainerSecrets,
+    kEnvAmAddressFile, kEnvAmAddressWebHdfs, kEnvAmAddressWebHdfsToken};
 
 // What a backend tells the AM it starts (client -> AM), typed: the backends write it with ToEnv()
 // and `tony am` reads it with ReadAmLaunch(), whose errors name the variable. The backends add
@@ -174,9 +182,19 @@ inline absl::StatusOr<AmLaunch> ReadAmLaunch(const EnvLookup& lookup = [](const 
 struct ExecutorLaunch {
   // Every name ToEnv may write: whoever builds an executor's environment removes them all first,
   // so that no other source (the job's variables) stands in for one ToEnv leaves out.
-  static constexpr std::array<std::string_view, 11> kVariables = {
-      kEnvAppId,       kEnvAmAddress, kEnvConfFile, kEnvTaskType, kEnvTaskIndex,    kEnvTaskAttempt,
-      kEnvContainerId, kEnvBackend,   kEnvLogDir,   kEnvHost,     kEnvAmAddressFile};
+  static constexpr std::array<std::string_view, 13> kVariables = {kEnvAppId,
+                                                                  kEnvAmAddress,
+                                                                  kEnvConfFile,
+                                                                  kEnvTaskType,
+                                                                  kEnvTaskIndex,
+                                                                  kEnvTaskAttempt,
+                                                                  kEnvContainerId,
+                                                                  kEnvBackend,
+                                                                  kEnvLogDir,
+                                                                  kEnvHost,
+                                                                  kEnvAmAddressFile,
+                                                                  kEnvAmAddressWebHdfs,
+                                                                  kEnvAmAddressWebHdfsToken};
 
   std::string app_id;
   std::string am_address;  // host:port of the AM's control plane
@@ -191,7 +209,10 @@ struct ExecutorLaunch {
   std::string log_dir;
   std::string host;  // the address other tasks reach this one at; "": the executor finds one
   // Where a later AM attempt that adopts the running tasks writes its address; "": none will.
+  // A local path, or with am_address_webhdfs an HDFS path read through WebHDFS.
   std::string am_address_file;
+  std::string am_address_webhdfs;        // YARN: the NameNodes' HTTP addresses (as AmLaunch's)
+  std::string am_address_webhdfs_token;  // YARN: the service of the HDFS token to read it with
 
   std::map<std::string, std::string> ToEnv() const {
     std::map<std::string, std::string> env = {
@@ -207,6 +228,10 @@ struct ExecutorLaunch {
     if (!log_dir.empty()) env[kEnvLogDir] = log_dir;
     if (!host.empty()) env[kEnvHost] = host;
     if (!am_address_file.empty()) env[kEnvAmAddressFile] = am_address_file;
+    if (!am_address_webhdfs.empty()) env[kEnvAmAddressWebHdfs] = am_address_webhdfs;
+    if (!am_address_webhdfs_token.empty()) {
+      env[kEnvAmAddressWebHdfsToken] = am_address_webhdfs_token;
+    }
     return env;
   }
 };
@@ -269,6 +294,8 @@ inline absl::StatusOr<ExecutorLaunch> ReadExecutorLaunch(
   }
   launch.host = get(kEnvHost);
   launch.am_address_file = get(kEnvAmAddressFile);
+  launch.am_address_webhdfs = get(kEnvAmAddressWebHdfs);
+  launch.am_address_webhdfs_token = get(kEnvAmAddressWebHdfsToken);
   if (!launch.am_address_file.empty() && launch.am_address_file[0] != '/') {
     return absl::InvalidArgumentError(
         absl::StrCat(kEnvAmAddressFile, "='", launch.am_address_file, "': not an absolute path"));

@@ -121,6 +121,8 @@ ExecutorLaunch LocalExecutorLaunch() {
   launch.log_dir = "/jobs/x/logs/container_0001_01_000004";
   launch.host = "10.0.0.7";
   launch.am_address_file = "/jobs/x/am.address";
+  launch.am_address_webhdfs = "https://nn1=a:9871,nn2=b:9871";
+  launch.am_address_webhdfs_token = "ha-hdfs:ns1";
   return launch;
 }
 
@@ -140,6 +142,8 @@ TEST(ExecutorLaunchTest, EveryFieldSurvivesTheEnvironment) {
   EXPECT_EQ(read->log_dir, written.log_dir);
   EXPECT_EQ(read->host, written.host);
   EXPECT_EQ(read->am_address_file, written.am_address_file);
+  EXPECT_EQ(read->am_address_webhdfs, written.am_address_webhdfs);
+  EXPECT_EQ(read->am_address_webhdfs_token, written.am_address_webhdfs_token);
   // The user's process never sees any of it: every name is one the executor removes.
   for (const auto& [name, value] : env) {
     EXPECT_NE(std::find(kInternalVariables.begin(), kInternalVariables.end(), name),

@@ -189,7 +189,14 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
     // for the client's acknowledgement, as on YARN.
     report.last_am_address = report.am_address;
   }
+  const auto kept = [&] {
+    auto it = submitted_.find(app_id);
+    return it != submitted_.end() && it->second.submission.keep_containers;
+  };
   if (!report.final_state.empty()) {
+    // Containers kept for another attempt go with the AM that recorded the end (one that died
+    // before its shutdown stopped them would leave them to their executors' recovery time).
+    if (am_gone && kept()) KillLeftovers(JobDir(app_id));
     report.state = report.final_state == "SUCCEEDED" ? AppState::kFinished
                    : report.final_state == "KILLED"  ? AppState::kKilled
                                                      : AppState::kFailed;
@@ -198,10 +205,7 @@ absl::StatusOr<AppReport> LocalClusterClient::GetReport(const std::string& app_i
     report.state = AppState::kSubmitted;
   } else if (am_gone) {
     // Containers kept for an attempt that will not come go now.
-    if (auto it = submitted_.find(app_id);
-        it != submitted_.end() && it->second.submission.keep_containers) {
-      KillLeftovers(it->second.submission.job_dir);
-    }
+    if (kept()) KillLeftovers(JobDir(app_id));
     report.state = AppState::kFailed;
     report.final_state = "FAILED";
     report.diagnostics = StrCat("the AM ", am_exit.empty() ? "exited" : am_exit,

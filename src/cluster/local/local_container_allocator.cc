@@ -226,7 +226,7 @@ void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grac
       local.cause = ContainerExit::Cause::kStoppedByAm;
       // The executor forwards SIGTERM to the user's process group and escalates itself; this
       // deadline is the backstop for an executor that does not.
-      kill(local.pid, SIGTERM);
+      Signal(local, SIGTERM, /*tree=*/false);
       local.kill_at_ms = clock_->NowMs() + grace_ms + 2000;
     }
   }
@@ -283,6 +283,32 @@ std::string LocalContainerAllocator::FinalStatusPath() const {
   return StrCat(options_.job_dir, "/final-status.json");
 }
 
+bool LocalContainerAllocator::Running(const LocalContainer& local) {
+  if (local.pidfd < 0) return false;
+  pollfd fd = {local.pidfd, POLLIN, 0};
+  return poll(&fd, 1, 0) == 0;  // readable once the process has exited
+}
+
+void LocalContainerAllocator::Signal(const LocalContainer& local, int sig, bool tree) {
+  if (!local.adopted) {
+    // This process's child: its pid stays its own until it is reaped.
+    if (tree) {
+      SignalTree(local.pid, sig);
+    } else {
+      kill(local.pid, sig);
+    }
+    return;
+  }
+  // Another's child, reaped by another: signalled only while the pidfd says it runs (once it
+  // exited, its pid may soon name another process).
+  if (!Running(local)) return;
+  if (tree) {
+    SignalTree(local.pid, sig);
+  } else {
+    syscall(SYS_pidfd_send_signal, local.pidfd, sig, nullptr, 0);
+  }
+}
+
 std::string LocalContainerAllocator::RecordPath(const std::string& container_id) const {
   return StrCat(options_.job_dir, "/running/", container_id, ".json");
 }
@@ -314,18 +340,14 @@ void LocalContainerAllocator::AdoptPrevious() {
       continue;
     }
     local.container.resources.gpus = static_cast<int>(local.gpus.size());
-    // The same process as recorded (a pid may have been reused since), and still running.
-    const std::optional<ProcessInfo> info = ReadProcessInfo(local.pid);
-    if (local.pid <= 0 || !info || info->start_ticks != start_ticks) {
+    // The pidfd first, then the check that it is the same process as recorded (a pid may have
+    // been reused since), still running: from then on the pidfd names it, whatever its pid does.
+    local.pidfd = local.pid > 0 ? static_cast<int>(syscall(SYS_pidfd_open, local.pid, 0)) : -1;
+    const std::optional<ProcessInfo> info =
+        local.pidfd >= 0 ? ReadProcessInfo(local.pid) : std::nullopt;
+    if (local.pidfd < 0 || !info || info->start_ticks != start_ticks || !Running(local)) {
       spdlog::info("[{}] {} of an earlier attempt has ended", options_.app_id, local.container.id);
-      fs::remove(path, ec);
-      continue;
-    }
-    local.pidfd = static_cast<int>(syscall(SYS_pidfd_open, local.pid, 0));
-    if (local.pidfd < 0) {
-      spdlog::warn("[{}] cannot watch {} (pid {}): {}", options_.app_id, local.container.id,
-                   local.pid, std::strerror(errno));
-      SignalTree(local.pid, SIGKILL);
+      if (local.pidfd >= 0) close(local.pidfd);
       fs::remove(path, ec);
       continue;
     }
@@ -358,7 +380,7 @@ void LocalContainerAllocator::Shutdown() {
     if (shutdown_) return;
     shutdown_ = true;
     for (auto& [id, local] : containers_) {
-      if (local.pid > 0) SignalTree(local.pid, SIGKILL);
+      if (local.pid > 0) Signal(local, SIGKILL, /*tree=*/true);
     }
   }
   Wake();
@@ -511,7 +533,11 @@ void LocalContainerAllocator::CheckMemory() {
       // As YARN's NodeManager does: SIGTERM to the container's process group (the kernel
       // signals its newest processes first, so the user's before the executor), SIGKILL to the
       // whole tree a moment later (yarn.nodemanager.sleep-delay-before-sigkill.ms).
-      kill(-pid, SIGTERM);
+      if (!it->second.adopted) {
+        kill(-pid, SIGTERM);
+      } else {
+        Signal(it->second, SIGTERM, /*tree=*/false);  // not its group: its pid may be reused
+      }
       it->second.stopping = true;
       it->second.kill_at_ms = clock_->NowMs() + kOverMemorySigkillDelayMs;
     }
@@ -537,7 +563,7 @@ void LocalContainerAllocator::MonitorLoop() {
       for (auto& [id, local] : containers_) {
         if (local.stopping && local.kill_at_ms > 0) {
           if (now >= local.kill_at_ms) {
-            SignalTree(local.pid, SIGKILL);
+            Signal(local, SIGKILL, /*tree=*/true);
             local.kill_at_ms = 0;
           } else {
             timeout = std::min(timeout, local.kill_at_ms - now);

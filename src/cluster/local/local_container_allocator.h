@@ -80,6 +80,11 @@ class LocalContainerAllocator final : public ContainerAllocator {
   // The running containers an earlier attempt recorded (keep_containers), taken over; records
   // of processes that are gone are removed.
   void AdoptPrevious();
+  // Whether the container's guard still runs (its pidfd is not readable yet).
+  static bool Running(const LocalContainer& local);
+  // Sends `sig` to the container's guard, or with `tree` to everything below it too; an adopted
+  // guard only while it runs.
+  static void Signal(const LocalContainer& local, int sig, bool tree);
   std::string RecordPath(const std::string& container_id) const;
   void MonitorLoop();
   // Puts `resource` into `work_dir`: copied, unpacked, or, when shared, linked to the job's one

@@ -398,6 +398,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   app.tags = submission.tags;
   app.node_label_expression = submission.node_label;
   app.max_app_attempts = submission.max_attempts;
+  app.keep_containers = submission.keep_containers;
   app.priority = submission.priority;
   app.am_resource.memory_mb = submission.resources.memory_mb;
   app.am_resource.vcores = submission.resources.vcores;

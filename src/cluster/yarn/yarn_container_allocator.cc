@@ -89,6 +89,36 @@ absl::Status YarnContainerAllocator::Start(const std::string& am_host, int am_po
       am_rm_->Register(am_host, am_port, tracking_url);
   if (!registered.ok()) return registered.status();
   maximum_ = registered->maximum_capability;
+  if (!registered->containers_from_previous_attempts.empty()) {
+    // With keep_containers_across_application_attempts the RM hands over what earlier attempts
+    // still run, and the NMTokens to stop them with; their ends come with the heartbeats.
+    nm_.UpdateNmTokens(registered->nm_tokens_from_previous_attempts);
+    MutexLock lock(mu_);
+    for (const hadoop::Container& yarn : registered->containers_from_previous_attempts) {
+      Container container;
+      container.id = yarn.id.ToString();
+      container.host = yarn.node_host;
+      container.resources = {yarn.resource.memory_mb, yarn.resource.vcores,
+                             static_cast<int>(yarn.resource.gpus)};
+      container.log_dir =
+          StrCat(options_.web_https ? "https://" : "http://", yarn.node_http_address,
+                 "/node/containerlogs/", container.id, "/", options_.user);
+      granted_[container.id] = yarn;
+      launched_.insert(container.id);
+      previous_.push_back(container);
+    }
+    spdlog::info("the ResourceManager handed over {} running containers of earlier attempts",
+                 previous_.size());
+  }
+  if (!options_.am_address_file.empty()) {
+    // Executors of an earlier attempt look here for this one (a failure costs only them).
+    if (absl::Status written =
+            hdfs_.Create(options_.am_address_file, StrCat(am_host, ":", am_port, "\n"));
+        !written.ok()) {
+      spdlog::warn("the executors of earlier attempts cannot find this AM: {}",
+                   ToStd(written.message()));
+    }
+  }
   heartbeat_ = std::thread([this] { HeartbeatLoop(); });
   for (int i = 0; i < kLauncherThreads; ++i) launchers_.emplace_back([this] { LauncherLoop(); });
   if (options_.token_refresh.has_value()) {
@@ -404,6 +434,11 @@ absl::Status YarnContainerAllocator::Finish(FinalStatus final_status,
   }
   return absl::DeadlineExceededError(
       StrCat("the ResourceManager ", am_rm_->peer(), " did not confirm the unregistration"));
+}
+
+std::vector<Container> YarnContainerAllocator::PreviousContainers() const {
+  MutexLock lock(mu_);
+  return previous_;
 }
 
 int YarnContainerAllocator::RunningContainers() const {

@@ -74,6 +74,9 @@ struct YarnAllocatorOptions {
   // The application's tracking URL once it has ended (the history's job page), as MapReduce and
   // Spark set theirs; "" keeps the AM's own.
   std::string final_tracking_url;
+  // An HDFS path where Start writes the AM's address ("host:port"), for the executors of an
+  // earlier attempt that the AM adopts (tony.am.retry-count); "": none.
+  std::string am_address_file;
   int64_t fast_heartbeat_ms = 100;   // while containers are outstanding
   int64_t slow_heartbeat_ms = 1000;  // once every ask was granted
 };
@@ -94,6 +97,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   absl::Status Finish(FinalStatus final_status, const std::string& diagnostics,
                       const std::string& status_json) override;
   int RunningContainers() const override;
+  std::vector<Container> PreviousContainers() const override;
   void SetProgress(float progress) override { progress_.store(progress); }
   void Shutdown() override;
 
@@ -182,6 +186,8 @@ class YarnContainerAllocator final : public ContainerAllocator {
   // AM_SHUTDOWN came, or the RM no longer knows the attempt: nothing to unregister.
   bool ended_by_rm_ TONY_GUARDED_BY(mu_) = false;
   bool stopping_ TONY_GUARDED_BY(mu_) = false;
+  // The containers of earlier attempts the RM handed over at registration.
+  std::vector<Container> previous_ TONY_GUARDED_BY(mu_);
   bool finished_ TONY_GUARDED_BY(mu_) = false;
   std::atomic<float> progress_{0.0f};  // the job's, for the RM (SetProgress)
   std::thread heartbeat_;
