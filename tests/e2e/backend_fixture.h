@@ -340,11 +340,11 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
   // Submits a job with one AM retry whose worker, in the first attempt, leaves a marker and hangs
   // (the second attempt's finds it and ends); returns the client's pid once the marker is there,
   // or 0 if it never came.
-  pid_t StartAJobWhoseFirstAttemptHangs() {
+  pid_t StartAJobWhoseFirstAttemptHangs(std::vector<std::string> conf = {}) {
     const std::string marker = runner_.work_dir() + "/first-attempt-ran";
-    const pid_t tony = Start(
-        Submit({"tony.worker.instances=1", "tony.worker.memory=256m", "tony.am.retry-count=1"},
-               "/usr/bin/python3 hang_first_time.py " + marker));
+    conf.insert(conf.end(),
+                {"tony.worker.instances=1", "tony.worker.memory=256m", "tony.am.retry-count=1"});
+    const pid_t tony = Start(Submit(conf, "/usr/bin/python3 hang_first_time.py " + marker));
     if (WaitForJobProcess("/usr/bin/python3 hang_first_time.py", {{"JOB_NAME", "worker"}}) <= 0) {
       return 0;
     }
@@ -355,23 +355,38 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return 0;
   }
 
-  // Two workers of run_once.py in `dir` with one AM retry; once both run and the history has them
-  // started, the AM is killed (SIGKILL). With `hold_client` the client, which starts the next
-  // attempt, is stopped (SIGSTOP) first: no attempt runs until it is continued. Returns the
-  // client's pid, 0 after a failure.
-  pid_t StartRunOnceWorkersAndKillTheAm(const std::string& dir, bool hold_client) {
-    const pid_t tony = Start(
-        Submit({"tony.worker.instances=2", "tony.worker.memory=256m", "tony.am.retry-count=1"},
-               "/usr/bin/python3 run_once.py " + dir));
+  // A file of the job's history: running (the intermediate directory) or ended; "" if missing.
+  std::string HistoryText(const std::string& app_id, bool running, const std::string& name) {
+    const std::string dir = running ? "intermediate" : "finished";
+    if (!yarn()) return ReadAll(fs::path(runner_.home()) / "history" / dir / app_id / name);
+    absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
+    if (!hdfs.ok()) return "";
+    absl::StatusOr<std::string> data = hdfs->Open("/user/" + cluster_->user() + "/.tony/history/" +
+                                                  dir + "/" + app_id + "/" + name);
+    return data.ok() ? *data : "";
+  }
+
+  // How StartRunOnceWorkersAndKillTheAm ends the first AM attempt.
+  enum class AmFault {
+    kKill,          // SIGKILL to the AM
+    kKillHeld,      // the client, which starts the next attempt locally, is stopped first
+    kKillItsShell,  // YARN: SIGKILL to the shell the AM's container was launched with
+  };
+  // Two workers of run_once.py in `dir` with one AM retry (`conf` added); once both run and the
+  // history has them started, the AM is ended as `fault` says. Returns the client's pid, 0 after
+  // a failure.
+  pid_t StartRunOnceWorkersAndKillTheAm(const std::string& dir, AmFault fault,
+                                        std::vector<std::string> conf = {}) {
+    conf.insert(conf.end(),
+                {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.am.retry-count=1"});
+    const pid_t tony = Start(Submit(conf, "/usr/bin/python3 run_once.py " + dir));
     EXPECT_GT(WaitForJobProcess("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}}), 0);
     const auto ran = [&dir] {
       return !ReadAll(dir + "/worker-0.pids").empty() && !ReadAll(dir + "/worker-1.pids").empty();
     };
     // Mid-job: the history, which the next attempt takes the job up from, has both tasks started.
-    const std::string events =
-        fs::path(runner_.home()) / "history/intermediate" / app_id_ / "events.jsonl";
-    const auto started = [&events] {
-      const std::string text = ReadAll(events);
+    const auto started = [this] {
+      const std::string text = HistoryText(app_id_, /*running=*/true, "events.jsonl");
       return text.find(R"("task":"worker:0","attempt":0,"kind":"TASK_STARTED")") !=
                  std::string::npos &&
              text.find(R"("task":"worker:1","attempt":0,"kind":"TASK_STARTED")") !=
@@ -381,27 +396,40 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     EXPECT_TRUE(ran()) << "the workers never ran";
-    EXPECT_TRUE(started()) << ReadAll(events);
+    EXPECT_TRUE(started()) << HistoryText(app_id_, true, "events.jsonl");
     const std::vector<pid_t> am = TonyRoleProcesses("am", {});
     EXPECT_EQ(am.size(), 1u);
     if (!ran() || !started() || am.size() != 1) return 0;
     run_once_first_ = {ReadAll(dir + "/worker-0.pids"), ReadAll(dir + "/worker-1.pids")};
-    if (hold_client) kill(tony, SIGSTOP);
-    kill(am[0], SIGKILL);
+    first_am_ = am[0];
+    if (fault == AmFault::kKillHeld) kill(tony, SIGSTOP);
+    if (fault != AmFault::kKillItsShell) {
+      kill(am[0], SIGKILL);
+      return tony;
+    }
+    // The AM's parent: the shell YARN launched the container with.
+    const std::string stat = ReadAll("/proc/" + std::to_string(am[0]) + "/stat");
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string state;
+    pid_t shell = 0;
+    fields >> state >> shell;
+    const std::string shell_cmdline = ReadAll("/proc/" + std::to_string(shell) + "/cmdline");
+    EXPECT_NE(shell_cmdline.find("bash"), std::string::npos) << shell_cmdline;
+    if (shell <= 1 || shell_cmdline.find("bash") == std::string::npos) return 0;
+    kill(shell, SIGKILL);
     return tony;
   }
   // The job of StartRunOnceWorkersAndKillTheAm ended well: both tasks SUCCEEDED, each ran once
   // (the process the first attempt started, and no other), and the history says so.
   void ExpectRunOnceJobSucceededOnce(const TonyResult& r, const std::string& dir) {
     ASSERT_EQ(r.exit_code, 0) << Describe(r);
-    EXPECT_NE(r.out.find("AM attempt 2 takes up the running tasks"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("AM attempt 2 takes over the job"), std::string::npos) << r.out;
     EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
     EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
     EXPECT_EQ(ReadAll(dir + "/worker-0.pids"), run_once_first_[0]) << "worker:0 ran again";
     EXPECT_EQ(ReadAll(dir + "/worker-1.pids"), run_once_first_[1]) << "worker:1 ran again";
     EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
-    const std::string events =
-        ReadAll(fs::path(runner_.home()) / "history/finished" / r.app_id / "events.jsonl");
+    const std::string events = HistoryText(r.app_id, /*running=*/false, "events.jsonl");
     EXPECT_NE(events.find(R"("kind":"AM_STARTED","attempt":2)"), std::string::npos) << events;
     EXPECT_EQ(events.find("TASK_RESTARTED"), std::string::npos) << events;
     EXPECT_EQ(events.find(R"("state":"FAILED")"), std::string::npos) << events;
@@ -502,6 +530,7 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
   std::optional<TestCluster> cluster_;
   std::string app_id_;
   std::vector<std::string> run_once_first_;  // what each run_once.py worker wrote, first attempt
+  pid_t first_am_ = 0;                       // the AM StartRunOnceWorkersAndKillTheAm ended
   TonyRunner runner_;
 };
 
