@@ -111,7 +111,7 @@ grpc::Status AmLink::ReportResult(const rpc::ReportResultRequest& request,
   while (true) {
     grpc::ClientContext context;
     Prepare(&context, timeout_ms);
-    const grpc::Status status = stub_->ReportResult(&context, request, response);
+    grpc::Status status = stub_->ReportResult(&context, request, response);
     // An AM that is gone may have a next attempt, which adopted the task and takes its result.
     const bool no_answer = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                            status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;

@@ -609,7 +609,7 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
     }
   }
   rpc::HeartbeatResponse response;
-  const grpc::Status status =
+  grpc::Status status =
       link_->Heartbeat(request, &response, std::max<int64_t>(spec_.heartbeat_interval_ms, 1000));
   if (status.ok()) {
     if (response.dump_stacks()) {

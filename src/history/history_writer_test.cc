@@ -86,7 +86,7 @@ TEST(HistoryWriterTest, WritesEveryFileInOrderAndMovesTheJobWhenClosed) {
 TEST(HistoryWriterTest, PromptEventsAreWrittenAtOnceWithWhatWasQueuedBefore) {
   TempDir tmp;
   HistoryWriterOptions options = Options(LocalHistoryFs(), tmp.path());
-  options.flush_interval_ms = 3600 * 1000;
+  options.flush_interval_ms = int64_t{3600} * 1000;
   options.prompt_events = true;
   HistoryWriter writer(options);
   const std::string dir = tmp.path() + "/intermediate/app_1";
@@ -99,7 +99,7 @@ TEST(HistoryWriterTest, PromptEventsAreWrittenAtOnceWithWhatWasQueuedBefore) {
 
   TempDir other;
   options = Options(LocalHistoryFs(), other.path());
-  options.flush_interval_ms = 3600 * 1000;
+  options.flush_interval_ms = int64_t{3600} * 1000;
   HistoryWriter batched(options);
   batched.Event(R"({"kind":"A"})");
   // Written with the first flush, which comes only at Close: nothing may be there before.
