@@ -195,22 +195,22 @@ void HistoryRecorder::RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int 
   }
 }
 
-void HistoryRecorder::RecordDecision(JobState state, const std::string& diagnostics) {
+void HistoryRecorder::RecordJobState(const char* kind, JobState state,
+                                     const std::string& diagnostics) {
   history::HistoryEvent event;
   event.time_ms = clock_->WallMs();
-  event.kind = history::kEventDecided;
+  event.kind = kind;
   event.state = std::string(ToString(state));
   event.diagnostics = diagnostics;
   RecordEvent(event);
 }
 
+void HistoryRecorder::RecordDecision(JobState state, const std::string& diagnostics) {
+  RecordJobState(history::kEventDecided, state, diagnostics);
+}
+
 void HistoryRecorder::RecordJobEnd(JobState state, const std::string& diagnostics) {
-  history::HistoryEvent event;
-  event.time_ms = clock_->WallMs();
-  event.kind = history::kEventFinished;
-  event.state = std::string(ToString(state));
-  event.diagnostics = diagnostics;
-  RecordEvent(event);
+  RecordJobState(history::kEventFinished, state, diagnostics);
 }
 
 void HistoryRecorder::AppendOutput(const TaskRef& task, int attempt,

@@ -83,6 +83,8 @@ class HistoryRecorder {
 
  private:
   void RecordEvent(const history::HistoryEvent& event);
+  // An event of the job's own with its state (APPLICATION_DECIDED, APPLICATION_FINISHED).
+  void RecordJobState(const char* kind, JobState state, const std::string& diagnostics);
   bool torn_events_ = false;  // the earlier attempt's events.jsonl ends in a partial line
 
   const HistoryRecorderOptions options_;

@@ -27,13 +27,25 @@ class RecoveryTest : public JobStateTest {
   // (every transition and notice so far, as the history's lines), with `live` containers of the
   // first attempt still running. Returns the second attempt's first actions.
   Actions SecondAttempt(const std::map<std::string, std::string>& live) {
+    recovered_ = Replay(job_->TakeTransitions(), /*decided=*/false);
+    clock_.Advance(5000);
+    return Recover(live);
+  }
+  // What the earlier attempt's history says after `transitions`, its notices and, if `decided`,
+  // its decision, as HistoryRecorder writes them (`opened`: with the AM's start first).
+  RecoveredJob Replay(const std::vector<TaskTransition>& transitions, bool decided,
+                      bool opened = false) {
     HistoryRecorderOptions options;
     options.app_id = "application_1_0001";
     HistoryRecorder recorder(options, &job_->spec(), &clock_);
-    recorder.RecordTransitions(job_->TakeTransitions());
+    if (opened) recorder.Open("", rpc::JobStatus());
+    recorder.RecordTransitions(transitions);
     recorder.RecordNotices(job_->TakeNotices());
-    recovered_ = RecoverFromHistory(recorder.live().events);
-    clock_.Advance(5000);
+    if (decided) recorder.RecordDecision(job_->state(), job_->diagnostics());
+    return RecoverFromHistory(recorder.live().events);
+  }
+  // The next attempt's state machine takes recovered_ up with `live` containers.
+  Actions Recover(const std::map<std::string, std::string>& live) {
     job_ = std::make_unique<JobStateMachine>(job_->spec(), &clock_);
     return job_->Recover(recovered_, live);
   }
@@ -149,13 +161,8 @@ TEST_F(RecoveryTest, ATaskTheHistoryShowsWaitingForItsSpecButThatHeartbeatsIsRun
   // The earlier attempt released the spec and died before TASK_STARTED reached its history.
   std::vector<TaskTransition> transitions = job_->TakeTransitions();
   std::erase_if(transitions, [](const TaskTransition& t) { return t.to == TaskState::kRunning; });
-  HistoryRecorderOptions options;
-  options.app_id = "application_1_0001";
-  HistoryRecorder recorder(options, &job_->spec(), &clock_);
-  recorder.RecordTransitions(transitions);
-  recovered_ = RecoverFromHistory(recorder.live().events);
-  job_ = std::make_unique<JobStateMachine>(job_->spec(), &clock_);
-  job_->Recover(recovered_, Live({kW0, kW1}));
+  recovered_ = Replay(transitions, /*decided=*/false);
+  Recover(Live({kW0, kW1}));
   ASSERT_EQ(State(kW0), TaskState::kAllocated);
   EXPECT_FALSE(job_->OnHeartbeat(kW0, "c_worker:0", 1 << 20));
   EXPECT_EQ(State(kW0), TaskState::kRunning);
@@ -171,14 +178,8 @@ TEST_F(RecoveryTest, AJobTheEarlierAttemptDecidedIsDecidedAlikeAndItsTasksStoppe
   Actions killed = job_->Kill("killed by the user");
   ASSERT_EQ(Count<StopContainer>(killed), 2);
   // The AM records the decision at once (ApplicationMaster::Execute); it dies in the grace period.
-  HistoryRecorderOptions options;
-  options.app_id = "application_1_0001";
-  HistoryRecorder recorder(options, &job_->spec(), &clock_);
-  recorder.RecordTransitions(job_->TakeTransitions());
-  recorder.RecordDecision(job_->state(), job_->diagnostics());
-  recovered_ = RecoverFromHistory(recorder.live().events);
-  job_ = std::make_unique<JobStateMachine>(job_->spec(), &clock_);
-  const Actions actions = job_->Recover(recovered_, Live({kW0, kW1}));
+  recovered_ = Replay(job_->TakeTransitions(), /*decided=*/true);
+  const Actions actions = Recover(Live({kW0, kW1}));
   EXPECT_EQ(job_->state(), JobState::kKilled);
   EXPECT_EQ(job_->diagnostics(), "killed by the user");
   EXPECT_EQ(Count<StopContainer>(actions), 2);
@@ -192,16 +193,9 @@ TEST_F(RecoveryTest, AJobTheEarlierAttemptDecidedIsDecidedAlikeAndItsTasksStoppe
 TEST_F(RecoveryTest, TheApplicationTimeoutCountsFromTheFirstAttempt) {
   InitWorkers({{"tony.application.timeout", "60000"}});
   StartAll();
-  HistoryRecorderOptions options;
-  options.app_id = "application_1_0001";
-  options.am_attempt = 1;
-  HistoryRecorder recorder(options, &job_->spec(), &clock_);
-  recorder.Open("", rpc::JobStatus());  // AM_STARTED, now
-  recorder.RecordTransitions(job_->TakeTransitions());
-  recovered_ = RecoverFromHistory(recorder.live().events);
+  recovered_ = Replay(job_->TakeTransitions(), /*decided=*/false, /*opened=*/true);  // AM_STARTED
   clock_.Advance(50000);
-  job_ = std::make_unique<JobStateMachine>(job_->spec(), &clock_);
-  job_->Recover(recovered_, Live({kW0, kW1}));
+  Recover(Live({kW0, kW1}));
   clock_.Advance(9000);
   job_->OnHeartbeat(kW0, "c_worker:0", 1);
   job_->OnHeartbeat(kW1, "c_worker:1", 1);
