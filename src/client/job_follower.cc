@@ -249,8 +249,7 @@ JobFollower::Step JobFollower::Watch(const std::string& app_id) {
     out_ << "tony: the AM at " << am_address_ << " ended without a final status (attempt "
          << attempt_ << ")\n"
          << "tony: AM attempt " << report->attempt
-         << (adopts_tasks_ ? " takes over the job\n" : " runs the job again\n")
-         << std::flush;
+         << (adopts_tasks_ ? " takes over the job\n" : " runs the job again\n") << std::flush;
     FollowNextAttempt();
     return Step::kContinue;
   }

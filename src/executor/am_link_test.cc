@@ -23,6 +23,8 @@ class FakeAm final : public rpc::TonyAm::Service {
  public:
   FakeAm() {
     grpc::ServerBuilder builder;
+    // Loopback only, and plaintext on purpose: a stand-in for the AM in a test, which the link
+    // reaches without TLS (AmLinkOptions::cert_pem empty), as an AM with tony.am.tls.enabled=false.
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(this);
     server_ = builder.BuildAndStart();
