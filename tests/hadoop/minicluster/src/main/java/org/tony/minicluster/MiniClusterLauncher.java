@@ -45,7 +45,7 @@ import sun.misc.Signal;
  *                         [--nm-vcores V] [--max-lifetime-s S]
  *                         [--secure [--rpc-protection authentication|integrity|privacy]
  *                                   [--token-lifetime-s S]] [--rm-ha | --ha] [--https] [--viewfs]
- *                         [--kms]
+ *                         [--kms] [--preemption]
  * </pre>
  *
  * With --rm-ha, two ResourceManagers (rm1, rm2) in HA without automatic failover, recovery and
@@ -69,6 +69,12 @@ import sun.misc.Signal;
  *
  * With --kms, a Key Management Server (Hadoop's MiniKMS) and an encryption zone, /ez, with one
  * file in it (see KmsMode). Not with --ha or --viewfs.
+ *
+ * With --preemption, the CapacityScheduler has two queues, default and urgent, each guaranteed half
+ * the cluster, and takes back from one what the other waits for (see PreemptionMode).
+ *
+ * Such a cluster, and an --rm-ha one, takes "stop-nm I" in the control files (below): NodeManager I
+ * stops, its containers are killed and reported lost, as when a node leaves (see PreemptionMode).
  *
  * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
  * DIR also gets krb5.conf and user.keytab, and minicluster.env the MINICLUSTER_KRB5_CONF,
@@ -99,6 +105,7 @@ public final class MiniClusterLauncher {
     boolean https;
     boolean viewfs;
     boolean kms;
+    boolean preemption;
   }
 
   /** The ResourceManagers' ids with --rm-ha. */
@@ -136,7 +143,7 @@ public final class MiniClusterLauncher {
       System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
           + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]"
           + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha | --ha]"
-          + " [--https] [--viewfs] [--kms]");
+          + " [--https] [--viewfs] [--kms] [--preemption]");
       System.exit(2);
       return;
     }
@@ -159,11 +166,10 @@ public final class MiniClusterLauncher {
       System.out.flush();
       Runtime.getRuntime().halt(1);
     }
+    // The control files are served before READY: a command may follow at once.
+    launcher.startControl(stop);
     System.out.println("MINICLUSTER READY " + opt.dir.getAbsolutePath());
     System.out.flush();
-    if (opt.rmHa || opt.nnHa) {
-      launcher.startControl(stop);
-    }
 
     if (opt.maxLifetimeS > 0) {
       if (!stop.await(opt.maxLifetimeS, TimeUnit.SECONDS)) {
@@ -205,6 +211,8 @@ public final class MiniClusterLauncher {
         o.viewfs = true;
       } else if (a.equals("--kms")) {
         o.kms = true;
+      } else if (a.equals("--preemption")) {
+        o.preemption = true;
       } else if (a.equals("--ha")) {
         o.rmHa = true;
         o.nnHa = true;
@@ -529,6 +537,15 @@ public final class MiniClusterLauncher {
     capacity.set("yarn.scheduler.capacity.root.default.maximum-capacity", "100");
     capacity.set("yarn.scheduler.capacity.maximum-am-resource-percent", "1.0");
     capacity.set("yarn.scheduler.capacity.root.default.maximum-am-resource-percent", "1.0");
+    if (opt.preemption) {
+      PreemptionMode.applyQueues(capacity);
+      PreemptionMode.applyMonitor(conf);
+      // NodeManagers over RPC, as with --rm-ha: one that stops unregisters from the RM (the
+      // in-process ones' unregistration reaches no RM), which reports its containers lost. They
+      // must know the RM's tracker address before it binds.
+      conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true);
+      conf.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, LOOPBACK + ":" + freePort());
+    }
     capacity.set("yarn.scheduler.capacity.resource-calculator",
         "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
     for (Map.Entry<String, String> e : capacity) {
@@ -785,6 +802,16 @@ public final class MiniClusterLauncher {
     env.put("MINICLUSTER_USER", testUser);
     env.put("MINICLUSTER_NODEMANAGERS", Integer.toString(opt.nodeManagers));
     env.put("MINICLUSTER_GPUS_PER_NODE", Long.toString(opt.gpus));
+    // In index order (stop-nm's argument).
+    StringBuilder nodes = new StringBuilder();
+    for (int i = 0; i < opt.nodeManagers; i++) {
+      nodes.append(i == 0 ? "" : ",").append(yarn.getNodeManager(i).getNMContext().getNodeId());
+    }
+    env.put("MINICLUSTER_NODE_IDS", nodes.toString());
+    if (opt.preemption) {
+      env.put("MINICLUSTER_QUEUES", String.join(",", PreemptionMode.QUEUES));
+      env.put("MINICLUSTER_PREEMPTION_KILL_WAIT_MS", Long.toString(PreemptionMode.KILL_WAIT_MS));
+    }
     if (secure != null) {
       secure.env(env);
     }
@@ -871,6 +898,18 @@ public final class MiniClusterLauncher {
       }
     }
     return -1;
+  }
+
+  /** The ResourceManager serving now: the active one with --rm-ha, else the only one. */
+  private ResourceManager activeResourceManager() throws IOException {
+    if (!opt.rmHa) {
+      return yarn.getResourceManager();
+    }
+    int index = activeRm();
+    if (index < 0) {
+      throw new IOException("no RM is active");
+    }
+    return yarn.getResourceManager(index);
   }
 
   private static HAServiceProtocol.StateChangeRequestInfo byUser() {
@@ -972,12 +1011,31 @@ public final class MiniClusterLauncher {
                   StandardCharsets.UTF_8).trim();
               Files.delete(request.toPath());
               PrivilegedExceptionAction<String> action;
+              String[] words = command.split("\\s+", 2);
               boolean hdfs = command.endsWith("-nn");
-              if (hdfs ? !opt.nnHa : !opt.rmHa) {
+              if (words[0].equals("stop-nm") ? !opt.rmHa && !opt.preemption
+                  : hdfs ? !opt.nnHa : !opt.rmHa) {
                 throw new IllegalArgumentException(command + " needs "
-                    + (hdfs ? "--ha" : "--rm-ha or --ha"));
+                    + (words[0].equals("stop-nm") ? "--preemption, --rm-ha or --ha"
+                        : hdfs ? "--ha" : "--rm-ha or --ha"));
               }
-              switch (command) {
+              switch (words[0]) {
+                case "stop-nm":
+                  if (words.length != 2) {
+                    throw new IllegalArgumentException("stop-nm needs the NodeManager's index");
+                  }
+                  action = () -> {
+                    // Its log handler's 10 s wait on stop, cut short as on the cluster's stop.
+                    Thread nudger = startLogHandlerNudger(Thread.currentThread());
+                    try {
+                      return PreemptionMode.stopNodeManager(yarn, opt.nodeManagers,
+                          activeResourceManager(), words[1], opt.readyTimeoutS);
+                    } finally {
+                      nudger.interrupt();
+                      Thread.interrupted();
+                    }
+                  };
+                  break;
                 case "failover-rm": action = this::failoverRm; break;
                 case "restart-rm": action = this::restartRm; break;
                 case "failover-nn":

@@ -1,0 +1,181 @@
+// Faults of the cluster rather than of the job, on a real YARN: a container the CapacityScheduler
+// preempts for another queue, and a NodeManager that stops under a running task (scripts/
+// hadoop-minicluster --preemption: queues default and urgent, each guaranteed half the cluster,
+// the preemption monitor on, and NodeManagers that leave the cluster when stopped). Neither uses
+// up a task's restarts (tony.worker.max-restarts is 0 here): the task runs again in a new
+// container and the job succeeds, and the summary and the history say why it ran again.
+
+#include <sys/wait.h>
+
+#include "e2e/backend_fixture.h"
+
+namespace tony::testing {
+namespace {
+
+class ClusterFaultE2eTest : public BackendE2eTest {
+ protected:
+  void SetUp() override {
+    BackendE2eTest::SetUp();
+    if (IsSkipped()) return;
+    if (cluster_->Value("MINICLUSTER_QUEUES").empty()) {
+      GTEST_SKIP() << conf_dir_ << " is no --preemption mini cluster";
+    }
+    dir_ = runner_.work_dir() + "/tasks";
+    fs::create_directories(dir_);
+  }
+
+  // The NodeManagers the ResourceManager counts as running now.
+  int RunningNodes() const {
+    absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> client = cluster_->Yarn();
+    if (!client.ok()) return 0;
+    absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
+        (*client)->GetClusterNodes({hadoop::NodeState::kRunning});
+    return nodes.ok() ? static_cast<int>(nodes->size()) : 0;
+  }
+
+  // How many lines the run_once.py worker `index` wrote to `suffix` (.pids: one per run, .terms:
+  // one per SIGTERM).
+  int Lines(int index, const std::string& suffix) const {
+    const std::string text = ReadAll(dir_ + "/worker-" + std::to_string(index) + suffix);
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+
+  // Waits (bounded) until `done` holds.
+  template <typename Done>
+  static bool WaitFor(Done done, int timeout_ms = 120000) {
+    for (int waited = 0; !done(); waited += 50) {
+      if (waited >= timeout_ms) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  }
+
+  // The index of the NodeManager whose container directory the process `pid` runs in (its
+  // working directory lies under .../<cluster>-localDir-nm-<index>_0/...), or -1.
+  static int NodeManagerOf(pid_t pid) {
+    std::error_code ec;
+    const std::string cwd = fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec).string();
+    std::smatch index;
+    if (!std::regex_search(cwd, index, std::regex(R"(-localDir-nm-(\d+)_\d+/)"))) return -1;
+    return std::stoi(index[1].str());
+  }
+
+  // scripts/hadoop-minicluster stop-nm: true once the ResourceManager no longer counts it.
+  bool StopNodeManager(int index) const {
+    const std::string command = TonyRunner::SourcePath("scripts/hadoop-minicluster") + " stop-nm " +
+                                conf_dir_ + " " + std::to_string(index);
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+
+  std::string dir_;  // where the run_once.py workers write what they did, and where `go` goes
+};
+
+// The job fills the cluster from the default queue, beyond its guarantee; a job in the urgent
+// queue then waits for room. The scheduler takes a worker's container back: tony hears of it from
+// the allocate response first and stops the worker itself, with SIGTERM and its grace period (where
+// a real task checkpoints), before the scheduler would kill it. The worker runs again in a new
+// container once there is room, using no restart, and the job succeeds.
+TEST_P(ClusterFaultE2eTest, APreemptedWorkerIsStoppedFirstAndRunsAgainWithoutUsingARestart) {
+  // One 768 MB worker per 1 GB NodeManager (the AM takes 256 MB of one): the job holds more than
+  // the half its queue is guaranteed, and the urgent job's worker fits nowhere.
+  const int nodes = RunningNodes();
+  ASSERT_GE(nodes, 2);
+  const pid_t tony = Start(
+      Submit({"tony.worker.instances=" + std::to_string(nodes), "tony.worker.memory=768m",
+              "tony.worker.max-restarts=0", "tony.application.fail-on-worker-failure-enabled=true"},
+             "/usr/bin/python3 run_once.py " + dir_));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}}), 0);
+  ASSERT_TRUE(WaitFor([&] {
+    for (int i = 0; i < nodes; ++i) {
+      if (Lines(i, ".pids") != 1) return false;
+    }
+    return true;
+  })) << "the workers never all ran";
+
+  TonyRunner urgent;
+  std::vector<std::string> args =
+      Submit({"tony.yarn.queue=urgent", "tony.worker.instances=1", "tony.worker.memory=768m"},
+             "/usr/bin/python3 exit_with.py 0");
+  const TonyResult u = urgent.Run(args, 180000, cluster_->ProcessEnv(urgent.work_dir()));
+  ASSERT_EQ(u.exit_code, 0) << "the urgent job: " << Describe(u);
+
+  // Room again: the preempted worker runs a second time.
+  int preempted = -1;
+  ASSERT_TRUE(WaitFor([&] {
+    for (int i = 0; i < nodes; ++i) {
+      if (Lines(i, ".pids") == 2) preempted = i;
+    }
+    return preempted >= 0;
+  })) << "no worker ran again: "
+      << runner_.CurrentOutput();
+  std::ofstream(dir_ + "/go") << "go";
+  const TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+
+  const std::string task = "worker:" + std::to_string(preempted);
+  EXPECT_EQ(Lines(preempted, ".terms"), 1) << task << " was not stopped with SIGTERM\n" << r.out;
+  for (int i = 0; i < nodes; ++i) {
+    EXPECT_TRUE(TaskRow(r.out, "worker:" + std::to_string(i), "SUCCEEDED")) << r.out;
+    if (i == preempted) continue;
+    EXPECT_EQ(Lines(i, ".pids"), 1) << "worker:" << i << " ran again";
+    EXPECT_EQ(Lines(i, ".terms"), 0) << "worker:" << i << " was stopped";
+  }
+  EXPECT_NE(r.out.find(task + " attempt 0 failed with exit code -102 (preempted)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("the task was stopped first so that it could checkpoint"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+  const std::string events = HistoryText(r.app_id, /*running=*/false, "events.jsonl");
+  EXPECT_NE(events.find(R"("task":")" + task + R"(","attempt":0,"kind":"TASK_PREEMPTING")"),
+            std::string::npos)
+      << events;
+  EXPECT_NE(events.find(R"("exit_code":-102)"), std::string::npos) << events;
+}
+
+// A NodeManager stops (as on SIGTERM: it leaves the cluster and kills its containers) under the
+// job's only worker. Its executor, stopped with the container, reports the signal; the
+// ResourceManager reports the container lost with its node (-100), which says why. The worker
+// runs again on another node, using no restart, and the job succeeds.
+TEST_P(ClusterFaultE2eTest, AWorkerWhoseNodeManagerStopsRunsAgainElsewhereWithoutUsingARestart) {
+  // A whole 1 GB NodeManager for the worker: never the AM's, and a third one to move to.
+  ASSERT_GE(RunningNodes(), 3);
+  const pid_t tony = Start(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=1024m", "tony.worker.max-restarts=0"},
+             "/usr/bin/python3 run_once.py " + dir_));
+  const pid_t worker = WaitForJobProcess("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}});
+  ASSERT_GT(worker, 0);
+  ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 1; })) << "the worker never ran";
+  const int node = NodeManagerOf(worker);
+  ASSERT_GE(node, 0) << "no NodeManager's directory holds pid " << worker;
+  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
+  ASSERT_EQ(am.size(), 1u);
+  ASSERT_NE(NodeManagerOf(am[0]), node) << "the AM shares the worker's NodeManager";
+
+  ASSERT_TRUE(StopNodeManager(node));
+  ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 2; }))
+      << "the worker never ran again: " << runner_.CurrentOutput();
+  std::vector<pid_t> again;
+  ASSERT_TRUE(WaitFor([&] {
+    again = JobProcesses("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}});
+    return !again.empty();
+  }));
+  EXPECT_NE(NodeManagerOf(again[0]), node) << "it ran again on the stopped NodeManager";
+  std::ofstream(dir_ + "/go") << "go";
+  const TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+  EXPECT_NE(r.out.find("worker:0 attempt 0 failed with exit code -100"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("lost"), std::string::npos) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+  const std::string events = HistoryText(r.app_id, /*running=*/false, "events.jsonl");
+  EXPECT_NE(events.find(R"("exit_code":-100)"), std::string::npos) << events;
+}
+
+INSTANTIATE_TEST_SUITE_P(Yarn, ClusterFaultE2eTest, ::testing::Values("yarn"));
+
+}  // namespace
+}  // namespace tony::testing
