@@ -75,8 +75,9 @@ std::vector<pid_t> ProcessesWithEnv(std::string_view key, std::string_view value
 // Sends sig to every process in ProcessTree(root), without freezing the tree: it takes a snapshot,
 // signals what it has not signalled yet, and repeats until a pass finds nothing new, so that
 // children forked meanwhile are caught. A child forked by a process that is then killed before the
-// next snapshot is reparented and escapes unless it is in root's group or session. Returns how many
-// processes were signalled (zombies included).
+// next snapshot is reparented and escapes unless it is in root's group or session. Root is
+// signalled first (a task sandbox's init learns of a stop before its command can end). Returns how
+// many processes were signalled (zombies included).
 int SignalTree(pid_t root, int sig);
 
 // SignalTree(getpid(), sig) without the caller itself: every process below the caller, which for

@@ -130,9 +130,27 @@ bool ApplyCovers(const SandboxPlan& plan, SandboxFailure* failure) {
   return true;
 }
 
+// Set in init by a SIGTERM from outside the namespace: the task is being stopped.
+volatile sig_atomic_t g_stopping = 0;
+
+void OnStop(int /*signal*/) { g_stopping = 1; }
+
 [[noreturn]] void RunInit(pid_t command, int status_fd) {
-  // Every signal stays blocked: the namespace's init ignores its own namespace's signals anyway,
-  // and only SIGKILL (which cannot be blocked) from outside should end it before the command.
+  // Every other signal stays blocked: the namespace's init ignores its own namespace's signals
+  // anyway, and only SIGKILL (which cannot be blocked) from outside should end it before the
+  // command. SIGTERM from outside, which reaches init only through a handler, means a stop:
+  // every process of the task gets it (SignalTree signals init first, and a NodeManager the
+  // container's process group). A command that ends then (/bin/sh -c, which dies of SIGTERM at
+  // once) no longer takes the rest down with it: they finish their own SIGTERM handlers (a
+  // checkpoint) while init waits, and whoever stops the task kills what outlives its grace.
+  struct sigaction on_stop {};
+  on_stop.sa_handler = OnStop;
+  sigemptyset(&on_stop.sa_mask);
+  sigaction(SIGTERM, &on_stop, nullptr);
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &term, nullptr);
   while (true) {
     int status = 0;
     const pid_t reaped = waitpid(-1, &status, __WALL);
@@ -143,7 +161,9 @@ bool ApplyCovers(const SandboxPlan& plan, SandboxFailure* failure) {
       const SandboxedExit report{status, static_cast<int64_t>(children.ru_maxrss) * 1024};
       ssize_t unused = write(status_fd, &report, sizeof(report));
       (void)unused;
-      _exit(0);  // the kernel kills whatever the command left in the namespace
+      // Not stopping: the kernel kills whatever the command left in the namespace.
+      if (g_stopping == 0) _exit(0);
+      continue;
     }
     if (reaped < 0 && errno == ECHILD) _exit(0);
   }

@@ -10,8 +10,11 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/files.h"
+#include "common/proc_table.h"
 #include "common/process.h"
 #include "common/scoped_fd.h"
 #include "gtest/gtest.h"
@@ -78,6 +81,29 @@ class SandboxTest : public ::testing::Test {
   }
 
   std::string Output() const { return ReadFile(Work() + "/stdout").value_or("<none>"); }
+
+  // The processes whose parent is `parent`.
+  static std::vector<pid_t> ChildrenOf(pid_t parent) {
+    std::vector<pid_t> children;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      absl::StatusOr<std::string> stat = ReadFile(entry.path().string() + "/stat");
+      if (!stat.ok()) continue;
+      const size_t close = stat->rfind(')');
+      if (close == std::string::npos) continue;
+      if (std::atoi(stat->c_str() + close + 4) == parent) children.push_back(std::stoi(name));
+    }
+    return children;
+  }
+  // Whether a process whose command line (arguments joined by NULs) is `cmdline` runs.
+  static bool Running(std::string_view cmdline) {
+    const std::string wanted = std::string(cmdline) + std::string(1, '\0');
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      if (ReadFile(entry.path().string() + "/cmdline").value_or("") == wanted) return true;
+    }
+    return false;
+  }
 
   std::string root_;
 };
@@ -146,32 +172,42 @@ TEST_F(SandboxTest, ASignalFromOutsideReachesTheCommandAndLeftoversDieWithIt) {
   ScopedFd owner(status_read);
   pollfd ready{started.get(), POLLIN, 0};
   ASSERT_EQ(poll(&ready, 1, 20000), 1) << "the command did not start";
-  // init ignores what the namespace's outside sends it without SIGKILL; its children do not.
-  ASSERT_EQ(kill(*init, SIGTERM), 0);
-  std::vector<pid_t> children;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    absl::StatusOr<std::string> stat = ReadFile(entry.path().string() + "/stat");
-    if (!stat.ok()) continue;
-    const size_t close = stat->rfind(')');
-    if (close == std::string::npos) continue;
-    const int parent = std::atoi(stat->c_str() + close + 4);
-    if (parent == *init) children.push_back(std::stoi(name));
-  }
-  ASSERT_FALSE(children.empty());
-  for (pid_t child : children) kill(child, SIGTERM);
+  // Only the command is signalled (no stop of the whole task: init gets nothing).
+  const std::vector<pid_t> children = ChildrenOf(*init);
+  ASSERT_EQ(children.size(), 1u);
+  ASSERT_EQ(kill(children[0], SIGTERM), 0);
   absl::StatusOr<ExitStatus> status = WaitForExit(*init);
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_EQ(ReadSandboxedStatus(status_read, *status), (ExitStatus{0, SIGTERM}));
   // The background sleep went with the namespace.
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string cmdline = ReadFile(entry.path().string() + "/cmdline").value_or("");
-    EXPECT_NE(cmdline, std::string("sleep\0"
-                                   "333.17\0",
-                                   13))
-        << entry.path();
-  }
+  EXPECT_FALSE(Running(std::string("sleep") + '\0' + "333.17"));
+}
+
+// A stop signals every process of the task, init first (SignalTree). A command that dies of it at
+// once (here /bin/sh -c, as every task's command runs) leaves the rest to finish their own
+// handlers, as a task that checkpoints on SIGTERM needs: init waits for them.
+TEST_F(SandboxTest, InAStopTheCommandsChildrenFinishTheirHandlersAfterItEnds) {
+  int status_read = -1;
+  const std::string fifo = Work() + "/started";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ScopedFd started(open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  ASSERT_GE(started.get(), 0);
+  absl::StatusOr<pid_t> init = Start(
+      "sh -c 'trap \"sleep 0.3; echo handled > handled; exit 0\" TERM; echo started > started; "
+      "while :; do sleep 0.05; done'; echo the outer shell ran on",
+      &status_read);
+  ASSERT_TRUE(init.ok()) << init.status();
+  ScopedFd owner(status_read);
+  pollfd ready{started.get(), POLLIN, 0};
+  ASSERT_EQ(poll(&ready, 1, 20000), 1) << "the command did not start";
+  EXPECT_GE(SignalTree(*init, SIGTERM), 3);
+  absl::StatusOr<ExitStatus> status = WaitForExit(*init);
+  ASSERT_TRUE(status.ok()) << status.status();
+  // The command's own end, reported as it happened.
+  EXPECT_EQ(ReadSandboxedStatus(status_read, *status), (ExitStatus{0, SIGTERM}));
+  EXPECT_EQ(ReadFile(Work() + "/handled").value_or("<none>"), "handled\n")
+      << "the inner shell's handler was cut short";
+  EXPECT_EQ(Output().find("ran on"), std::string::npos) << Output();
 }
 
 TEST_F(SandboxTest, AMissingWorkingDirectoryIsAClearError) {
