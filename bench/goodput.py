@@ -6,7 +6,13 @@ steps into TONY_CHECKPOINT_DIR. It runs once without a fault, then once under ea
 
   kill     rank 1's process is killed (SIGKILL, by itself, at a set step);
   stop     rank 1's process is stopped (SIGSTOP: as a deadlock or a stuck read looks);
-  kill-am  the AM is killed (SIGKILL, by the bench, at the same point in time).
+  kill-am  the AM is killed (SIGKILL, by the bench, at the same point in time);
+  preempt  (yarn) the CapacityScheduler preempts a rank's container: at the same point in time the
+           bench submits a job to the urgent queue that does not fit while the ranks run (the
+           cluster: two 1 GB NodeManagers, queues default and urgent of half of it each, the
+           preemption monitor on: scripts/hadoop-minicluster --preemption);
+  lose-node (yarn) the NodeManager under a rank (never the AM's) stops (scripts/hadoop-minicluster
+           stop-nm; three 1 GB NodeManagers): its containers are killed and reported lost.
 
 each handled two ways:
 
@@ -17,7 +23,9 @@ each handled two ways:
   resubmit  TonY's way: the job fails (no restarts, no hang detection) and is submitted again,
             resuming from the same checkpoint directory (generous to it: TonY gives its tasks no
             such directory). A job that never ends (a stopped rank without hang detection) is
-            given up at --give-up times the fault-free time.
+            given up at --give-up times the fault-free time. tony restarts after a preemption or
+            a lost node whatever its restart settings, so for those the bench ends the first job
+            itself (`tony kill`) at the moment tony decides to restart, where TonY's would fail.
 
 Measured (wall clock, from the lines the ranks print and the AM's log):
   total    from the first submit to the last client's exit;
@@ -28,8 +36,10 @@ Measured (wall clock, from the lines the ranks print and the AM's log):
   redone   steps computed twice (rank 0's last step before the fault minus the checkpoint's);
   goodput  fault-free total / total.
 
---backend yarn runs on a Hadoop mini cluster (scripts/hadoop-minicluster), started in a temporary
-directory and stopped at the end, or the one in --cluster-dir.
+--backend yarn runs on a Hadoop mini cluster (scripts/hadoop-minicluster --preemption, two 1 GB
+NodeManagers, three for lose-node), started in a temporary directory (or --cluster-dir), started
+again where a fault needs another one or a stopped NodeManager left it smaller, and stopped at the
+end.
 """
 
 import argparse
@@ -56,13 +66,25 @@ class Cluster:
         self.owned = cluster_dir is None
         self.dir = os.path.realpath(cluster_dir or tempfile.mkdtemp(prefix="tony-goodput-mc-"))
         self.started = False
+        self.nodemanagers = 0  # of the cluster running now, 0: none
+        self.dirty = False     # a NodeManager of it was stopped
 
-    def start(self):
-        if subprocess.run([MINICLUSTER, "status", self.dir], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode == 0:
+    def start(self, nodemanagers=2):
+        """A --preemption cluster of `nodemanagers` 1 GB NodeManagers, all running."""
+        if self.nodemanagers == nodemanagers and not self.dirty:
             return
+        subprocess.run([MINICLUSTER, "stop", self.dir], stdin=subprocess.DEVNULL)
         self.started = True
-        subprocess.run([MINICLUSTER, "start", self.dir], check=True, stdin=subprocess.DEVNULL)
+        subprocess.run([MINICLUSTER, "start", self.dir, "--preemption", "--nodemanagers",
+                        str(nodemanagers), "--nm-memory-mb", "1024", "--gpus", "0"],
+                       check=True, stdin=subprocess.DEVNULL)
+        self.nodemanagers = nodemanagers
+        self.dirty = False
+
+    def stop_nodemanager(self, index):
+        self.dirty = True
+        subprocess.run([MINICLUSTER, "stop-nm", self.dir, str(index)], check=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
 
     def stop(self):
         if self.started:
@@ -90,7 +112,8 @@ def am_line_time(paths, text):
     return None
 
 
-def am_pids(app_id):
+def job_pids(app_id, match):
+    """The pids of the job's processes (app_id in their environment) whose argv match(es)."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -102,9 +125,44 @@ def am_pids(app_id):
                 environ = f.read()
         except OSError:
             continue
-        if len(argv) > 1 and argv[1] == b"am" and app_id.encode() in environ:
+        if match(argv) and app_id.encode() in environ:
             found.append(int(pid))
     return found
+
+
+def am_pids(app_id):
+    return job_pids(app_id, lambda argv: len(argv) > 1 and argv[1] == b"am")
+
+
+def nodemanager_of(pid):
+    """The index of the mini cluster NodeManager whose container directory pid runs in, or None."""
+    try:
+        m = re.search(r"-localDir-nm-(\d+)_\d+/", os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def lose_a_ranks_node(cluster, app_id):
+    """Stops the NodeManager of a rank that does not share the AM's; True if one was stopped."""
+    am = {nodemanager_of(pid) for pid in am_pids(app_id)}
+    for pid in job_pids(app_id, lambda argv: any(a.endswith(b"goodput_job.py") for a in argv)):
+        node = nodemanager_of(pid)
+        if node is not None and node not in am:
+            cluster.stop_nodemanager(node)
+            return True
+    return False
+
+
+def submit_urgent(ctx, work):
+    """A one-worker job in the urgent queue that fits only once a rank's container is taken."""
+    args = [ctx.args.tony, "submit", "--backend", "yarn", "--conf", "tony.am.memory=256m",
+            "--conf", "tony.yarn.queue=urgent", "--conf", "tony.worker.instances=1",
+            "--conf", "tony.worker.memory=768m",
+            "--conf", f"tony.containers.command=sleep {ctx.args.urgent_s}"]
+    env = dict(os.environ, TONY_HOME=os.path.join(work, "urgent-home"),
+               HADOOP_CONF_DIR=ctx.cluster.dir)
+    return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 class Submission:
@@ -175,19 +233,34 @@ def run(ctx, fault, way):
     for c in conf:
         args += ["--conf", c]
     limit = ctx.baseline * ctx.args.give_up if ctx.baseline else 3600
+    if ctx.cluster:
+        ctx.cluster.start(3 if fault == "lose-node" else 2)
     t_start = time.time()
     result = {"fault": fault, "way": way}
     first = Submission(args, env, limit)
     fault_time = None
-    if fault == "kill-am":
+    urgent = None
+    if fault in ("kill-am", "preempt", "lose-node"):
         started, _ = (None, None)
         while started is None and first.proc.poll() is None:
             started, _ = first.first(r"goodput: rank 0 starts at step")
             time.sleep(0.05)
         time.sleep(ctx.fault_step * ctx.args.step_s)
         fault_time = time.time()
-        for pid in am_pids(first.app_id or ""):
-            os.kill(pid, signal.SIGKILL)
+        if fault == "kill-am":
+            for pid in am_pids(first.app_id or ""):
+                os.kill(pid, signal.SIGKILL)
+        elif fault == "preempt":
+            urgent = submit_urgent(ctx, work)
+        elif not lose_a_ranks_node(ctx.cluster, first.app_id or ""):
+            sys.exit("lose-node: no rank runs on a NodeManager of its own")
+    if way == "resubmit" and fault in ("preempt", "lose-node"):
+        # TonY's job fails where tony's decides to restart the gang: end it there.
+        logs = lambda: ctx.cluster.am_logs(first.app_id)
+        while first.proc.poll() is None and am_line_time(logs(), "gang restart 1") is None:
+            time.sleep(0.05)
+        subprocess.run([ctx.args.tony, "kill", first.app_id], env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     code = first.wait()
     runs = [first]
     if way == "resubmit" and code != 0:
@@ -197,6 +270,8 @@ def run(ctx, fault, way):
             code = second.wait()
             runs.append(second)
     t_end = time.time()
+    if urgent is not None:
+        urgent.wait()
     result["ok"] = code == 0
     result["total_s"] = t_end - t_start
     if fault_time is None:
@@ -219,11 +294,14 @@ def run(ctx, fault, way):
     resumed = None
     redone = None
     reached = 0
-    for r in runs:
+    for t, line in runs[0].lines:
+        step = re.search(r"\] rank 0 step (\d+)$", line)
+        if step and fault_time is not None and t <= fault_time:
+            reached = int(step.group(1))
+    # A resubmitted job resumes in the second submission (the first may have restarted its gang
+    # before the bench's kill reached it).
+    for r in runs[1:] if way == "resubmit" and len(runs) > 1 else runs:
         for t, line in r.lines:
-            step = re.search(r"\] rank 0 step (\d+)$", line)
-            if step and fault_time is not None and t <= fault_time:
-                reached = int(step.group(1))
             m = re.search(r"goodput: rank 0 starts at step (\d+) at ([0-9.]+)", line)
             if m and fault_time is not None and float(m.group(2)) > fault_time:
                 resumed = float(m.group(2))
@@ -246,6 +324,9 @@ def run(ctx, fault, way):
         for r in runs:
             print("\n".join(f"{t:.3f} {line}" for t, line in r.lines
                             if "waits for the others" not in line), file=sys.stderr)
+            for path in ctx.cluster.am_logs(r.app_id or "-") if ctx.cluster else []:
+                with open(path, errors="replace") as f:
+                    print(f"--- {path}\n{f.read()}", file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)
     return result
 
@@ -272,7 +353,10 @@ def main():
     ap.add_argument("--hang-timeout-ms", type=int, default=15000)
     ap.add_argument("--give-up", type=float, default=3.0,
                     help="a run that takes this many times the fault-free time is given up")
-    ap.add_argument("--faults", default="kill,stop,kill-am")
+    ap.add_argument("--faults", default="kill,stop,kill-am",
+                    help="of kill, stop, kill-am, and on yarn preempt and lose-node")
+    ap.add_argument("--urgent-s", type=float, default=10.0,
+                    help="preempt: how long the urgent job's worker runs (default 10)")
     ap.add_argument("--ways", default="tony,resubmit")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -281,8 +365,8 @@ def main():
     ctx.fault_step = int(args.steps * args.fault_at)
     ctx.baseline = None
     ctx.cluster = Cluster(args.cluster_dir) if args.backend == "yarn" else None
-    if ctx.cluster:
-        ctx.cluster.start()
+    if ctx.cluster is None and ({"preempt", "lose-node"} & set(args.faults.split(","))):
+        sys.exit("preempt and lose-node need --backend yarn")
     try:
         base = run(ctx, "none", "tony")
         if not base["ok"]:
