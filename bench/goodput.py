@@ -37,7 +37,9 @@ Measured (wall clock, from the lines the ranks print and the AM's log):
   goodput  fault-free total / total.
 
 --backend yarn runs on a Hadoop mini cluster (scripts/hadoop-minicluster --preemption, two 1 GB
-NodeManagers, three for lose-node), started in a temporary directory (or --cluster-dir), started
+NodeManagers, three for lose-node; each rank asks for 640 MB there, so that no two share a
+NodeManager: two 512 MB ranks on one left the scheduler deadlocked between the urgent job's
+reservation and the preempted rank's new request), started in a temporary directory (or --cluster-dir), started
 again where a fault needs another one or a stopped NodeManager left it smaller, and stopped at the
 end.
 """
@@ -217,7 +219,8 @@ def run(ctx, fault, way):
                f"{ctx.args.step_s} --checkpoint-every {ctx.args.checkpoint_every} "
                f"--fault {job_fault} --fault-at {ctx.fault_step}")
     conf = ["tony.application.framework=pytorch", "tony.worker.instances=2",
-            "tony.worker.memory=512m", "tony.worker.restart-backoff-ms=0",
+            f"tony.worker.memory={640 if ctx.cluster else 512}m",
+            "tony.worker.restart-backoff-ms=0",
             "tony.task.stop-grace-ms=2000", f"tony.application.checkpoint-dir={checkpoints}",
             f"tony.containers.command={command}"]
     if way == "tony":

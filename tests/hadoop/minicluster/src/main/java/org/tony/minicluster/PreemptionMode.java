@@ -59,6 +59,9 @@ final class PreemptionMode {
     conf.setFloat(prefix + "total_preemption_per_round", 1.0f);
     conf.setFloat(prefix + "natural_termination_factor", 1.0f);
     conf.setFloat(prefix + "max_ignored_over_capacity", 0.0f);
+    // A request that no node has room for (the cluster's free memory split over nodes) reserves a
+    // node; what is preempted for it comes from that node, so that it fits once taken back.
+    conf.setBoolean(prefix + "select_based_on_reserved_containers", true);
   }
 
   /**
