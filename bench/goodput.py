@@ -39,9 +39,9 @@ Measured (wall clock, from the lines the ranks print and the AM's log):
 --backend yarn runs on a Hadoop mini cluster (scripts/hadoop-minicluster --preemption, two 1 GB
 NodeManagers, three for lose-node; each rank asks for 640 MB there, so that no two share a
 NodeManager: two 512 MB ranks on one left the scheduler deadlocked between the urgent job's
-reservation and the preempted rank's new request), started in a temporary directory (or --cluster-dir), started
-again where a fault needs another one or a stopped NodeManager left it smaller, and stopped at the
-end.
+reservation and the preempted rank's new request), in a temporary directory or --cluster-dir: the
+bench (re)starts it with the options each fault needs (a stopped NodeManager leaves it smaller),
+and stops it at the end.
 """
 
 import argparse
@@ -274,7 +274,10 @@ def run(ctx, fault, way):
             runs.append(second)
     t_end = time.time()
     if urgent is not None:
-        urgent.wait()
+        try:
+            urgent.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            urgent.kill()
     result["ok"] = code == 0
     result["total_s"] = t_end - t_start
     if fault_time is None:

@@ -133,18 +133,24 @@ bool ApplyCovers(const SandboxPlan& plan, SandboxFailure* failure) {
 // Set in init by a SIGTERM from outside the namespace: the task is being stopped.
 volatile sig_atomic_t g_stopping = 0;
 
-void OnStop(int /*signal*/) { g_stopping = 1; }
+void OnStop(int /*signal*/, siginfo_t* info, void* /*context*/) {
+  // Only a sender outside the namespace counts (its pid is 0 here): a process of the task that
+  // signals pid 1 stops nothing.
+  if (info != nullptr && info->si_code == SI_USER && info->si_pid == 0) g_stopping = 1;
+}
 
 [[noreturn]] void RunInit(pid_t command, int status_fd) {
   // Every other signal stays blocked: the namespace's init ignores its own namespace's signals
   // anyway, and only SIGKILL (which cannot be blocked) from outside should end it before the
   // command. SIGTERM from outside, which reaches init only through a handler, means a stop:
   // every process of the task gets it (SignalTree signals init first, and a NodeManager the
-  // container's process group). A command that ends then (/bin/sh -c, which dies of SIGTERM at
-  // once) no longer takes the rest down with it: they finish their own SIGTERM handlers (a
-  // checkpoint) while init waits, and whoever stops the task kills what outlives its grace.
+  // container's process group). A command that ends then (the /bin/sh -c wrapper, which dies of
+  // SIGTERM at once) no longer takes the rest down with it: they finish their own SIGTERM
+  // handlers (a checkpoint) while init waits, and whoever stops the task kills what outlives its
+  // grace period (the executor, a NodeManager, the local backend).
   struct sigaction on_stop {};
-  on_stop.sa_handler = OnStop;
+  on_stop.sa_sigaction = OnStop;
+  on_stop.sa_flags = SA_SIGINFO;
   sigemptyset(&on_stop.sa_mask);
   sigaction(SIGTERM, &on_stop, nullptr);
   sigset_t term;

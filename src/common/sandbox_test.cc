@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -208,6 +209,26 @@ TEST_F(SandboxTest, InAStopTheCommandsChildrenFinishTheirHandlersAfterItEnds) {
   EXPECT_EQ(ReadFile(Work() + "/handled").value_or("<none>"), "handled\n")
       << "the inner shell's handler was cut short";
   EXPECT_EQ(Output().find("ran on"), std::string::npos) << Output();
+}
+
+// Only a SIGTERM from outside the namespace is a stop: a process of the task that signals pid 1
+// (kill -TERM 1, a pkill that matches init's title) must not keep init waiting for leftovers that
+// nothing will ever kill.
+TEST_F(SandboxTest, ASigtermToInitFromInsideStopsNothing) {
+  int status_read = -1;
+  absl::StatusOr<pid_t> init = Start("sleep 333.19 & kill -TERM 1; exit 4", &status_read);
+  ASSERT_TRUE(init.ok()) << init.status();
+  ScopedFd owner(status_read);
+  ScopedFd exit_event_fd(static_cast<int>(syscall(SYS_pidfd_open, *init, 0)));
+  ASSERT_GE(exit_event_fd.get(), 0);
+  pollfd exit_event{exit_event_fd.get(), POLLIN, 0};
+  const bool ended = poll(&exit_event, 1, 20000) == 1;
+  if (!ended) kill(*init, SIGKILL);
+  absl::StatusOr<ExitStatus> status = WaitForExit(*init);
+  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_TRUE(ended) << "init waited on after the command's end";
+  EXPECT_EQ(ReadSandboxedStatus(status_read, *status), (ExitStatus{4, 0}));
+  EXPECT_FALSE(Running(std::string("sleep") + '\0' + "333.19"));
 }
 
 TEST_F(SandboxTest, AMissingWorkingDirectoryIsAClearError) {

@@ -62,8 +62,8 @@ class ClusterFaultE2eTest : public BackendE2eTest {
 
   // scripts/hadoop-minicluster stop-nm: true once the ResourceManager no longer counts it.
   bool StopNodeManager(int index) const {
-    const std::string command = TonyRunner::SourcePath("scripts/hadoop-minicluster") + " stop-nm " +
-                                conf_dir_ + " " + std::to_string(index);
+    const std::string command = "'" + TonyRunner::SourcePath("scripts/hadoop-minicluster") +
+                                "' stop-nm '" + conf_dir_ + "' " + std::to_string(index);
     const int status = std::system(command.c_str());
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
@@ -140,7 +140,8 @@ TEST_P(ClusterFaultE2eTest, APreemptedWorkerIsStoppedFirstAndRunsAgainWithoutUsi
 // runs again on another node, using no restart, and the job succeeds.
 TEST_P(ClusterFaultE2eTest, AWorkerWhoseNodeManagerStopsRunsAgainElsewhereWithoutUsingARestart) {
   // A whole 1 GB NodeManager for the worker: never the AM's, and a third one to move to.
-  ASSERT_GE(RunningNodes(), 3);
+  ASSERT_GE(RunningNodes(), 3) << "a stopped NodeManager does not come back: this case needs a "
+                                  "fresh cluster (the ctest fixture hadoop_faults)";
   const pid_t tony = Start(
       Submit({"tony.worker.instances=1", "tony.worker.memory=1024m", "tony.worker.max-restarts=0"},
              "/usr/bin/python3 run_once.py " + dir_));

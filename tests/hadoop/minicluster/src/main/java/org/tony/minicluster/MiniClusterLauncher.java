@@ -1032,6 +1032,7 @@ public final class MiniClusterLauncher {
                           activeResourceManager(), words[1], opt.readyTimeoutS);
                     } finally {
                       nudger.interrupt();
+                      nudger.join();  // no nudge may land after the flag is cleared
                       Thread.interrupted();
                     }
                   };
@@ -1067,7 +1068,7 @@ public final class MiniClusterLauncher {
         try {
           Thread.sleep(100);
         } catch (InterruptedException e) {
-          return;
+          // A stray nudge: the loop ends only with the cluster.
         }
       }
     }, "minicluster-control");

@@ -28,7 +28,7 @@ final class PreemptionMode {
 
   static final String[] QUEUES = {"default", "urgent"};
   /** Between the preemption message and the kill of a container not released by then. */
-  static final long KILL_WAIT_MS = 5000;
+  static final long KILL_WAIT_MS = 15000;
 
   private PreemptionMode() {}
 
