@@ -5,7 +5,6 @@
 #include <sys/socket.h>
 
 #include <memory>
-#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -44,7 +43,7 @@ absl::StatusOr<int> GlooRendezvous::Start(const std::string& bind_host) {
 
   const MHD_AcceptPolicyCallback may_connect = [](void* self, const sockaddr* peer,
                                                   socklen_t) -> MHD_Result {
-    return static_cast<GlooRendezvous*>(self)->MayConnect(peer) ? MHD_YES : MHD_NO;
+    return static_cast<GlooRendezvous*>(self)->peers_.Admits(peer) ? MHD_YES : MHD_NO;
   };
   // Called once with the headers, then with each piece of the body, then once more with none:
   // the request is answered then.
@@ -100,14 +99,7 @@ void GlooRendezvous::Stop() {
   daemon_ = nullptr;
 }
 
-void GlooRendezvous::AllowHost(const std::string& host) {
-  MutexLock lock(mu_);
-  if (std::optional<IpAddress> literal = ParseIpAddress(host)) {
-    allowed_.insert(*literal);
-  } else if (!host.empty()) {
-    unresolved_.push_back(host);
-  }
-}
+void GlooRendezvous::AllowHost(const std::string& host) { peers_.Allow(host); }
 
 void GlooRendezvous::SetScopeSizes(std::map<std::string, int> sizes) {
   MutexLock lock(mu_);
@@ -119,25 +111,6 @@ void GlooRendezvous::Clear() {
   store_.clear();
   finalized_.clear();
   total_bytes_ = 0;
-}
-
-bool GlooRendezvous::MayConnect(const sockaddr* peer) {
-  std::optional<IpAddress> address = IpAddressOf(peer);
-  if (!address) return false;
-  std::vector<std::string> names;
-  {
-    MutexLock lock(mu_);
-    if (allowed_.contains(*address)) return true;
-    names.swap(unresolved_);
-  }
-  // Names given since the last unknown peer; resolved outside the lock.
-  std::set<IpAddress> resolved;
-  for (const std::string& name : names) {
-    for (const IpAddress& ip : ResolveIpAddresses(name)) resolved.insert(ip);
-  }
-  MutexLock lock(mu_);
-  allowed_.insert(resolved.begin(), resolved.end());
-  return allowed_.contains(*address);
 }
 
 std::pair<unsigned, std::string> GlooRendezvous::Handle(const std::string& method,

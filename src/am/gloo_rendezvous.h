@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "am/peer_allow_list.h"
 #include "common/mutex.h"
-#include "common/net.h"
 
 struct MHD_Daemon;
 struct MHD_Connection;
@@ -75,15 +75,13 @@ class GlooRendezvous final : public RendezvousStore {
   struct Request;  // one HTTP request being read (private to the implementation)
 
  private:
-  bool MayConnect(const sockaddr* peer);
   // Answers a complete request: status code and body.
   std::pair<unsigned, std::string> Handle(const std::string& method, const std::string& url,
                                           const Request& request);
 
   MHD_Daemon* daemon_ = nullptr;
+  PeerAllowList peers_;
   Mutex mu_;
-  std::set<IpAddress> allowed_ TONY_GUARDED_BY(mu_);
-  std::vector<std::string> unresolved_ TONY_GUARDED_BY(mu_);
   std::map<std::string, std::map<std::string, std::string>> store_ TONY_GUARDED_BY(mu_);
   std::map<std::string, std::set<std::string>> finalized_ TONY_GUARDED_BY(mu_);
   std::map<std::string, int> scope_sizes_ TONY_GUARDED_BY(mu_);
