@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "am/c10d_store.h"
 #include "common/net.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
@@ -83,7 +84,11 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
       job_(std::move(spec), clock),
       history_(HistoryOptions(options_), &job_.spec(), clock),
       status_(options_.app_id, &job_, &history_.live(), clock),
-      rendezvous_(&job_.spec(), [] { return std::make_unique<GlooRendezvous>(); }),
+      rendezvous_(&job_.spec(),
+                  [](RendezvousHost::Kind kind) -> std::unique_ptr<RendezvousStore> {
+                    if (kind == RendezvousHost::Kind::kC10d) return std::make_unique<C10dStore>();
+                    return std::make_unique<GlooRendezvous>();
+                  }),
       launcher_(LauncherOptions(options_), &job_.spec()),
       barrier_(&job_, &rendezvous_),
       results_(&job_),
@@ -129,7 +134,7 @@ int ApplicationMaster::Run() {
   if (!rendezvous_.error().empty()) {
     spdlog::error("[{}] {}", options_.app_id, rendezvous_.error());
   } else if (!rendezvous_.address().empty()) {
-    spdlog::info("[{}] Horovod's rendezvous listening at {}", options_.app_id,
+    spdlog::info("[{}] {} listening at {}", options_.app_id, rendezvous_.name(),
                  rendezvous_.address());
   }
   std::string tracking_url;

@@ -6,12 +6,21 @@
 
 namespace tony::am {
 
+std::string_view RendezvousHost::name() const {
+  return spec_->ElasticType() != nullptr ? "the c10d rendezvous" : "Horovod's rendezvous";
+}
+
 void RendezvousHost::Start(const std::string& bind_host, const std::string& advertised_host) {
-  if (spec_->framework != "horovod" || spec_->horovod_debug_driver) return;
-  store_ = make_store_();
+  if (spec_->ElasticType() != nullptr) {
+    store_ = make_store_(Kind::kC10d);
+  } else if (spec_->framework == "horovod" && !spec_->horovod_debug_driver) {
+    store_ = make_store_(Kind::kGloo);
+  } else {
+    return;
+  }
   absl::StatusOr<int> port = store_->Start(bind_host);
   if (!port.ok()) {
-    error_ = StrCat("cannot serve Horovod's rendezvous: ", ToStd(port.status().message()));
+    error_ = StrCat("cannot serve ", name(), ": ", ToStd(port.status().message()));
     store_.reset();
     return;
   }
@@ -31,7 +40,7 @@ void RendezvousHost::AllowHost(const std::string& host) {
 }
 
 void RendezvousHost::SizeScopes(const std::map<std::string, std::vector<std::string>>& cluster) {
-  if (!store_) return;
+  if (!store_ || spec_->framework != "horovod") return;
   // The scopes of the rendezvous are cleared once as many ranks as the plan has finalized.
   if (absl::StatusOr<std::vector<runtime::HorovodSlot>> plan = runtime::HorovodPlan(cluster);
       plan.ok()) {

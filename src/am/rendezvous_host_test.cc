@@ -36,9 +36,13 @@ class FakeStore final : public RendezvousStore {
 class RendezvousHostTest : public ::testing::Test {
  protected:
   RendezvousHost::StoreFactory Factory(const absl::StatusOr<int>& port = 7070) {
-    return [this, port] { return std::make_unique<FakeStore>(&log_, port); };
+    return [this, port](RendezvousHost::Kind kind) {
+      kinds_.push_back(kind);
+      return std::make_unique<FakeStore>(&log_, port);
+    };
   }
   StoreLog log_;
+  std::vector<RendezvousHost::Kind> kinds_;
 };
 
 TEST_F(RendezvousHostTest, HorovodWorkersAwaitTheAmsOwnStoreUntilItListens) {
@@ -108,6 +112,40 @@ TEST_F(RendezvousHostTest, OnlyTheDebugDriverPublishesFromItsContainerOnAValidPo
   ASSERT_TRUE(host.Publish(driver.ref, &driver, "c_driver", 7000).ok());
   EXPECT_EQ(host.address(), "[fd00::7]:7000");
   EXPECT_FALSE(host.Awaits({"worker", 1}));
+}
+
+TEST_F(RendezvousHostTest, AnElasticPyTorchJobGetsTheAmsC10dStoreAndNoWorkerWaitsForIt) {
+  const config::JobSpec spec = MakeSpec({{"tony.application.framework", "pytorch"},
+                                         {"tony.worker.instances", "3"},
+                                         {"tony.worker.min-instances", "1"}});
+  RendezvousHost host(&spec, Factory(7071));
+  EXPECT_FALSE(host.Awaits({"worker", 0})) << "torchrun waits in the rendezvous itself";
+  host.Start("127.0.0.1", "am-host");
+  EXPECT_EQ(kinds_, std::vector<RendezvousHost::Kind>{RendezvousHost::Kind::kC10d});
+  EXPECT_EQ(host.address(), "am-host:7071");
+  EXPECT_EQ(host.name(), "the c10d rendezvous");
+  host.AllowHost("node2");
+  EXPECT_EQ(log_.allowed, std::vector<std::string>{"node2"});
+  host.SizeScopes({{"worker", {"node2:1"}}});
+  EXPECT_TRUE(log_.sizes.empty()) << "Horovod's scopes are not the c10d store's";
+
+  // A PyTorch job that is not elastic has no rendezvous of the AM's.
+  const config::JobSpec fixed =
+      MakeSpec({{"tony.application.framework", "pytorch"}, {"tony.worker.instances", "3"}});
+  RendezvousHost none(&fixed, Factory());
+  none.Start("127.0.0.1", "am-host");
+  EXPECT_EQ(none.address(), "");
+  EXPECT_EQ(kinds_.size(), 1u);
+}
+
+TEST_F(RendezvousHostTest, AStoreThatCannotListenIsTheJobsErrorNamingIt) {
+  const config::JobSpec spec = MakeSpec({{"tony.application.framework", "pytorch"},
+                                         {"tony.worker.instances", "2"},
+                                         {"tony.worker.min-instances", "1"}});
+  RendezvousHost host(&spec, Factory(absl::InternalError("no port")));
+  host.Start("127.0.0.1", "am-host");
+  EXPECT_EQ(host.error(), "cannot serve the c10d rendezvous: no port");
+  EXPECT_EQ(host.address(), "");
 }
 
 }  // namespace

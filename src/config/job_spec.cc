@@ -423,8 +423,15 @@ absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec) {
     const std::string value(StripWhitespace(reader.JobTypeValue(name, "restart-policy")));
     // Under FCFS each task gets the cluster spec as it registers: no gang meets again together.
     const bool gang_mode = spec->mode == DistributedMode::kGang;
+    if (type.min_instances > 0 && value == "gang") {
+      return reader.Error(key,
+                          "an elastic type's lost worker is replaced alone while the others go "
+                          "on (tony." +
+                              name + ".min-instances): its restart policy is task");
+    }
     if (value.empty()) {
-      type.restart_policy = collective && gang_mode && type.role == JobTypeRole::kTracked
+      type.restart_policy = collective && gang_mode && type.role == JobTypeRole::kTracked &&
+                                    type.min_instances == 0
                                 ? RestartPolicy::kGang
                                 : RestartPolicy::kTask;
     } else if (value == "task") {
@@ -493,6 +500,13 @@ const JobTypeSpec* JobSpec::Find(const std::string& type) const {
   return it == job_types.end() ? nullptr : &it->second;
 }
 
+const JobTypeSpec* JobSpec::ElasticType() const {
+  for (const auto& [name, type] : job_types) {
+    if (type.min_instances > 0) return &type;
+  }
+  return nullptr;
+}
+
 std::string DefaultTensorBoardCommand(const std::string& python) {
   return StrCat(python.empty() ? "python3" : python,
                 " -m tensorboard.main --logdir \"$TB_LOG_DIR\" --host \"$TB_HOST\" --port "
@@ -512,6 +526,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
     return s;
   }
   if (absl::Status s = CheckJobSize(reader, spec); !s.ok()) return s;
+  if (absl::Status s = ReadElastic(reader, &spec); !s.ok()) return s;
   if (absl::Status s = ReadRestartPolicies(reader, &spec); !s.ok()) return s;
   if (absl::Status s = ReadGroupsAndStages(reader, conf, &spec); !s.ok()) return s;
   if (spec.job_types.count("chief")) {

@@ -57,6 +57,10 @@ struct JobTypeSpec {
   // tony.<type>.restart-policy; unset: kGang for the tracked types of a collective job (pytorch,
   // horovod, jax), kTask otherwise.
   RestartPolicy restart_policy = RestartPolicy::kTask;
+  // tony.<type>.min-instances, or MIN of torchrun's --nnodes=MIN:MAX in the type's command: an
+  // elastic PyTorch job's workers, which go on with at least this many while a lost one is
+  // replaced (docs/running-jobs.md, "Elastic PyTorch"); 0: not elastic.
+  int min_instances = 0;
   // tony.<type>.progress-pattern: a regular expression (RE2) with a named group `step`, and
   // optionally `total` and metrics of its own, matched against each line the task prints; ""
   // when unset (docs/running-jobs.md, "Progress and hangs").
@@ -239,6 +243,8 @@ struct JobSpec {
   int TotalTasks() const;
   int TrackedTasks() const;
   const JobTypeSpec* Find(const std::string& type) const;
+  // The elastic type of an elastic PyTorch job (min_instances > 0); nullptr for any other job.
+  const JobTypeSpec* ElasticType() const;
 };
 
 // Validates `conf` into a JobSpec. The first problem found is returned as one line naming the

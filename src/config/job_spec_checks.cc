@@ -1,11 +1,71 @@
 #include "config/job_spec_checks.h"
 
+#include <optional>
 #include <tuple>
+#include <utility>
 
 #include "common/strings.h"
 #include "config/key_names.h"
+#include "re2/re2.h"
 
 namespace tony::config {
+
+namespace {
+
+// MIN and MAX of torchrun's --nnodes=MIN:MAX (or `--nnodes MIN:MAX`) where `command` runs torchrun
+// (`torchrun` or `python -m torch.distributed.run`); nullopt where it does not name such a range.
+std::optional<std::pair<int, int>> TorchrunNodeRange(const std::string& command) {
+  static const re2::RE2 kTorchrun(R"((?:^|[\s/;&|(])(?:torchrun|torch\.distributed\.run)(?:\s|$))");
+  static const re2::RE2 kRange(R"(--nnodes(?:=|\s+)["']?(\d{1,6}):(\d{1,6}))");
+  if (!re2::RE2::PartialMatch(command, kTorchrun)) return std::nullopt;
+  int min = 0;
+  int max = 0;
+  if (!re2::RE2::PartialMatch(command, kRange, &min, &max)) return std::nullopt;
+  return std::make_pair(min, max);
+}
+
+}  // namespace
+
+absl::Status ReadElastic(const Reader& reader, JobSpec* spec) {
+  for (auto& [name, type] : spec->job_types) {
+    const std::string key = StrCat("tony.", name, ".min-instances");
+    int64_t min = 0;
+    TONY_ASSIGN_OR_RETURN(min, reader.JobTypeInt(name, "min-instances", 0));
+    const std::optional<std::pair<int, int>> range = TorchrunNodeRange(type.command);
+    if (range) {
+      const std::string nnodes = StrCat("--nnodes=", range->first, ":", range->second);
+      if (range->first < 1 || range->first > range->second) {
+        return absl::InvalidArgumentError(
+            StrCat("tony.", name, ".command runs torchrun with ", nnodes,
+                   ": MIN must be at least 1 and at most MAX"));
+      }
+      if (min > 0 && min != range->first) {
+        return reader.Error(key, StrCat("tony.", name, ".command runs torchrun with ", nnodes));
+      }
+      if (type.instances > range->second) {
+        return reader.Error(StrCat("tony.", name, ".instances"),
+                            StrCat("torchrun's ", nnodes, " in tony.", name,
+                                   ".command admits at most ", range->second));
+      }
+      min = range->first;
+    }
+    if (min == 0) continue;
+    if (spec->framework != "pytorch") {
+      return reader.Error(key, StrCat("an elastic job is PyTorch's (torchrun's rendezvous); "
+                                      "tony.application.framework is ",
+                                      spec->framework));
+    }
+    if (name != "worker" || spec->job_types.contains("chief")) {
+      return reader.Error(key, "the workers of an elastic PyTorch job are its only ranks: set it "
+                               "for worker, in a job without a chief");
+    }
+    if (min > type.instances) {
+      return reader.Error(key, StrCat("more than tony.", name, ".instances = ", type.instances));
+    }
+    type.min_instances = static_cast<int>(min);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CheckJobSize(const Reader& reader, const JobSpec& spec) {
   for (const auto& [name, type] : spec.job_types) {

@@ -13,6 +13,10 @@ namespace tony::config {
 // tony.task.max-total-{instances,gpus,memory,vcores}.
 absl::Status CheckJobSize(const Reader& reader, const JobSpec& spec);
 
+// tony.<type>.min-instances, and torchrun's --nnodes=MIN:MAX in a type's command: which type of a
+// PyTorch job is elastic, checked against its instances, the job's framework and types.
+absl::Status ReadElastic(const Reader& reader, JobSpec* spec);
+
 // tony.application.group.*, the groups' dependency timeouts and the prepare and training stages,
 // each naming job types the job has.
 absl::Status ReadGroupsAndStages(const Reader& reader, const Configuration& conf, JobSpec* spec);

@@ -33,6 +33,14 @@ runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config
   context.attempt_number = cluster.attempt();
   context.restart_count = cluster.restart_count();
   context.rendezvous_address = cluster.rendezvous_address();
+  if (const config::JobTypeSpec* elastic = spec.ElasticType();
+      elastic != nullptr && elastic->name == options.task.type && !spec.single_node) {
+    context.elastic_nnodes = StrCat(elastic->min_instances, ":", elastic->instances);
+    // Each loss of another worker costs the survivors one: as many as tony's own bound on gang
+    // restarts, or as many as it restarts a task for the cluster's doing.
+    context.elastic_max_restarts =
+        spec.max_gang_restarts >= 0 ? spec.max_gang_restarts : kElasticDefaultMaxRestarts;
+  }
   context.tensorboard_host = options.host;
   context.container_envs = spec.container_envs;
   context.execution_envs = spec.execution_envs;

@@ -12,6 +12,10 @@
 
 namespace tony::executor {
 
+// An elastic worker's torchrun --max_restarts when tony.application.max-gang-restarts is unset: as
+// many as a task is restarted for the cluster's doing (the AM's kMaxFreeRestarts).
+inline constexpr int kElasticDefaultMaxRestarts = 100;
+
 // The context the framework runtimes build the task's environment from. The Horovod driver's
 // output path and the TensorBoard port are left to the caller (they reserve resources).
 runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,

@@ -73,6 +73,25 @@ TEST(TaskContextTest, TheContextCarriesTheClusterSpecTheTaskAndTheAm) {
   EXPECT_FALSE(context.tensorboard_port.has_value()) << "the caller reserves it";
 }
 
+TEST(TaskContextTest, AnElasticWorkerGetsTorchrunsNodeRangeAndRestarts) {
+  config::JobSpec spec = Spec({{"tony.application.framework", "pytorch"},
+                               {"tony.worker.instances", "3"},
+                               {"tony.worker.min-instances", "2"}});
+  runtime::TaskContext context = TaskContextFor(Options(), spec, Cluster());
+  EXPECT_EQ(context.elastic_nnodes, "2:3");
+  EXPECT_EQ(context.elastic_max_restarts, kElasticDefaultMaxRestarts);
+  spec = Spec({{"tony.application.framework", "pytorch"},
+               {"tony.worker.instances", "3"},
+               {"tony.worker.min-instances", "1"},
+               {"tony.application.max-gang-restarts", "4"}});
+  context = TaskContextFor(Options(), spec, Cluster());
+  EXPECT_EQ(context.elastic_nnodes, "1:3");
+  EXPECT_EQ(context.elastic_max_restarts, 4);
+  // Not elastic: nothing of torchrun's.
+  spec = Spec({{"tony.application.framework", "pytorch"}, {"tony.worker.instances", "3"}});
+  EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).elastic_nnodes, "");
+}
+
 TEST(TaskContextTest, ASingleNodeJobRunsAsStandaloneWhateverItsFramework) {
   // No instances of any type: single-node mode.
   const config::JobSpec spec = Spec({{"tony.application.framework", "tensorflow"}});

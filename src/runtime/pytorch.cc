@@ -18,7 +18,31 @@ namespace tony::runtime {
 // has other tracked types. Local ranks count the world's tasks on the same host, in rank order.
 // Tasks of other types (a TensorBoard sidecar, say) are not in the world and get nothing, so that
 // none of them joins the process group by mistake.
+//
+// An elastic job's workers (ctx.elastic_nnodes) get torchrun's own settings instead, as its PET_*
+// variables, which a bare `torchrun train.py` reads (its flags win where given): the node range,
+// the c10d backend at the AM's store, the job's id as the rendezvous id, is_host=false (the store
+// is the AM's, never a worker's) and the restarts its agent may make. torchrun gives the processes
+// it starts their RANK, WORLD_SIZE, MASTER_ADDR and the rest from each rendezvous: a fixed world
+// of tony's would be wrong after the first change, so there is none.
+absl::Status AddElasticPyTorchEnv(const TaskContext& ctx, Environment* env) {
+  if (ctx.rendezvous_address.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("elastic task ", TaskName(ctx.job_type, ctx.task_index),
+                     " has no c10d rendezvous: the AM named none"));
+  }
+  Environment& e = *env;
+  e["PET_NNODES"] = ctx.elastic_nnodes;
+  e["PET_RDZV_BACKEND"] = "c10d";
+  e["PET_RDZV_ENDPOINT"] = ctx.rendezvous_address;
+  e["PET_RDZV_ID"] = ctx.app_id;
+  e["PET_RDZV_CONF"] = "is_host=false";
+  e["PET_MAX_RESTARTS"] = absl::StrCat(ctx.elastic_max_restarts);
+  return absl::OkStatus();
+}
+
 absl::Status AddPyTorchEnv(const TaskContext& ctx, Environment* env) {
+  if (!ctx.elastic_nnodes.empty()) return AddElasticPyTorchEnv(ctx, env);
   absl::StatusOr<ProcessGroup> world = ChiefAndWorkerGroup(ctx.cluster, "pytorch");
   if (!world.ok()) return world.status();
   if (!IsChiefOrWorkerType(ctx.job_type)) return absl::OkStatus();

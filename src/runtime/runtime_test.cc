@@ -236,6 +236,26 @@ TEST(PyTorchTest, WorkersOnDifferentHosts) {
   EXPECT_EQ(env.at("TORCHELASTIC_RESTART_COUNT"), "0");
 }
 
+TEST(PyTorchTest, AnElasticWorkerGetsTorchrunsSettingsAndNoFixedWorld) {
+  TaskContext ctx = BaseContext("pytorch", "worker", 1, {{"worker", {"h0:1000", "h1:1001"}}});
+  ctx.elastic_nnodes = "1:2";
+  ctx.elastic_max_restarts = 7;
+  ctx.rendezvous_address = "am.example.com:29400";
+  Environment env = Build(ctx);
+  EXPECT_EQ(env.at("PET_NNODES"), "1:2");
+  EXPECT_EQ(env.at("PET_RDZV_BACKEND"), "c10d");
+  EXPECT_EQ(env.at("PET_RDZV_ENDPOINT"), "am.example.com:29400");
+  EXPECT_EQ(env.at("PET_RDZV_ID"), "application_1700000000000_0042");
+  EXPECT_EQ(env.at("PET_RDZV_CONF"), "is_host=false");
+  EXPECT_EQ(env.at("PET_MAX_RESTARTS"), "7");
+  // torchrun gives its processes their world at each rendezvous.
+  for (const char* name : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "INIT_METHOD"}) {
+    EXPECT_EQ(env.count(name), 0u) << name;
+  }
+  ctx.rendezvous_address.clear();
+  EXPECT_EQ(BuildError(ctx), "elastic task worker:1 has no c10d rendezvous: the AM named none");
+}
+
 TEST(PyTorchTest, ARestartedGangSaysHowOftenItRestarted) {
   ClusterSpec cluster = {{"worker", {"h0:29500", "h1:29501"}}};
   TaskContext ctx = BaseContext("pytorch", "worker", 0, cluster);

@@ -38,7 +38,14 @@ struct TaskContext {
   std::optional<int> tensorboard_port;                // TB_PORT when reserved
   std::string tensorboard_host;                       // TB_HOST, with TB_PORT: where to listen
   // Horovod: "host:port" of the Gloo rendezvous store the AM named (its own, or a debug driver's).
+  // An elastic PyTorch job: the AM's c10d store.
   std::string rendezvous_address;
+  // An elastic PyTorch job's worker: torchrun's --nnodes, "MIN:MAX" (tony.worker.min-instances
+  // and tony.worker.instances); "" for any other task.
+  std::string elastic_nnodes;
+  // An elastic worker's torchrun --max_restarts: how often its agent may start its processes
+  // again after they failed (each loss of another worker costs the survivors one).
+  int elastic_max_restarts = 0;
   // Horovod's debug driver (TonY's DRIVER_OUTPUT_PATH): the directory where it writes its port
   // file.
   std::string driver_output_path;
