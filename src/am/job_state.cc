@@ -62,6 +62,7 @@ JobStateMachine::JobStateMachine(config::JobSpec spec, const Clock* clock)
       task.memory_mb = type.resources.memory_mb;
       task.memory_growth = type.memory_growth;
       task.gang = type.restart_policy == config::RestartPolicy::kGang;
+      task.elastic_min = type.min_instances;
       task_index_[{name, i}] = tasks_.size();
       tasks_.push_back(std::move(task));
     }
@@ -257,7 +258,8 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
     exit_code = kExitHung;
     diagnostics = task.hung;
   }
-  if (!task.stop_requested && exit_code != 0 && !decided()) {
+  if (!task.stop_requested && exit_code != 0 && !decided() &&
+      !(task.elastic_min > 0 && ElasticDone(task.ref.type))) {
     task.exit_code = exit_code;
     task.diagnostics = diagnostics;
     if (task.gang ? MaybeRestartGang(task, executor_waits, actions) : MaybeRestart(task, actions)) {
@@ -274,6 +276,9 @@ void JobStateMachine::TaskEnded(TaskRecord& task, int exit_code, std::string dia
   }
   Changed();
   if (!decided()) {
+    if (task.state == TaskState::kSucceeded && task.elastic_min > 0) {
+      ElasticMemberSucceeded(task, actions);
+    }
     if (task.state == TaskState::kFailed) ApplyFailurePolicy(task, before, actions);
     if (!decided()) {
       // In GANG mode a task that ended before the barrier opened can never be waited for.
@@ -289,6 +294,10 @@ void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state
   const std::string what = StrCat(task.ref.ToString(), " failed (", ExitText(*task.exit_code), ")",
                                   task.diagnostics.empty() ? "" : ": ", task.diagnostics);
   if (task.role == config::JobTypeRole::kSidecar) return;
+  if (task.elastic_min > 0) {
+    ElasticMemberLost(task, actions);
+    return;
+  }
   if (state_before == TaskState::kRequested || state_before == TaskState::kAllocated) {
     Decide(JobState::kFailed, StrCat("task ", what), actions);
   } else if (IsChief(task.ref)) {
@@ -316,13 +325,17 @@ void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state
 
 void JobStateMachine::CheckTrackedDone(Actions& actions) {
   std::vector<std::string> failed;
+  std::vector<std::string> excused;  // an elastic type's, of which enough succeeded
   for (const TaskRecord& task : tasks_) {
     if (task.role != config::JobTypeRole::kTracked) continue;
     if (!IsTerminal(task.state)) {
       if (task.not_waited_for) continue;
       return;
     }
-    if (task.state == TaskState::kFailed) failed.push_back(task.ref.ToString());
+    if (task.state == TaskState::kFailed) {
+      const bool excuse = task.elastic_min > 0 && ElasticFailuresExcused(task.ref.type);
+      (excuse ? excused : failed).push_back(task.ref.ToString());
+    }
   }
   if (spec_.chief) {
     // TonY's rule: the chief decides; other tracked failures are reported, not fatal.
@@ -340,7 +353,12 @@ void JobStateMachine::CheckTrackedDone(Actions& actions) {
   if (!failed.empty()) {
     Decide(JobState::kFailed, StrCat("failed tasks: ", Join(failed, ", ")), actions);
   } else {
-    Decide(JobState::kSucceeded, "", actions);
+    Decide(JobState::kSucceeded,
+           excused.empty() ? ""
+                           : StrCat("enough elastic workers succeeded (tony.worker.min-instances); "
+                                    "failed tasks: ",
+                                    Join(excused, ", ")),
+           actions);
   }
 }
 

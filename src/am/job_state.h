@@ -125,6 +125,7 @@ struct TaskRecord {
   // end counts as preempted (kExitPreempted), whatever its exit code, and it restarts elsewhere.
   std::string preempting;
   bool gang = false;               // its type's restart policy is gang
+  int elastic_min = 0;             // its type's tony.<type>.min-instances: 0 unless elastic
   std::string dump_stacks_reason;  // its stacks are wanted with its next heartbeat: why
   // Why the task counts as a straggler (tony.task.straggler-steps), "" while it does not.
   std::string straggler;
@@ -320,6 +321,17 @@ class JobStateMachine {
   // executor waits, else in a new one.
   void RestartMember(TaskRecord& task, bool executor_waits, const std::string& detail,
                      Actions& actions);
+  // An elastic type (job_state_elastic.cc): whether a member of `type` has succeeded, after which
+  // the group is done and no member is replaced.
+  bool ElasticDone(const std::string& type) const;
+  // A member succeeded: replacements that have not started their user process are not needed.
+  void ElasticMemberSucceeded(const TaskRecord& task, Actions& actions);
+  // A member failed for good: the job goes on while at least tony.<type>.min-instances members
+  // are running, waiting for a replacement, or succeeded; else it fails.
+  void ElasticMemberLost(const TaskRecord& task, Actions& actions);
+  // Whether the failed members of `type` are excused at the job's end: it is elastic and at least
+  // min-instances of its members succeeded.
+  bool ElasticFailuresExcused(const std::string& type) const;
   // Records the end of the task's attempt (a RESTARTED event with `detail`) and starts its next
   // in state `next`: kNew (it leaves its container) or kAllocated (it runs again in it).
   void EndAttempt(TaskRecord& task, const std::string& detail, TaskState next);

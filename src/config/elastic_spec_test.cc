@@ -31,6 +31,7 @@ TEST_F(ElasticSpecTest, MinInstancesMakesTheWorkersElasticWithTheTaskPolicy) {
   EXPECT_EQ(spec->job_types.at("worker").min_instances, 2);
   EXPECT_EQ(spec->job_types.at("worker").restart_policy, RestartPolicy::kTask)
       << "a lost worker is replaced alone";
+  EXPECT_FALSE(spec->chief.has_value()) << "worker:0 is a worker like the others";
   Set("tony.worker.restart-policy", "task");
   EXPECT_TRUE(Build().ok());
   Set("tony.worker.restart-policy", "gang");

@@ -531,7 +531,8 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   if (absl::Status s = ReadGroupsAndStages(reader, conf, &spec); !s.ok()) return s;
   if (spec.job_types.count("chief")) {
     spec.chief = TaskRef{"chief", 0};
-  } else if (spec.job_types.count("worker")) {
+  } else if (spec.job_types.count("worker") && spec.ElasticType() == nullptr) {
+    // An elastic job has none: torchrun makes a rank 0 at each rendezvous, whichever worker.
     spec.chief = TaskRef{"worker", 0};
   }
   return spec;
