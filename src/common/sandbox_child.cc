@@ -214,6 +214,7 @@ SandboxPlan PrepareSandbox(const Sandbox& sandbox) {
     plan.arg_size = size;
   }
   plan.gid_map = absl::StrCat(getegid(), " ", getegid(), " 1\n");
+  plan.ns_last_pid = absl::StrCat(getpid());
   return plan;
 }
 
@@ -263,6 +264,11 @@ bool EnterSandbox(const SandboxPlan& plan, int close_after_fork, SandboxFailure*
   // leads around the covers.
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
     return Fail(failure, SandboxStep::kProc, -1);
+  }
+  // Best effort: a kernel that refuses leaves the command PID 2, which only tools that identify
+  // processes by host and PID mind.
+  if (!plan.ns_last_pid.empty()) {
+    WriteFileInChild("/proc/sys/kernel/ns_last_pid", plan.ns_last_pid);
   }
   const pid_t command = _Fork();
   if (command < 0) return Fail(failure, SandboxStep::kFork, -1);

@@ -35,6 +35,12 @@ struct SandboxPlan {
   char* arg_area = nullptr;
   size_t arg_size = 0;
   std::string gid_map;
+  // What init writes to the namespace's /proc/sys/kernel/ns_last_pid before it starts the command:
+  // the spawning process's own PID, so that the command's PID in the namespace is that plus one,
+  // unique among the sandboxes of this host's tony processes. Otherwise every task's command has
+  // PID 2, and whatever names a process by host and PID (torchrun's agents in a rendezvous, for
+  // one) takes two tasks on one host for the same process. "" writes nothing.
+  std::string ns_last_pid;
 };
 
 // What init writes to SandboxPlan::status_fd when the command has exited.
