@@ -39,8 +39,7 @@ constexpr uint8_t kStopWaiting = 0;
 // The most keys one CHECK or WAIT may name, and the most input one connection may hold unread:
 // the largest query (COMPARE_SET of a key and two values) and some.
 constexpr uint64_t kMaxKeysPerQuery = 1 << 16;
-constexpr size_t kMaxInputBytes =
-    2 * C10dStore::kMaxValueBytes + C10dStore::kMaxKeyBytes + 4096;
+constexpr size_t kMaxInputBytes = 2 * C10dStore::kMaxValueBytes + C10dStore::kMaxKeyBytes + 4096;
 
 // Reads one query's fields from a connection's input. A field that has not fully arrived sets
 // `partial`; one past its limit sets `bad`; either way the read fails and the query waits or the
@@ -180,8 +179,7 @@ void C10dStore::Serve() {
     fds.assign({{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
     ids.clear();
     for (const auto& [id, conn] : owned) {
-      fds.push_back(
-          {conn->fd, static_cast<short>(POLLIN | (conn->out.empty() ? 0 : POLLOUT)), 0});
+      fds.push_back({conn->fd, static_cast<short>(POLLIN | (conn->out.empty() ? 0 : POLLOUT)), 0});
       ids.push_back(id);
     }
     if (poll(fds.data(), fds.size(), -1) < 0) {

@@ -55,9 +55,8 @@ class Client {
   void Send(size_t piece = 0) {
     if (piece == 0) piece = pending_.size();
     for (size_t at = 0; at < pending_.size(); at += piece) {
-      ASSERT_GT(send(fd_, pending_.data() + at, std::min(piece, pending_.size() - at),
-                     MSG_NOSIGNAL),
-                0);
+      ASSERT_GT(
+          send(fd_, pending_.data() + at, std::min(piece, pending_.size() - at), MSG_NOSIGNAL), 0);
     }
     pending_.clear();
   }
@@ -70,7 +69,8 @@ class Client {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       pollfd p{fd_, POLLIN, 0};
-      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0)
+        return std::nullopt;
       char buffer[4096];
       const ssize_t got = read(fd_, buffer, std::min(sizeof(buffer), n - out.size()));
       if (got <= 0) return std::nullopt;
@@ -121,7 +121,7 @@ TEST_F(C10dStoreTest, AnswersEveryQueryAsTorchsStoreDoes) {
   Client c(port_);
   ASSERT_TRUE(c.connected());
   c.Byte(0).Str("/a").Str("one").Send();  // SET: no answer
-  c.Byte(2).Str("/a").Send();              // GET
+  c.Byte(2).Str("/a").Send();             // GET
   EXPECT_EQ(c.ReadStr(), "one");
   c.Byte(3).Str("/n").U64(5).Send();  // ADD to an absent key
   EXPECT_EQ(c.ReadU64(), 5u);
@@ -285,8 +285,8 @@ assert not ok2
 assert b2.get_state()[0] == b"round-1"
 print("ok")
 )";
-  FILE* out = popen(("/usr/bin/python3 " + script + " " + std::to_string(port_) + " 2>&1").c_str(),
-                    "r");
+  FILE* out =
+      popen(("/usr/bin/python3 " + script + " " + std::to_string(port_) + " 2>&1").c_str(), "r");
   ASSERT_NE(out, nullptr);
   std::string text;
   char buffer[512];

@@ -40,10 +40,9 @@ TEST_F(ElasticSpecTest, MinInstancesMakesTheWorkersElasticWithTheTaskPolicy) {
 }
 
 TEST_F(ElasticSpecTest, TorchrunsNodeRangeInTheCommandSetsIt) {
-  for (const char* command :
-       {"torchrun --nnodes=1:3 --nproc_per_node=1 train.py",
-        "python3 -m torch.distributed.run --nnodes 2:4 train.py",
-        "cd src && /usr/bin/torchrun --nnodes='1:3' train.py"}) {
+  for (const char* command : {"torchrun --nnodes=1:3 --nproc_per_node=1 train.py",
+                              "python3 -m torch.distributed.run --nnodes 2:4 train.py",
+                              "cd src && /usr/bin/torchrun --nnodes='1:3' train.py"}) {
     Set("tony.worker.command", command);
     absl::StatusOr<JobSpec> spec = Build();
     ASSERT_TRUE(spec.ok()) << command << ": " << spec.status();
@@ -64,7 +63,8 @@ TEST_F(ElasticSpecTest, TorchrunsNodeRangeInTheCommandSetsIt) {
 
 TEST_F(ElasticSpecTest, BadElasticSettingsAreOneLineNamingTheKey) {
   Set("tony.worker.min-instances", "4");
-  EXPECT_EQ(Error(), "tony.worker.min-instances = \"4\" (--conf): more than tony.worker.instances = 3");
+  EXPECT_EQ(Error(),
+            "tony.worker.min-instances = \"4\" (--conf): more than tony.worker.instances = 3");
   Set("tony.worker.min-instances", "-1");
   EXPECT_TRUE(absl::StartsWith(Error(), "tony.worker.min-instances = \"-1\"")) << Error();
 

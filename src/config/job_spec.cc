@@ -430,10 +430,10 @@ absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec) {
                               name + ".min-instances): its restart policy is task");
     }
     if (value.empty()) {
-      type.restart_policy = collective && gang_mode && type.role == JobTypeRole::kTracked &&
-                                    type.min_instances == 0
-                                ? RestartPolicy::kGang
-                                : RestartPolicy::kTask;
+      type.restart_policy =
+          collective && gang_mode && type.role == JobTypeRole::kTracked && type.min_instances == 0
+              ? RestartPolicy::kGang
+              : RestartPolicy::kTask;
     } else if (value == "task") {
       type.restart_policy = RestartPolicy::kTask;
     } else if (value == "gang") {

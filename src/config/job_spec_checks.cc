@@ -35,9 +35,9 @@ absl::Status ReadElastic(const Reader& reader, JobSpec* spec) {
     if (range) {
       const std::string nnodes = StrCat("--nnodes=", range->first, ":", range->second);
       if (range->first < 1 || range->first > range->second) {
-        return absl::InvalidArgumentError(
-            StrCat("tony.", name, ".command runs torchrun with ", nnodes,
-                   ": MIN must be at least 1 and at most MAX"));
+        return absl::InvalidArgumentError(StrCat("tony.", name, ".command runs torchrun with ",
+                                                 nnodes,
+                                                 ": MIN must be at least 1 and at most MAX"));
       }
       if (min > 0 && min != range->first) {
         return reader.Error(key, StrCat("tony.", name, ".command runs torchrun with ", nnodes));
@@ -56,8 +56,9 @@ absl::Status ReadElastic(const Reader& reader, JobSpec* spec) {
                                       spec->framework));
     }
     if (name != "worker" || spec->job_types.contains("chief")) {
-      return reader.Error(key, "the workers of an elastic PyTorch job are its only ranks: set it "
-                               "for worker, in a job without a chief");
+      return reader.Error(key,
+                          "the workers of an elastic PyTorch job are its only ranks: set it "
+                          "for worker, in a job without a chief");
     }
     if (min > type.instances) {
       return reader.Error(key, StrCat("more than tony.", name, ".instances = ", type.instances));

@@ -27,9 +27,9 @@ namespace tony::runtime {
 // of tony's would be wrong after the first change, so there is none.
 absl::Status AddElasticPyTorchEnv(const TaskContext& ctx, Environment* env) {
   if (ctx.rendezvous_address.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("elastic task ", TaskName(ctx.job_type, ctx.task_index),
-                     " has no c10d rendezvous: the AM named none"));
+    return absl::InvalidArgumentError(absl::StrCat("elastic task ",
+                                                   TaskName(ctx.job_type, ctx.task_index),
+                                                   " has no c10d rendezvous: the AM named none"));
   }
   Environment& e = *env;
   e["PET_NNODES"] = ctx.elastic_nnodes;

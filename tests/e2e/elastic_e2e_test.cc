@@ -24,11 +24,11 @@ TEST_P(ElasticE2eTest, AnElasticJobLosesAWorkerGoesOnAloneAndGetsItBack) {
   const std::string checkpoints = runner_.work_dir() + "/checkpoints";
   // The replacement comes 25 s after the loss: torchrun's agents find a lost node only once its
   // heartbeat is 15 s old, so that the survivor has run by itself by then.
-  TonyResult r = Run(Submit({"tony.application.framework=pytorch", "tony.worker.instances=2",
-                             "tony.worker.min-instances=1", "tony.worker.memory=1g",
-                             "tony.worker.max-restarts=1", "tony.worker.restart-backoff-ms=25000",
-                             "tony.application.checkpoint-dir=" + checkpoints},
-                            kTorchrun));
+  TonyResult r = Run(Submit(
+      {"tony.application.framework=pytorch", "tony.worker.instances=2",
+       "tony.worker.min-instances=1", "tony.worker.memory=1g", "tony.worker.max-restarts=1",
+       "tony.worker.restart-backoff-ms=25000", "tony.application.checkpoint-dir=" + checkpoints},
+      kTorchrun));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
   // worker:0 ran once, from start to end; worker:1 was lost once and replaced.
@@ -39,7 +39,8 @@ TEST_P(ElasticE2eTest, AnElasticJobLosesAWorkerGoesOnAloneAndGetsItBack) {
   const std::string out = TaskStdout(r);
   // The survivor's processes started three times, always in worker:0's first attempt: with both,
   // alone, and with the replacement.
-  const std::regex start(R"(task 0 attempt 0 rank \d world (\d) restart (\d) starts at step (\d+))");
+  const std::regex start(
+      R"(task 0 attempt 0 rank \d world (\d) restart (\d) starts at step (\d+))");
   std::vector<std::smatch> starts;
   for (auto it = std::sregex_iterator(out.begin(), out.end(), start); it != std::sregex_iterator();
        ++it) {
