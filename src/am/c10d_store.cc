@@ -321,8 +321,9 @@ bool C10dStore::Process(Connection& conn) {
           break;
         }
         for (uint64_t i = 0; i < number; ++i) {
-          if (!in.Bytes(&key, kMaxKeyBytes)) break;
-          keys.push_back(std::move(key));
+          std::string one;
+          if (!in.Bytes(&one, kMaxKeyBytes)) break;
+          keys.push_back(std::move(one));
         }
         break;
       case kGetNumKeys:
@@ -362,7 +363,7 @@ bool C10dStore::Process(Connection& conn) {
         break;
       }
       case kAdd: {
-        int64_t sum = static_cast<int64_t>(number);
+        auto sum = static_cast<int64_t>(number);
         if (auto current = data_.find(key); current != data_.end()) {
           int64_t before = 0;
           const std::string& text = current->second;
