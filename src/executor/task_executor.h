@@ -33,6 +33,14 @@
 
 namespace tony::executor {
 
+// A task as the AM's protocol names it.
+inline rpc::TaskRef ToProto(const config::TaskRef& task) {
+  rpc::TaskRef ref;
+  ref.set_type(task.type);
+  ref.set_index(task.index);
+  return ref;
+}
+
 struct ExecutorOptions {
   std::string app_id;
   std::string am_address;

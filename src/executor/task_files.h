@@ -1,0 +1,35 @@
+#pragma once
+// The task's own files as the executor reads them while the task runs: opened once, before the
+// task starts, never through a link nor blocking on a FIFO; read by descriptor, so that the task
+// can rename or replace what is at the name but never the file the executor holds. What they add
+// goes to the task's ProgressTracker.
+//
+// Threads: plain functions; one thread per descriptor.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "executor/progress_tracker.h"
+
+namespace tony::executor {
+
+// How much new output FeedTaskFile reads in one call; more is skipped (a task that prints this
+// fast is not quiet, and its latest lines are what say its step). Also the size past which the
+// reports file starts again.
+inline constexpr int64_t kMaxProgressReadBytes = 1 << 20;
+
+// Opens (creating it) the task's file at `path` with `flags` and `mode`: the descriptor, or -1
+// (logged) if it cannot be opened or is not a regular file.
+int OpenTaskFile(const std::string& path, int flags, mode_t mode);
+
+// Feeds what was appended to the task's file `fd` since `*offset` to `tracker` as `stream`,
+// advancing `*offset`. A file that shrank was written over: it is read from its start (the
+// tracker is told). Past kMaxProgressReadBytes of new bytes, only the last that many are read (the
+// tracker is told). The reports file, once that much of it was read, is emptied and starts
+// again, so that a task reporting every step for days does not fill the disk. fd < 0: nothing.
+void FeedTaskFile(int fd, ProgressTracker::Stream stream, int64_t* offset,
+                  ProgressTracker& tracker);
+
+}  // namespace tony::executor
