@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "cluster/local/job_dir_cleanup.h"
+#include "cluster/local/kept_containers.h"
 #include "cluster/staging.h"
 #include "common/archive.h"
 #include "common/files.h"
@@ -168,27 +169,18 @@ absl::Status LocalContainerAllocator::Launch(const Container& container, const L
   if (!pid.ok()) return pid.status();
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, *pid, 0));
   if (options_.keep_containers) {
-    // What the next attempt needs to adopt it: the process (pid and start time, which together
-    // name it uniquely) and the container as it was granted.
+    // What the next attempt needs to adopt it.
+    KeptContainer kept;
+    kept.pid = *pid;
     const std::optional<ProcessInfo> info = ReadProcessInfo(*pid);
-    nlohmann::json record = {{"pid", *pid},
-                             {"start_ticks", info ? info->start_ticks : 0},
-                             {"id", container.id},
-                             {"job_type", container.job_type},
-                             {"host", container.host},
-                             {"log_dir", container.log_dir},
-                             {"memory_mb", container.resources.memory_mb},
-                             {"vcores", container.resources.vcores},
-                             {"env", container.env}};
+    kept.start_ticks = info ? info->start_ticks : 0;
+    kept.container = container;
     {
       MutexLock lock(mu_);
       auto it = containers_.find(container.id);
-      if (it != containers_.end()) record["gpus"] = it->second.gpus;
+      if (it != containers_.end()) kept.gpus = it->second.gpus;
     }
-    fs::create_directories(StrCat(options_.job_dir, "/running"), ec);
-    fs::permissions(StrCat(options_.job_dir, "/running"), fs::perms::owner_all,
-                    fs::perm_options::replace, ec);
-    if (absl::Status s = WriteFile(RecordPath(container.id), record.dump(), 0600); !s.ok()) {
+    if (absl::Status s = WriteKeptContainer(options_.job_dir, kept); !s.ok()) {
       spdlog::warn("[{}] {} cannot be adopted by a later AM attempt: {}", options_.app_id,
                    container.id, ToStd(s.message()));
     }
@@ -309,46 +301,22 @@ void LocalContainerAllocator::Signal(const LocalContainer& local, int sig, bool 
   }
 }
 
-std::string LocalContainerAllocator::RecordPath(const std::string& container_id) const {
-  return StrCat(options_.job_dir, "/running/", container_id, ".json");
-}
-
 void LocalContainerAllocator::AdoptPrevious() {
-  std::error_code ec;
-  for (const fs::directory_entry& entry :
-       fs::directory_iterator(StrCat(options_.job_dir, "/running"), ec)) {
-    const std::string path = entry.path().string();
-    absl::StatusOr<std::string> text = ReadFile(path);
-    nlohmann::json record = nlohmann::json::parse(text.ok() ? *text : std::string("null"), nullptr,
-                                                  /*allow_exceptions=*/false);
+  for (KeptContainer& kept : ReadKeptContainers(options_.job_dir, options_.app_id)) {
     LocalContainer local;
-    uint64_t start_ticks = 0;
-    try {
-      local.pid = record.at("pid").get<pid_t>();
-      start_ticks = record.at("start_ticks").get<uint64_t>();
-      local.container.id = record.at("id").get<std::string>();
-      local.container.job_type = record.at("job_type").get<std::string>();
-      local.container.host = record.at("host").get<std::string>();
-      local.container.log_dir = record.at("log_dir").get<std::string>();
-      local.container.resources.memory_mb = record.at("memory_mb").get<int64_t>();
-      local.container.resources.vcores = record.at("vcores").get<int>();
-      local.container.env = record.at("env").get<std::map<std::string, std::string>>();
-      local.gpus = record.value("gpus", std::vector<int>{});
-    } catch (const nlohmann::json::exception& e) {
-      spdlog::warn("[{}] {} is no container record: {}", options_.app_id, path, e.what());
-      fs::remove(path, ec);
-      continue;
-    }
-    local.container.resources.gpus = static_cast<int>(local.gpus.size());
+    local.pid = kept.pid;
+    local.container = std::move(kept.container);
+    local.gpus = std::move(kept.gpus);
     // The pidfd first, then the check that it is the same process as recorded (a pid may have
     // been reused since), still running: from then on the pidfd names it, whatever its pid does.
     local.pidfd = local.pid > 0 ? static_cast<int>(syscall(SYS_pidfd_open, local.pid, 0)) : -1;
     const std::optional<ProcessInfo> info =
         local.pidfd >= 0 ? ReadProcessInfo(local.pid) : std::nullopt;
-    if (local.pidfd < 0 || !info || info->start_ticks != start_ticks || !Running(local)) {
+    if (local.pidfd < 0 || !info || info->start_ticks != kept.start_ticks || !Running(local)) {
       spdlog::info("[{}] {} of an earlier attempt has ended", options_.app_id, local.container.id);
       if (local.pidfd >= 0) close(local.pidfd);
-      fs::remove(path, ec);
+      std::error_code ec;
+      fs::remove(KeptContainerPath(options_.job_dir, local.container.id), ec);
       continue;
     }
     local.adopted = true;
@@ -471,7 +439,7 @@ void LocalContainerAllocator::Reap(const std::string& container_id) {
   }
   if (options_.keep_containers) {
     std::error_code ec;
-    fs::remove(RecordPath(container_id), ec);
+    fs::remove(KeptContainerPath(options_.job_dir, container_id), ec);
   }
   ContainerExit exit;
   exit.container_id = container_id;

@@ -85,7 +85,6 @@ class LocalContainerAllocator final : public ContainerAllocator {
   // Sends `sig` to the container's guard, or with `tree` to everything below it too; an adopted
   // guard only while it runs.
   static void Signal(const LocalContainer& local, int sig, bool tree);
-  std::string RecordPath(const std::string& container_id) const;
   void MonitorLoop();
   // Puts `resource` into `work_dir`: copied, unpacked, or, when shared, linked to the job's one
   // read-only copy (unpacked by the first task that needs it).
