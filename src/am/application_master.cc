@@ -83,8 +83,13 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
       history_(HistoryOptions(options_), &job_.spec(), clock),
       status_(options_.app_id, &job_, &history_.live(), clock),
       rendezvous_(&job_.spec(),
-                  [](RendezvousHost::Kind kind) -> std::unique_ptr<RendezvousStore> {
-                    if (kind == RendezvousHost::Kind::kC10d) return std::make_unique<C10dStore>();
+                  [this](RendezvousHost::Kind kind) -> std::unique_ptr<RendezvousStore> {
+                    if (kind == RendezvousHost::Kind::kC10d) {
+                      // Each agent holds two connections; a replacement's may overlap its
+                      // predecessor's; and some for tools.
+                      return std::make_unique<C10dStore>(
+                          4 * static_cast<size_t>(job_.spec().TotalTasks()) + 64);
+                    }
                     return std::make_unique<GlooRendezvous>();
                   }),
       launcher_(LauncherOptions(options_), &job_.spec()),

@@ -8,8 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -175,40 +177,55 @@ void C10dStore::Serve() {
   std::vector<pollfd> fds;
   std::vector<uint64_t> ids;  // the connection of fds[i + 2]
   char buffer[64 << 10];
+  // After accept failed for want of descriptors or memory, the listening socket stays readable:
+  // it is left alone until then (steady clock, ms) instead of spinning.
+  int64_t accept_paused_until_ms = 0;
+  const auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  bool pending = false;  // queries wait to be answered without the peer sending more
   while (true) {
-    fds.assign({{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
+    const int64_t pause_left = accept_paused_until_ms - now_ms();
+    fds.assign(
+        {{wake_fd_, POLLIN, 0}, {listen_fd_, static_cast<short>(pause_left > 0 ? 0 : POLLIN), 0}});
     ids.clear();
     for (const auto& [id, conn] : owned) {
       fds.push_back({conn->fd, static_cast<short>(POLLIN | (conn->out.empty() ? 0 : POLLOUT)), 0});
       ids.push_back(id);
     }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    const int timeout = pending ? 0 : pause_left > 0 ? static_cast<int>(pause_left) : -1;
+    if (poll(fds.data(), fds.size(), timeout) < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (fds[0].revents != 0) break;
-    MutexLock lock(mu_);
     std::vector<uint64_t> ended;
+    // Reading needs no lock: the buffers are this thread's alone. A round reads a bounded amount
+    // of each connection, so that one fast sender does not hold the others (or Stop) up.
     for (size_t i = 0; i < ids.size(); ++i) {
       if ((fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       Connection& conn = *owned.at(ids[i]);
-      // Each piece is answered as far as it goes before the next is read, so that only one
-      // query at a time waits in the input.
-      bool open = true;
-      while (open) {
+      for (size_t round = 0; round < 4; ++round) {
         const ssize_t got = read(conn.fd, buffer, sizeof(buffer));
         if (got > 0) {
           conn.in.append(buffer, static_cast<size_t>(got));
-          open = Process(conn) && conn.in.size() <= kMaxInputBytes;
+          if (conn.in.size() > kMaxInputBytes) {
+            ended.push_back(conn.id);
+            break;
+          }
         } else if (got < 0 && errno == EINTR) {
           continue;
         } else {
-          open = got < 0 && errno == EAGAIN;
+          if (got == 0 || errno != EAGAIN) ended.push_back(conn.id);
           break;
         }
       }
-      if (!open) ended.push_back(conn.id);
     }
+    // New peers: only the job's hosts (resolving a name may take the resolver's time, so outside
+    // the lock), and only as many as allowed; nothing of a refused peer is read.
+    std::vector<std::unique_ptr<Connection>> accepted;
     if ((fds[1].revents & POLLIN) != 0) {
       while (true) {
         sockaddr_storage peer{};
@@ -217,10 +234,13 @@ void C10dStore::Serve() {
                                SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
           if (errno == EINTR || errno == ECONNABORTED) continue;
-          break;  // EAGAIN: none left; anything else: the next round retries
+          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            accept_paused_until_ms = now_ms() + 200;
+          }
+          break;  // EAGAIN: none left
         }
-        // Nothing of a peer that is not the job's is read; nor past the connection limit.
-        if (owned.size() >= kMaxConnections || !peers_.Admits(reinterpret_cast<sockaddr*>(&peer))) {
+        if (owned.size() + accepted.size() >= max_connections_ ||
+            !peers_.Admits(reinterpret_cast<sockaddr*>(&peer))) {
           close(fd);
           continue;
         }
@@ -229,12 +249,39 @@ void C10dStore::Serve() {
         auto conn = std::make_unique<Connection>();
         conn->fd = fd;
         conn->id = next_id++;
+        accepted.push_back(std::move(conn));
+      }
+    }
+    {
+      MutexLock lock(mu_);
+      for (std::unique_ptr<Connection>& conn : accepted) {
         connections_[conn->id] = conn.get();
         owned[conn->id] = std::move(conn);
       }
+      // Every connection with queries to answer: those that sent some, and those whose parked
+      // WAIT was answered or whose answers were read meanwhile; again while a pass answered
+      // something, since a query of one connection may release another's.
+      for (bool progress = true; progress;) {
+        progress = false;
+        for (auto& [id, conn] : owned) {
+          if (conn->in.empty() || std::find(ended.begin(), ended.end(), id) != ended.end()) {
+            continue;
+          }
+          const size_t before = conn->in.size();
+          if (!Process(*conn)) {
+            ended.push_back(id);
+          } else if (conn->in.size() != before) {
+            progress = true;
+          }
+        }
+      }
     }
-    // Answers, including those a query of another connection released.
+    // Answers, including those a query of another connection released. A connection whose
+    // client read enough of them to go below the limit may answer more at once, without new
+    // input: the next round does not wait.
+    pending = false;
     for (auto& [id, conn] : owned) {
+      const bool held_back = conn->out.size() >= kMaxUnreadAnswerBytes;
       while (!conn->out.empty()) {
         const ssize_t sent = send(conn->fd, conn->out.data(), conn->out.size(), MSG_NOSIGNAL);
         if (sent > 0) {
@@ -245,7 +292,12 @@ void C10dStore::Serve() {
           break;
         }
       }
+      if (held_back && conn->out.size() < kMaxUnreadAnswerBytes && !conn->in.empty()) {
+        pending = true;
+      }
     }
+    if (ended.empty()) continue;
+    MutexLock lock(mu_);
     for (uint64_t id : ended) {
       auto it = owned.find(id);
       if (it == owned.end()) continue;  // listed twice
@@ -288,7 +340,10 @@ bool C10dStore::Put(const std::string& key, std::string value) {
 }
 
 bool C10dStore::Process(Connection& conn) {
-  while (!conn.in.empty()) {
+  // A parked WAIT is answered before anything after it; answers the client has not read hold its
+  // further queries back.
+  while (!conn.in.empty() && !awaited_.contains(conn.id) &&
+         conn.out.size() < kMaxUnreadAnswerBytes) {
     Cursor in(conn.in);
     uint8_t type = 0;
     in.Byte(&type);

@@ -22,12 +22,18 @@
 //
 // Who may use it: torch's client carries no credential, so, as for Horovod's rendezvous, only the
 // addresses of the hosts named with AllowHost (the job's containers) may connect; any other
-// peer's connection is closed before anything of it is read. A key is at most 64 KiB, a value at
-// most 4 MiB, all keys and values together at most 64 MiB, at most 1024 connections: past a limit
-// the offending connection is closed.
+// peer's connection is closed before anything of it is read. What one connection may make the AM
+// hold is bounded: a key is at most 64 KiB, a value at most 1 MiB, unread input at most one
+// largest query (past it the connection is closed); a connection with a WAIT parked, or with
+// 4 MiB of answers its client has not read, is not read on until that changes (torch's client
+// never sends while it waits); all keys and values together are at most 64 MiB; and at most
+// max_connections connections are open (the AM's: 4 per task and 64). A query past a limit ends
+// its own connection.
 //
-// Threads: one thread of its own serves every connection; AllowHost and Clear from any thread.
-// Start and Stop from the owner's thread, not concurrently with each other.
+// Threads: one thread of its own serves every connection; it locks the store's map only while it
+// answers queries, never while it accepts or resolves a peer's host, so that AllowHost and Clear
+// (any thread) never wait on the network. Start and Stop from the owner's thread, not
+// concurrently with each other.
 
 #include <cstdint>
 #include <map>
@@ -45,11 +51,12 @@ namespace tony::am {
 class C10dStore final : public RendezvousStore {
  public:
   static constexpr size_t kMaxKeyBytes = 64 << 10;
-  static constexpr size_t kMaxValueBytes = 4 << 20;
+  static constexpr size_t kMaxValueBytes = 1 << 20;
   static constexpr size_t kMaxTotalBytes = 64 << 20;
-  static constexpr size_t kMaxConnections = 1024;
+  // Answers a connection may have unread before its further queries wait.
+  static constexpr size_t kMaxUnreadAnswerBytes = 4 << 20;
 
-  C10dStore() = default;
+  explicit C10dStore(size_t max_connections = 1024) : max_connections_(max_connections) {}
   ~C10dStore() override;
   C10dStore(const C10dStore&) = delete;
   C10dStore& operator=(const C10dStore&) = delete;
@@ -74,6 +81,7 @@ class C10dStore final : public RendezvousStore {
   // Stores `value` under `key` and answers who waited for it; false past the total limit.
   bool Put(const std::string& key, std::string value) TONY_REQUIRES(mu_);
 
+  const size_t max_connections_;
   PeerAllowList peers_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // an eventfd: Stop() ends Serve()

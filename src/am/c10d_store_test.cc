@@ -233,6 +233,49 @@ TEST_F(C10dStoreTest, AllTheValuesTogetherHaveALimit) {
   EXPECT_EQ(after.ReadU64(), 1u) << "Clear frees the room";
 }
 
+TEST_F(C10dStoreTest, QueriesSentBehindAParkedWaitAreAnsweredAfterIt) {
+  Client c(port_);
+  // A WAIT for an absent key, then a GET, in one go: the GET's answer must not come first.
+  c.Byte(0).Str("/here").Str("v").Byte(5).U64(1).Str("/later").Byte(2).Str("/here").Send();
+  EXPECT_EQ(c.Read(1, 300), std::nullopt) << "nothing is answered while the WAIT is parked";
+  Client writer(port_);
+  writer.Byte(0).Str("/later").Str("x").Send();
+  EXPECT_EQ(c.Read(1), std::string(1, '\0')) << "the WAIT first";
+  EXPECT_EQ(c.ReadStr(), "v") << "then the GET behind it";
+}
+
+TEST_F(C10dStoreTest, AnswersNotReadHoldFurtherQueriesBackUntilTheClientReads) {
+  Client c(port_);
+  const std::string big(C10dStore::kMaxValueBytes, 'b');
+  c.Byte(0).Str("/big").Str(big).Send();
+  // Ten times the value in answers, asked for at once: the store answers as the client reads.
+  for (int i = 0; i < 10; ++i) c.Byte(2).Str("/big").Send();
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(c.ReadStr(), big) << "answer " << i;
+  c.Byte(6).Send();
+  EXPECT_EQ(c.ReadU64(), 1u);
+}
+
+TEST(C10dStoreLimitsTest, ConnectionsPastTheLimitAreClosedAndStopEndsTheRest) {
+  C10dStore store(/*max_connections=*/2);
+  absl::StatusOr<int> port = store.Start("127.0.0.1");
+  ASSERT_TRUE(port.ok()) << port.status();
+  store.AllowHost("127.0.0.1");
+  Client first(*port);
+  Client second(*port);
+  first.Byte(0).Str("/k").Str("1").Byte(6).Send();
+  EXPECT_EQ(first.ReadU64(), 1u);
+  second.Byte(6).Send();
+  EXPECT_EQ(second.ReadU64(), 1u);
+  Client third(*port);
+  third.Byte(6).Send();
+  EXPECT_TRUE(third.Closed());
+  // A parked waiter and an idle client do not hold Stop up.
+  first.Byte(5).U64(1).Str("/never").Send();
+  store.Stop();
+  EXPECT_TRUE(first.Closed());
+  EXPECT_TRUE(second.Closed());
+}
+
 TEST(C10dStoreAccessTest, APeerThatIsNotTheJobsIsClosedBeforeAnythingIsRead) {
   C10dStore store;
   absl::StatusOr<int> port = store.Start("127.0.0.1");

@@ -463,7 +463,8 @@ Actions JobStateMachine::OnTick() {
   }
   for (TaskRecord& task : tasks_) {
     if (decided()) break;
-    if (task.state == TaskState::kAllocated && spec_.registration_timeout_ms >= 0 &&
+    if (task.state == TaskState::kAllocated && !task.stop_requested &&
+        spec_.registration_timeout_ms >= 0 &&
         now - task.allocated_at_ms >= spec_.registration_timeout_ms) {
       Decide(JobState::kFailed,
              StrCat("task ", task.ref.ToString(), " (container ", task.container_id,

@@ -97,6 +97,29 @@ TEST_F(ElasticTest, OnceOneSucceededNoMemberIsReplacedAndLateFailuresAreExcused)
             "worker:1");
 }
 
+TEST_F(ElasticTest, AReplacementStoppedBeforeItRegisteredFailsNothingWhileItsContainerEnds) {
+  Init({{"tony.application.framework", "pytorch"},
+        {"tony.worker.instances", "3"},
+        {"tony.worker.min-instances", "1"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-backoff-ms", "0"},
+        {"tony.container.registration.timeout", "5000"}});
+  StartAll();
+  Exit(kW2, 137);
+  Allocate(kW2);  // its executor has not registered yet
+  Exit(kW0, 0);
+  EXPECT_TRUE(job_->Find(kW2)->stop_requested);
+  // Its container takes long to end: past the registration timeout, nothing fails for it.
+  clock_.Advance(job_->spec().registration_timeout_ms + 1000);
+  job_->OnTick();
+  EXPECT_EQ(job_->state(), JobState::kRunning) << job_->diagnostics();
+  job_->OnContainerCompleted("c_worker:2", 143, "", false);
+  EXPECT_EQ(State(kW2), TaskState::kFinished);
+  Exit(kW1, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+  EXPECT_EQ(job_->diagnostics(), "");
+}
+
 TEST_F(ElasticTest, TooFewSuccessesDoNotExcuseTheFailures) {
   InitElastic("2", "0");
   Exit(kW1, 1);

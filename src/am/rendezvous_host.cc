@@ -49,7 +49,9 @@ void RendezvousHost::SizeScopes(const std::map<std::string, std::vector<std::str
 }
 
 void RendezvousHost::Clear() {
-  if (store_) store_->Clear();
+  // The c10d store outlives every change of the elastic workers' group: torchrun's agents keep
+  // their rendezvous in it (and an elastic job has no gang restart to clear it for).
+  if (store_ && spec_->ElasticType() == nullptr) store_->Clear();
 }
 
 absl::Status RendezvousHost::Publish(const TaskRef& task, const TaskRecord* record,

@@ -128,6 +128,8 @@ TEST_F(RendezvousHostTest, AnElasticPyTorchJobGetsTheAmsC10dStoreAndNoWorkerWait
   EXPECT_EQ(log_.allowed, std::vector<std::string>{"node2"});
   host.SizeScopes({{"worker", {"node2:1"}}});
   EXPECT_TRUE(log_.sizes.empty()) << "Horovod's scopes are not the c10d store's";
+  host.Clear();
+  EXPECT_EQ(log_.clears, 0) << "the agents' rendezvous outlives every change of their group";
 
   // A PyTorch job that is not elastic has no rendezvous of the AM's.
   const config::JobSpec fixed =

@@ -37,12 +37,21 @@ TEST_F(ElasticSpecTest, MinInstancesMakesTheWorkersElasticWithTheTaskPolicy) {
   Set("tony.worker.restart-policy", "gang");
   EXPECT_TRUE(absl::StartsWith(Error(), "tony.worker.restart-policy = \"gang\"")) << Error();
   EXPECT_NE(Error().find("its restart policy is task"), std::string::npos) << Error();
+  // No type of an elastic job restarts as a gang: that would clear the workers' rendezvous.
+  Set("tony.worker.restart-policy", "");
+  Set("tony.evaluator.instances", "1");
+  spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at("evaluator").restart_policy, RestartPolicy::kTask);
+  Set("tony.evaluator.restart-policy", "gang");
+  EXPECT_TRUE(absl::StartsWith(Error(), "tony.evaluator.restart-policy = \"gang\"")) << Error();
 }
 
 TEST_F(ElasticSpecTest, TorchrunsNodeRangeInTheCommandSetsIt) {
   for (const char* command : {"torchrun --nnodes=1:3 --nproc_per_node=1 train.py",
                               "python3 -m torch.distributed.run --nnodes 2:4 train.py",
-                              "cd src && /usr/bin/torchrun --nnodes='1:3' train.py"}) {
+                              "cd src && /usr/bin/torchrun --nnodes='1:3' train.py",
+                              "bash -c 'torchrun --nnodes=1:3 train.py'"}) {
     Set("tony.worker.command", command);
     absl::StatusOr<JobSpec> spec = Build();
     ASSERT_TRUE(spec.ok()) << command << ": " << spec.status();
@@ -91,6 +100,14 @@ TEST_F(ElasticSpecTest, BadElasticSettingsAreOneLineNamingTheKey) {
   Set("tony.chief.instances", "1");
   EXPECT_NE(Error().find("in a job without a chief"), std::string::npos) << Error();
   Set("tony.chief.instances", "0");
+  // TonY's rules that end a job at one lost worker contradict an elastic one.
+  Set("tony.application.fail-on-worker-failure-enabled", "true");
+  EXPECT_TRUE(absl::StartsWith(Error(), "tony.application.fail-on-worker-failure-enabled = "))
+      << Error();
+  Set("tony.application.fail-on-worker-failure-enabled", "false");
+  Set("tony.application.stop-on-failure-jobtypes", "worker");
+  EXPECT_TRUE(absl::StartsWith(Error(), "tony.application.stop-on-failure-jobtypes = ")) << Error();
+  Set("tony.application.stop-on-failure-jobtypes", "");
   Set("tony.worker.min-instances", "0");
   Set("tony.evaluator.instances", "1");
   Set("tony.evaluator.min-instances", "1");

@@ -418,20 +418,22 @@ absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec) {
   // look alike), and TonY's rules for them must hold: they choose gang themselves.
   const bool collective =
       spec->framework == "pytorch" || spec->framework == "horovod" || spec->framework == "jax";
+  // An elastic job has no gang: its workers re-form their group by themselves, and restarting a
+  // gang would clear the rendezvous they meet in.
+  const bool elastic = spec->ElasticType() != nullptr;
   for (auto& [name, type] : spec->job_types) {
     const std::string key = StrCat("tony.", name, ".restart-policy");
     const std::string value(StripWhitespace(reader.JobTypeValue(name, "restart-policy")));
     // Under FCFS each task gets the cluster spec as it registers: no gang meets again together.
     const bool gang_mode = spec->mode == DistributedMode::kGang;
-    if (type.min_instances > 0 && value == "gang") {
-      return reader.Error(key,
-                          "an elastic type's lost worker is replaced alone while the others go "
-                          "on (tony." +
-                              name + ".min-instances): its restart policy is task");
+    if (elastic && value == "gang") {
+      return reader.Error(key, StrCat("an elastic job (tony.", spec->ElasticType()->name,
+                                      ".min-instances) replaces a lost task alone while the "
+                                      "others go on: its restart policy is task"));
     }
     if (value.empty()) {
       type.restart_policy =
-          collective && gang_mode && type.role == JobTypeRole::kTracked && type.min_instances == 0
+          collective && gang_mode && type.role == JobTypeRole::kTracked && !elastic
               ? RestartPolicy::kGang
               : RestartPolicy::kTask;
     } else if (value == "task") {

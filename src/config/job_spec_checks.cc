@@ -15,7 +15,8 @@ namespace {
 // MIN and MAX of torchrun's --nnodes=MIN:MAX (or `--nnodes MIN:MAX`) where `command` runs torchrun
 // (`torchrun` or `python -m torch.distributed.run`); nullopt where it does not name such a range.
 std::optional<std::pair<int, int>> TorchrunNodeRange(const std::string& command) {
-  static const re2::RE2 kTorchrun(R"((?:^|[\s/;&|(])(?:torchrun|torch\.distributed\.run)(?:\s|$))");
+  static const re2::RE2 kTorchrun(
+      R"((?:^|[\s/;&|('"])(?:torchrun|torch\.distributed\.run)(?:\s|$))");
   static const re2::RE2 kRange(R"(--nnodes(?:=|\s+)["']?(\d{1,6}):(\d{1,6}))");
   if (!re2::RE2::PartialMatch(command, kTorchrun)) return std::nullopt;
   int min = 0;
@@ -62,6 +63,16 @@ absl::Status ReadElastic(const Reader& reader, JobSpec* spec) {
     }
     if (min > type.instances) {
       return reader.Error(key, StrCat("more than tony.", name, ".instances = ", type.instances));
+    }
+    // An elastic job goes on without a lost worker: TonY's rules that end it at one contradict it.
+    if (type.stop_on_failure) {
+      return reader.Error("tony.application.stop-on-failure-jobtypes",
+                          StrCat("names ", name, ", whose workers are elastic (", key,
+                                 "): the job goes on without a lost one"));
+    }
+    if (spec->fail_on_worker_failure) {
+      return reader.Error("tony.application.fail-on-worker-failure-enabled",
+                          StrCat("an elastic job (", key, ") goes on without a lost worker"));
     }
     type.min_instances = static_cast<int>(min);
   }
