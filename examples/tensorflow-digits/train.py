@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from urllib.parse import urlparse
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # Keras 3's fit breaks under this strategy
@@ -91,13 +92,26 @@ class HdfsMirror:
 
 
 class Report(keras.callbacks.Callback):
-    """Prints where each attempt starts and every epoch's loss; fails on purpose if asked."""
+    """Prints where each attempt starts and every epoch's loss; on the chief, after the backup of
+    an epoch is saved (BackupAndRestore comes first in the callbacks), says so in `saved_file`
+    (or publishes it to HDFS); fails on purpose if asked, once the backup before is saved."""
 
-    def __init__(self, name, attempt, fail_at, mirror, chief):
+    def __init__(self, name, attempt, fail_at, mirror, chief, saved_file):
         super().__init__()
         self.name, self.attempt, self.fail_at = name, attempt, fail_at
-        self.mirror, self.chief = mirror, chief
+        self.mirror, self.chief, self.saved_file = mirror, chief, saved_file
         self.started = None
+
+    def saved(self):
+        """The last epoch whose backup the chief saved, or -1."""
+        try:
+            if self.mirror is not None:
+                latest = self.mirror._latest()
+                return int(latest.split("-")[1]) if latest else -1
+            with open(self.saved_file) as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            return -1
 
     def on_epoch_begin(self, epoch, logs=None):
         if self.started is None:
@@ -105,14 +119,24 @@ class Report(keras.callbacks.Callback):
             print(f"{self.name} attempt {self.attempt} starts at epoch {epoch}", flush=True)
         if self.fail_at is not None and self.name == "worker 1" and self.attempt == 0 \
                 and epoch == self.fail_at:
+            # The chief may still be saving the epoch before: the failure comes after it.
+            deadline = time.monotonic() + 60
+            while self.saved() < epoch - 1 and time.monotonic() < deadline:
+                time.sleep(0.1)
             print(f"{self.name} fails at the start of epoch {epoch}", flush=True)
             os._exit(3)
 
     def on_epoch_end(self, epoch, logs=None):
         print(f"{self.name} epoch {epoch} loss {logs['loss']:.4f} accuracy "
               f"{logs['accuracy']:.4f}", flush=True)
-        if self.mirror is not None and self.chief:
+        if not self.chief:
+            return
+        if self.mirror is not None:
             self.mirror.publish(epoch)
+        elif self.saved_file:
+            with open(self.saved_file + ".partial", "w") as f:
+                f.write(str(epoch))
+            os.replace(self.saved_file + ".partial", self.saved_file)
 
 
 def main():
@@ -149,6 +173,7 @@ def main():
 
     directory = os.environ.get("TONY_CHECKPOINT_DIR")
     mirror = None
+    saved_file = None
     callbacks = []
     if directory:
         if "://" in directory:
@@ -158,8 +183,9 @@ def main():
             mirror.restore()
         else:
             backup = os.path.join(directory, "keras-backup")
+            saved_file = backup + ".saved-epoch"
         callbacks.append(keras.callbacks.BackupAndRestore(backup, delete_checkpoint=False))
-    report = Report(name, attempt, args.fail_at_epoch, mirror, chief)
+    report = Report(name, attempt, args.fail_at_epoch, mirror, chief, saved_file)
     callbacks.append(report)
     history = model.fit(train, epochs=EPOCHS, steps_per_epoch=len(x_train) // BATCH, verbose=0,
                         callbacks=callbacks)
