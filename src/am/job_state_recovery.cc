@@ -27,6 +27,15 @@ Actions JobStateMachine::Recover(const RecoveredJob& job,
   std::vector<TaskRecord*> lost;
   std::set<const TaskRecord*> lost_set;
   const auto& training = spec_.training_stage;
+  // Elastic types one of whose members had succeeded: done, so nothing of them is asked for again.
+  std::set<std::string> elastic_done;
+  for (const TaskRecord& task : tasks_) {
+    auto recovered = job.tasks.find(task.ref.ToString());
+    if (task.elastic_min > 0 && recovered != job.tasks.end() &&
+        recovered->second.state == TaskState::kSucceeded) {
+      elastic_done.insert(task.ref.type);
+    }
+  }
   for (TaskRecord& task : tasks_) {
     auto recovered = job.tasks.find(task.ref.ToString());
     if (recovered == job.tasks.end()) {
@@ -58,6 +67,14 @@ Actions JobStateMachine::Recover(const RecoveredJob& job,
       task.exit_code = r.exit_code;
       task.diagnostics = r.diagnostics;
       task.end_wall_ms = r.end_wall_ms;
+      continue;
+    }
+    if ((r.container_id.empty() || r.state == TaskState::kNew ||
+         r.state == TaskState::kRequested) &&
+        elastic_done.contains(task.ref.type)) {
+      task.stop_requested = true;
+      task.end_wall_ms = clock_->WallMs();
+      SetState(task, TaskState::kFinished);
       continue;
     }
     if (r.container_id.empty() || r.state == TaskState::kNew || r.state == TaskState::kRequested) {
@@ -116,6 +133,13 @@ Actions JobStateMachine::Recover(const RecoveredJob& job,
   }
   for (const auto& [container, log_dir] : live_containers) {
     if (!claimed.contains(container)) actions.push_back(StopContainer{container});
+  }
+  // An elastic group that was done still needs no replacement.
+  for (const TaskRecord& task : tasks_) {
+    if (decided()) break;
+    if (task.elastic_min > 0 && task.state == TaskState::kSucceeded) {
+      ElasticMemberSucceeded(task, actions);
+    }
   }
   if (!decided()) MaybeStartTraining(actions);
   if (!decided()) CheckTrackedDone(actions);

@@ -257,5 +257,30 @@ TEST(RecoverFromHistoryTest, CountsAmAttemptsGangRestartsAndTheJobsEnd) {
   EXPECT_TRUE(job.ended);
 }
 
+TEST_F(RecoveryTest, AnElasticGroupThatWasDoneNeedsNoReplacementInTheNextAttempt) {
+  Init({{"tony.application.framework", "pytorch"},
+        {"tony.worker.instances", "3"},
+        {"tony.worker.min-instances", "1"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-backoff-ms", "10000"}});
+  StartAll();
+  const TaskRef w2{"worker", 2};
+  Exit(w2, 137);  // its replacement waits out the backoff
+  Exit(kW0, 0);
+  // The AM died after worker:0's success was written, before worker:2's stop was.
+  std::vector<TaskTransition> transitions = job_->TakeTransitions();
+  std::erase_if(transitions, [&](const TaskTransition& t) {
+    return t.task == w2 && t.to == TaskState::kFinished;
+  });
+  recovered_ = Replay(transitions, /*decided=*/false);
+  clock_.Advance(20000);
+  const Actions actions = Recover(Live({kW1}));
+  EXPECT_EQ(Count<RequestContainer>(actions), 0) << "the group was done";
+  EXPECT_EQ(State(w2), TaskState::kFinished);
+  EXPECT_EQ(Count<RequestContainer>(job_->OnTick()), 0);
+  Exit(kW1, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
 }  // namespace
 }  // namespace tony::am
