@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/net.h"
 #include "common/strings.h"
 
 namespace tony::am {
@@ -111,24 +112,16 @@ C10dStore::~C10dStore() { Stop(); }
 
 absl::StatusOr<int> C10dStore::Start(const std::string& bind_host) {
   if (thread_.joinable()) return absl::FailedPreconditionError("the c10d store already runs");
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(bind_host.empty() ? nullptr : bind_host.c_str(), "0", &hints, &found);
-      rc != 0 || found == nullptr) {
-    return absl::InvalidArgumentError(
-        StrCat("the c10d store cannot listen on '", bind_host, "': ", gai_strerror(rc)));
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
-  const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  absl::StatusOr<ListenAddress> address = ResolveListenAddress(bind_host, "the c10d store");
+  if (!address.ok()) return address.status();
+  const int fd = socket(address->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::InternalError(StrCat("socket: ", std::strerror(errno)));
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_storage bound{};
   socklen_t bound_size = sizeof(bound);
-  if (bind(fd, found->ai_addr, found->ai_addrlen) != 0 || listen(fd, 128) != 0 ||
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&address->address), address->size) != 0 ||
+      listen(fd, 128) != 0 ||
       getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_size) != 0) {
     const int error = errno;
     close(fd);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/net.h"
 #include "common/strings.h"
 
 namespace tony::am {
@@ -28,18 +29,9 @@ GlooRendezvous::~GlooRendezvous() { Stop(); }
 
 absl::StatusOr<int> GlooRendezvous::Start(const std::string& bind_host) {
   if (daemon_ != nullptr) return absl::FailedPreconditionError("the rendezvous already runs");
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(bind_host.empty() ? nullptr : bind_host.c_str(), "0", &hints, &found);
-      rc != 0 || found == nullptr) {
-    return absl::InvalidArgumentError(
-        StrCat("Horovod's rendezvous cannot listen on '", bind_host, "': ", gai_strerror(rc)));
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
-  const bool ipv6 = found->ai_family == AF_INET6;
+  absl::StatusOr<ListenAddress> address = ResolveListenAddress(bind_host, "Horovod's rendezvous");
+  if (!address.ok()) return address.status();
+  const bool ipv6 = address->family == AF_INET6;
 
   const MHD_AcceptPolicyCallback may_connect = [](void* self, const sockaddr* peer,
                                                   socklen_t) -> MHD_Result {
@@ -78,11 +70,11 @@ absl::StatusOr<int> GlooRendezvous::Start(const std::string& bind_host) {
     delete static_cast<Request*>(*context);
     *context = nullptr;
   };
-  daemon_ = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0), 0,
-                             may_connect, this, answer, this, MHD_OPTION_SOCK_ADDR, found->ai_addr,
-                             MHD_OPTION_CONNECTION_LIMIT, kMaxConnections,
-                             MHD_OPTION_CONNECTION_TIMEOUT, kConnectionTimeoutSeconds,
-                             MHD_OPTION_NOTIFY_COMPLETED, completed, this, MHD_OPTION_END);
+  daemon_ = MHD_start_daemon(
+      MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0), 0, may_connect, this, answer, this,
+      MHD_OPTION_SOCK_ADDR, reinterpret_cast<const sockaddr*>(&address->address),
+      MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_TIMEOUT,
+      kConnectionTimeoutSeconds, MHD_OPTION_NOTIFY_COMPLETED, completed, this, MHD_OPTION_END);
   if (daemon_ == nullptr) {
     return absl::InternalError(StrCat("cannot start Horovod's rendezvous on '", bind_host, "'"));
   }

@@ -139,4 +139,26 @@ std::string HostForAddress(const std::string& host) {
   return host;
 }
 
+absl::StatusOr<ListenAddress> ResolveListenAddress(const std::string& bind_host,
+                                                   std::string_view what) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(bind_host.empty() ? nullptr : bind_host.c_str(), "0", &hints, &found);
+  if (rc != 0 || found == nullptr) {
+    if (found != nullptr) freeaddrinfo(found);
+    return absl::InvalidArgumentError(absl::StrCat(std::string(what), " cannot listen on '",
+                                                   bind_host,
+                                                   "': ", rc != 0 ? gai_strerror(rc) : "none"));
+  }
+  ListenAddress address;
+  std::memcpy(&address.address, found->ai_addr, found->ai_addrlen);
+  address.size = found->ai_addrlen;
+  address.family = found->ai_family;
+  freeaddrinfo(found);
+  return address;
+}
+
 }  // namespace tony

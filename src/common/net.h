@@ -4,10 +4,13 @@
 // Threads: AdvertisedHost may be called from any thread. A ReservedPort is a plain value: one
 // thread at a time may use a given instance; different instances are independent.
 
+#include <sys/socket.h>
+
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -64,5 +67,16 @@ std::optional<IpAddress> IpAddressOf(const sockaddr* address);
 // Every address `host` (a literal or a name, through getaddrinfo) stands for; empty when it
 // resolves to none. May block on the resolver.
 std::vector<IpAddress> ResolveIpAddresses(const std::string& host);
+
+// Where a server of the AM's listens: the first address `bind_host` (a literal or a name; "" for
+// every address) stands for, port 0. InvalidArgument, naming `what` and the host, if it stands for
+// none. May block on the resolver.
+struct ListenAddress {
+  sockaddr_storage address{};
+  socklen_t size = 0;
+  int family = 0;  // AF_INET or AF_INET6
+};
+absl::StatusOr<ListenAddress> ResolveListenAddress(const std::string& bind_host,
+                                                   std::string_view what);
 
 }  // namespace tony

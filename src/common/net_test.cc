@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace tony {
@@ -91,6 +92,20 @@ TEST(AdvertisedHostTest, PrefersTonyHost) {
   EXPECT_FALSE(AdvertisedHost().empty());
   unsetenv("TONY_HOST");
   EXPECT_FALSE(AdvertisedHost().empty());
+}
+
+TEST(ResolveListenAddressTest, ALiteralIsItsAddressAndAHostOfNoneIsNamed) {
+  absl::StatusOr<ListenAddress> v4 = ResolveListenAddress("127.0.0.1", "the store");
+  ASSERT_TRUE(v4.ok()) << v4.status();
+  EXPECT_EQ(v4->family, AF_INET);
+  EXPECT_EQ(v4->size, sizeof(sockaddr_in));
+  EXPECT_EQ(IpAddressOf(reinterpret_cast<const sockaddr*>(&v4->address)),
+            ParseIpAddress("127.0.0.1"));
+  absl::StatusOr<ListenAddress> none = ResolveListenAddress("no-such-host.invalid", "the store");
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(absl::StartsWith(none.status().message(),
+                               "the store cannot listen on 'no-such-host.invalid': "))
+      << none.status();
 }
 
 }  // namespace
