@@ -411,52 +411,6 @@ absl::Status ReadJobTypes(const Reader& reader, const Configuration& conf, JobSp
   return absl::OkStatus();
 }
 
-// tony.<type>.restart-policy of every job type, once the job's types and framework are known.
-absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec) {
-  // Collective jobs: one member's failure breaks every member's communicator. TensorFlow's are
-  // not told apart from independent workers (MultiWorkerMirroredStrategy and a job of evaluators
-  // look alike), and TonY's rules for them must hold: they choose gang themselves.
-  const bool collective =
-      spec->framework == "pytorch" || spec->framework == "horovod" || spec->framework == "jax";
-  // An elastic job has no gang: its workers re-form their group by themselves, and restarting a
-  // gang would clear the rendezvous they meet in.
-  const bool elastic = spec->ElasticType() != nullptr;
-  for (auto& [name, type] : spec->job_types) {
-    const std::string key = StrCat("tony.", name, ".restart-policy");
-    const std::string value(StripWhitespace(reader.JobTypeValue(name, "restart-policy")));
-    // Under FCFS each task gets the cluster spec as it registers: no gang meets again together.
-    const bool gang_mode = spec->mode == DistributedMode::kGang;
-    if (elastic && value == "gang") {
-      return reader.Error(key, StrCat("an elastic job (tony.", spec->ElasticType()->name,
-                                      ".min-instances) replaces a lost task alone while the "
-                                      "others go on: its restart policy is task"));
-    }
-    if (value.empty()) {
-      type.restart_policy =
-          collective && gang_mode && type.role == JobTypeRole::kTracked && !elastic
-              ? RestartPolicy::kGang
-              : RestartPolicy::kTask;
-    } else if (value == "task") {
-      type.restart_policy = RestartPolicy::kTask;
-    } else if (value == "gang") {
-      if (type.role == JobTypeRole::kSidecar || name == kHorovodDriverType) {
-        return reader.Error(key,
-                            StrCat("a ", type.role == JobTypeRole::kSidecar ? "sidecar" : "driver",
-                                   " is not part of the gang; its restart policy is task"));
-      }
-      if (!gang_mode) {
-        return reader.Error(key,
-                            "a gang restarts together only with tony.application.distributed-mode "
-                            "GANG, not FCFS");
-      }
-      type.restart_policy = RestartPolicy::kGang;
-    } else {
-      return reader.Error(key, "expected task or gang");
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 std::string_view ToString(DistributedMode mode) {

@@ -1,5 +1,6 @@
 #pragma once
-// The checks of a JobSpec that span job types, and the groups, dependencies and stages that name
+// The checks of a JobSpec that span job types (restart policies, the elastic type), and the
+// groups, dependencies and stages that name
 // them: parts of BuildJobSpec (job_spec.cc), each answering with Reader::Error's one line.
 
 #include "absl/status/status.h"
@@ -16,6 +17,10 @@ absl::Status CheckJobSize(const Reader& reader, const JobSpec& spec);
 // tony.<type>.min-instances, and torchrun's --nnodes=MIN:MAX in a type's command: which type of a
 // PyTorch job is elastic, checked against its instances, the job's framework and types.
 absl::Status ReadElastic(const Reader& reader, JobSpec* spec);
+
+// tony.<type>.restart-policy of every job type, once the job's types, its framework and which
+// type is elastic are known.
+absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec);
 
 // tony.application.group.*, the groups' dependency timeouts and the prepare and training stages,
 // each naming job types the job has.
