@@ -1,7 +1,7 @@
 #pragma once
 // The checks of a JobSpec that span job types (restart policies, the elastic type), and the
-// groups, dependencies and stages that name
-// them: parts of BuildJobSpec (job_spec.cc), each answering with Reader::Error's one line.
+// groups, dependencies and stages that name them: parts of BuildJobSpec (job_spec.cc), each
+// answering with Reader::Error's one line.
 
 #include "absl/status/status.h"
 #include "config/config_reader.h"
