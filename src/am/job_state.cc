@@ -326,6 +326,7 @@ void JobStateMachine::ApplyFailurePolicy(const TaskRecord& task, TaskState state
 void JobStateMachine::CheckTrackedDone(Actions& actions) {
   std::vector<std::string> failed;
   std::vector<std::string> excused;  // an elastic type's, of which enough succeeded
+  std::map<std::string, bool> excused_types;
   for (const TaskRecord& task : tasks_) {
     if (task.role != config::JobTypeRole::kTracked) continue;
     if (!IsTerminal(task.state)) {
@@ -333,7 +334,13 @@ void JobStateMachine::CheckTrackedDone(Actions& actions) {
       return;
     }
     if (task.state == TaskState::kFailed) {
-      const bool excuse = task.elastic_min > 0 && ElasticFailuresExcused(task.ref.type);
+      bool excuse = false;
+      if (task.elastic_min > 0) {
+        // Once per type: the answer is the same for all its members.
+        auto known = excused_types.try_emplace(task.ref.type, false);
+        if (known.second) known.first->second = ElasticFailuresExcused(task.ref.type);
+        excuse = known.first->second;
+      }
       (excuse ? excused : failed).push_back(task.ref.ToString());
     }
   }

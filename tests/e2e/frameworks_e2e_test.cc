@@ -38,8 +38,10 @@ class FrameworksE2eTest : public BackendE2eTest {
 // BackupAndRestore in TONY_CHECKPOINT_DIR (a local directory; on YARN the default, on HDFS).
 TEST_P(FrameworksE2eTest, TensorFlowDigitsExampleTrainsInSyncAndResumesAfterAGangRestart) {
   std::vector<std::string> conf = {"tony.application.framework=tensorflow",
-                                   "tony.worker.instances=2", "tony.worker.memory=2g",
-                                   "tony.worker.restart-policy=gang", "tony.worker.max-restarts=1",
+                                   "tony.worker.instances=2",
+                                   "tony.worker.memory=2g",
+                                   "tony.worker.restart-policy=gang",
+                                   "tony.worker.max-restarts=1",
                                    "tony.worker.restart-backoff-ms=0"};
   if (!yarn()) conf.push_back("tony.application.checkpoint-dir=" + runner_.work_dir() + "/ck");
   std::vector<std::string> args = Submit(
