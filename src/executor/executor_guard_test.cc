@@ -188,8 +188,9 @@ long RssFileKb(pid_t pid) {
 
 // Reads one byte of every page of every readable file mapping, as loading a program does for much
 // of it: a forked child starts with none of its parent's file pages resident. It reads what no
-// object owns (the binary's padding between globals), which AddressSanitizer must not check.
-__attribute__((no_sanitize("address"))) void TouchFileMappings() {
+// object owns (the binary's padding between globals), which AddressSanitizer must not check; nor
+// may ThreadSanitizer, which has no shadow for some of these pages and dies on the read.
+__attribute__((no_sanitize("address", "thread"))) void TouchFileMappings() {
   std::ifstream maps("/proc/self/maps");
   std::string line;
   const long page = sysconf(_SC_PAGESIZE);
