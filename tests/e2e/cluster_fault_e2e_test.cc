@@ -1,9 +1,10 @@
 // Faults of the cluster rather than of the job, on a real YARN: a container the CapacityScheduler
-// preempts for another queue, and a NodeManager that stops under a running task (scripts/
-// hadoop-minicluster --preemption: queues default and urgent, each guaranteed half the cluster,
-// the preemption monitor on, and NodeManagers that leave the cluster when stopped). Neither uses
-// up a task's restarts (tony.worker.max-restarts is 0 here): the task runs again in a new
-// container and the job succeeds, and the summary and the history say why it ran again.
+// preempts for another queue, a NodeManager that stops under a running task, and one that goes
+// silent under it (scripts/hadoop-minicluster --preemption: queues default and urgent, each
+// guaranteed half the cluster, the preemption monitor on, NodeManagers that leave the cluster when
+// stopped, and a silent one counted lost after 10 s). None uses up a task's restarts
+// (tony.worker.max-restarts is 0 here): the task runs again in a new container and the job
+// succeeds, and the summary and the history say why it ran again.
 
 #include <sys/wait.h>
 
@@ -60,10 +61,11 @@ class ClusterFaultE2eTest : public BackendE2eTest {
     return std::stoi(index[1].str());
   }
 
-  // scripts/hadoop-minicluster stop-nm: true once the ResourceManager no longer counts it.
-  bool StopNodeManager(int index) const {
-    const std::string command = "'" + TonyRunner::SourcePath("scripts/hadoop-minicluster") +
-                                "' stop-nm '" + conf_dir_ + "' " + std::to_string(index);
+  // scripts/hadoop-minicluster stop-nm (it leaves the cluster) or kill-nm (it goes silent):
+  // true once the ResourceManager no longer counts it.
+  bool NodeManagerGoes(const std::string& how, int index) const {
+    const std::string command = "'" + TonyRunner::SourcePath("scripts/hadoop-minicluster") + "' " +
+                                how + " '" + conf_dir_ + "' " + std::to_string(index);
     const int status = std::system(command.c_str());
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
@@ -154,7 +156,7 @@ TEST_P(ClusterFaultE2eTest, AWorkerWhoseNodeManagerStopsRunsAgainElsewhereWithou
   ASSERT_EQ(am.size(), 1u);
   ASSERT_NE(NodeManagerOf(am[0]), node) << "the AM shares the worker's NodeManager";
 
-  ASSERT_TRUE(StopNodeManager(node));
+  ASSERT_TRUE(NodeManagerGoes("stop-nm", node));
   ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 2; }))
       << "the worker never ran again: " << runner_.CurrentOutput();
   std::vector<pid_t> again;
@@ -171,6 +173,57 @@ TEST_P(ClusterFaultE2eTest, AWorkerWhoseNodeManagerStopsRunsAgainElsewhereWithou
   EXPECT_NE(r.out.find("worker:0 attempt 0 failed with exit code -100"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("lost"), std::string::npos) << r.out;
+  EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
+  const std::string events = HistoryText(r.app_id, /*running=*/false, "events.jsonl");
+  EXPECT_NE(events.find(R"("exit_code":-100)"), std::string::npos) << events;
+}
+
+// A NodeManager goes silent under the job's only worker, as when its process is killed or its
+// host is cut off: it does not leave the cluster and its containers run on. The ResourceManager
+// counts the node lost once its heartbeats stop for long enough and reports the container lost
+// (-100). The worker runs again on another node, using no restart; the first run, which nothing
+// of YARN's will stop now, is stopped by tony (its executor's next heartbeat is answered "stop"),
+// and the job succeeds with nothing of it left.
+TEST_P(ClusterFaultE2eTest, AWorkerWhoseNodeManagerIsLostRunsAgainElsewhereAndTheFirstRunStops) {
+  ASSERT_GE(RunningNodes(), 3) << "a lost NodeManager does not come back: this case needs a "
+                                  "fresh cluster (the ctest fixture hadoop_faults)";
+  const pid_t tony = Start(
+      Submit({"tony.worker.instances=1", "tony.worker.memory=1024m", "tony.worker.max-restarts=0"},
+             "/usr/bin/python3 run_once.py " + dir_));
+  const pid_t first = WaitForJobProcess("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}});
+  ASSERT_GT(first, 0);
+  ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 1; })) << "the worker never ran";
+  const int node = NodeManagerOf(first);
+  ASSERT_GE(node, 0) << "no NodeManager's directory holds pid " << first;
+  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
+  ASSERT_EQ(am.size(), 1u);
+  ASSERT_NE(NodeManagerOf(am[0]), node) << "the AM shares the worker's NodeManager";
+
+  ASSERT_TRUE(NodeManagerGoes("kill-nm", node));
+  // Its containers run on: only the node's heartbeats stopped.
+  EXPECT_EQ(kill(first, 0), 0) << "the silent NodeManager's worker died with it";
+  ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 2; }))
+      << "the worker never ran again: " << runner_.CurrentOutput();
+  ASSERT_TRUE(WaitFor([&] { return kill(first, 0) != 0; }))
+      << "the first run (pid " << first << ") on the lost node was never stopped";
+  EXPECT_EQ(Lines(0, ".terms"), 1) << "the first run was not stopped with SIGTERM";
+  std::vector<pid_t> again;
+  ASSERT_TRUE(WaitFor([&] {
+    again = JobProcesses("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}});
+    return again.size() == 1;
+  }));
+  EXPECT_NE(NodeManagerOf(again[0]), node) << "it ran again on the lost NodeManager";
+  // The first run's executor ended too: one is left, the second run's.
+  ASSERT_TRUE(WaitFor([&] { return TonyRoleProcesses("executor", {}).size() == 1; }))
+      << TonyRoleProcesses("executor", {}).size() << " executors run";
+  std::ofstream(dir_ + "/go") << "go";
+  const TonyResult r = Wait(tony);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+  EXPECT_NE(r.out.find("worker:0 attempt 0 failed with exit code -100"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Container released on a *lost* node"), std::string::npos) << r.out;
   EXPECT_EQ(RecordedFinalStatus(r), "SUCCEEDED");
   const std::string events = HistoryText(r.app_id, /*running=*/false, "events.jsonl");
   EXPECT_NE(events.find(R"("exit_code":-100)"), std::string::npos) << events;

@@ -75,6 +75,8 @@ import sun.misc.Signal;
  *
  * Such a cluster, and an --rm-ha one, takes "stop-nm I" in the control files (below): NodeManager I
  * stops, its containers are killed and reported lost, as when a node leaves (see PreemptionMode).
+ * A --preemption one takes "kill-nm I" too: NodeManager I goes silent, as when its process is
+ * killed, with its containers running on; the RM counts it lost 10 s later.
  *
  * With --secure, a KDC starts first and HDFS and YARN run Kerberized (see SecureMode);
  * DIR also gets krb5.conf and user.keytab, and minicluster.env the MINICLUSTER_KRB5_CONF,
@@ -540,6 +542,7 @@ public final class MiniClusterLauncher {
     if (opt.preemption) {
       PreemptionMode.applyQueues(capacity);
       PreemptionMode.applyMonitor(conf);
+      PreemptionMode.applyNodeExpiry(conf);
       // NodeManagers over RPC, as with --rm-ha: one that stops unregisters from the RM (the
       // in-process ones' unregistration reaches no RM), which reports its containers lost. They
       // must know the RM's tracker address before it binds.
@@ -811,6 +814,7 @@ public final class MiniClusterLauncher {
     if (opt.preemption) {
       env.put("MINICLUSTER_QUEUES", String.join(",", PreemptionMode.QUEUES));
       env.put("MINICLUSTER_PREEMPTION_KILL_WAIT_MS", Long.toString(PreemptionMode.KILL_WAIT_MS));
+      env.put("MINICLUSTER_NM_EXPIRY_MS", Long.toString(PreemptionMode.NODE_EXPIRY_MS));
     }
     if (secure != null) {
       secure.env(env);
@@ -1013,10 +1017,13 @@ public final class MiniClusterLauncher {
               PrivilegedExceptionAction<String> action;
               String[] words = command.split("\\s+", 2);
               boolean hdfs = command.endsWith("-nn");
-              if (words[0].equals("stop-nm") ? !opt.rmHa && !opt.preemption
+              boolean killNm = words[0].equals("kill-nm");
+              if (killNm ? !opt.preemption
+                  : words[0].equals("stop-nm") ? !opt.rmHa && !opt.preemption
                   : hdfs ? !opt.nnHa : !opt.rmHa) {
                 throw new IllegalArgumentException(command + " needs "
-                    + (words[0].equals("stop-nm") ? "--preemption, --rm-ha or --ha"
+                    + (killNm ? "--preemption"
+                        : words[0].equals("stop-nm") ? "--preemption, --rm-ha or --ha"
                         : hdfs ? "--ha" : "--rm-ha or --ha"));
               }
               switch (words[0]) {
@@ -1036,6 +1043,13 @@ public final class MiniClusterLauncher {
                       Thread.interrupted();
                     }
                   };
+                  break;
+                case "kill-nm":
+                  if (words.length != 2) {
+                    throw new IllegalArgumentException("kill-nm needs the NodeManager's index");
+                  }
+                  action = () -> PreemptionMode.killNodeManager(yarn, opt.nodeManagers,
+                      activeResourceManager(), words[1], opt.readyTimeoutS);
                   break;
                 case "failover-rm": action = this::failoverRm; break;
                 case "restart-rm": action = this::restartRm; break;

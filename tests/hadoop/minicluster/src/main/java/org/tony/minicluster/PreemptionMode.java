@@ -4,10 +4,12 @@ import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.service.Service;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 
 /**
  * --preemption: the CapacityScheduler with two queues that share the cluster, default and urgent
@@ -22,13 +24,20 @@ import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
  * (the control files): NodeManager I (the one whose directories under data/yarn end in -nm-I_0)
  * stops as on SIGTERM: it leaves the cluster (unregisters) and kills its containers, which the
  * ResourceManager reports lost to their applications (exit status -100, ABORTED), as when a node
- * goes away. Test code only.
+ * goes away. A --preemption cluster also takes "kill-nm I": NodeManager I goes silent as when its
+ * process is killed, its containers running on, and the ResourceManager counts it lost
+ * NODE_EXPIRY_MS later. Test code only.
  */
 final class PreemptionMode {
 
   static final String[] QUEUES = {"default", "urgent"};
   /** Between the preemption message and the kill of a container not released by then. */
   static final long KILL_WAIT_MS = 15000;
+  /**
+   * How long the ResourceManager waits for a silent NodeManager before it counts the node lost
+   * (YARN's default is 10 minutes). Ten heartbeats: no busy NodeManager is taken for lost.
+   */
+  static final long NODE_EXPIRY_MS = 10000;
 
   private PreemptionMode() {}
 
@@ -70,26 +79,73 @@ final class PreemptionMode {
    */
   static String stopNodeManager(MiniYARNCluster yarn, int count, ResourceManager rm, String arg,
       long timeoutS) throws Exception {
+    int index = nodeIndex("stop-nm", arg, count);
+    NodeManager nm = yarn.getNodeManager(index);
+    NodeId id = nm.getNMContext().getNodeId();
+    if (nm.isInState(Service.STATE.STOPPED)) {
+      return "nm-" + index + " (" + id + ") was stopped already";
+    }
+    nm.stop();
+    awaitGone("stop-nm", rm, id, timeoutS);
+    return "nm-" + index + " (" + id + ") stopped";
+  }
+
+  /**
+   * "kill-nm I": NodeManager I goes silent as if its process had been killed (or its host cut
+   * off): it stops heartbeating without leaving the cluster, and its containers run on. Once
+   * NODE_EXPIRY_MS pass without a heartbeat, the ResourceManager counts the node LOST and reports
+   * its containers lost to their applications (-100); they are killed only when the cluster stops,
+   * so an application must stop what it had there itself. Returns once the RM counts it lost.
+   */
+  static String killNodeManager(MiniYARNCluster yarn, int count, ResourceManager rm, String arg,
+      long timeoutS) throws Exception {
+    int index = nodeIndex("kill-nm", arg, count);
+    NodeManager nm = yarn.getNodeManager(index);
+    NodeId id = nm.getNMContext().getNodeId();
+    Service updater = nm.getNodeStatusUpdater();
+    if (nm.isInState(Service.STATE.STOPPED) || updater.isInState(Service.STATE.STOPPED)) {
+      return "nm-" + index + " (" + id + ") was stopped already";
+    }
+    // A stopping status updater unregisters its node unless the NodeManager runs supervised with
+    // recovery on (it expects to be restarted and to find its containers again): the case of a
+    // NodeManager killed by a supervisor's restart, which stays silent too. The rest of the
+    // NodeManager reads them only with a recovery store, which it has none of (recovery was off at
+    // its start): it still kills its containers when the cluster stops.
+    updater.getConfig().setBoolean("yarn.nodemanager.recovery.enabled", true);
+    updater.getConfig().setBoolean("yarn.nodemanager.recovery.supervised", true);
+    updater.stop();
+    awaitGone("kill-nm", rm, id, timeoutS);
+    RMNode lost = rm.getRMContext().getInactiveRMNodes().get(id);
+    return "nm-" + index + " (" + id + ") silent, the ResourceManager counts it "
+        + (lost == null ? "gone" : lost.getState().toString());
+  }
+
+  /** The liveness expiry (into the ResourceManager's configuration): see kill-nm. */
+  static void applyNodeExpiry(Configuration conf) {
+    conf.setLong("yarn.nm.liveness-monitor.expiry-interval-ms", NODE_EXPIRY_MS);
+  }
+
+  private static int nodeIndex(String command, String arg, int count) {
     int index;
     try {
       index = Integer.parseInt(arg.trim());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("stop-nm: not an index: " + arg);
+      throw new IllegalArgumentException(command + ": not an index: " + arg);
     }
     if (index < 0 || index >= count) {
-      throw new IllegalArgumentException("stop-nm: no NodeManager " + index + " (there are "
+      throw new IllegalArgumentException(command + ": no NodeManager " + index + " (there are "
           + count + ")");
     }
-    NodeManager nm = yarn.getNodeManager(index);
-    NodeId id = nm.getNMContext().getNodeId();
-    if (nm.isInState(org.apache.hadoop.service.Service.STATE.STOPPED)) {
-      return "nm-" + index + " (" + id + ") was stopped already";
-    }
-    nm.stop();
+    return index;
+  }
+
+  /** Waits until the ResourceManager no longer counts node `id` among its running nodes. */
+  private static void awaitGone(String command, ResourceManager rm, NodeId id, long timeoutS)
+      throws IOException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutS);
     while (rm.getRMContext().getRMNodes().containsKey(id)) {
       if (System.nanoTime() > deadline) {
-        throw new IOException("stop-nm: the ResourceManager still counts " + id + " after "
+        throw new IOException(command + ": the ResourceManager still counts " + id + " after "
             + timeoutS + " s");
       }
       try {
@@ -98,6 +154,5 @@ final class PreemptionMode {
         // A nudge meant for the NodeManager's stop (the caller's), come late: wait on.
       }
     }
-    return "nm-" + index + " (" + id + ") stopped";
   }
 }
