@@ -20,8 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Beside this file (an absolute path: CMake compiles sources by their full names).
-const std::string kDir = (fs::path(__FILE__).parent_path() / "testdata" / "truststore").string();
+// Beside this file (named by the build: under a compiler cache __FILE__ may be relative).
+const std::string kDir = TONY_TRUSTSTORE_TESTDATA;
 constexpr char kPassword[] = "changeit";
 
 std::string Read(const std::string& name) {
