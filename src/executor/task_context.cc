@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -42,6 +43,12 @@ runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config
         spec.max_gang_restarts >= 0 ? spec.max_gang_restarts : kElasticDefaultMaxRestarts;
   }
   context.tensorboard_host = options.host;
+  // As many math-library threads as the task has cores, unless the host's environment (the
+  // NodeManager's, the shell's) says otherwise; the job's own variables win over either.
+  if (const auto type = spec.job_types.find(options.task.type);
+      type != spec.job_types.end() && std::getenv("OMP_NUM_THREADS") == nullptr) {
+    context.cpu_threads = std::max(1, type->second.resources.vcores);
+  }
   context.container_envs = spec.container_envs;
   context.execution_envs = spec.execution_envs;
   for (const auto& [name, job_type] : spec.job_types) {

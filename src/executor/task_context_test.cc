@@ -4,6 +4,8 @@
 #include "executor/task_context.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include "config/key_catalog.h"
 #include "gtest/gtest.h"
@@ -90,6 +92,26 @@ TEST(TaskContextTest, AnElasticWorkerGetsTorchrunsNodeRangeAndRestarts) {
   // Not elastic: nothing of torchrun's.
   spec = Spec({{"tony.application.framework", "pytorch"}, {"tony.worker.instances", "3"}});
   EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).elastic_nnodes, "");
+}
+
+TEST(TaskContextTest, TheTaskGetsAsManyMathThreadsAsCoresUnlessTheHostSaysOtherwise) {
+  const char* inherited = std::getenv("OMP_NUM_THREADS");
+  const std::optional<std::string> saved =
+      inherited == nullptr ? std::nullopt : std::optional<std::string>(inherited);
+  unsetenv("OMP_NUM_THREADS");
+  config::JobSpec spec = Spec({{"tony.application.framework", "pytorch"},
+                               {"tony.worker.instances", "2"},
+                               {"tony.worker.vcores", "3"}});
+  EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).cpu_threads, 3);
+  spec = Spec({{"tony.application.framework", "pytorch"}, {"tony.worker.instances", "2"}});
+  EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).cpu_threads, 1);  // the default vcores
+  setenv("OMP_NUM_THREADS", "6", 1);  // the NodeManager's or the shell's: left as it is
+  EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).cpu_threads, 0);
+  if (saved.has_value()) {
+    setenv("OMP_NUM_THREADS", saved->c_str(), 1);
+  } else {
+    unsetenv("OMP_NUM_THREADS");
+  }
 }
 
 TEST(TaskContextTest, ASingleNodeJobRunsAsStandaloneWhateverItsFramework) {

@@ -25,6 +25,7 @@ absl::Status AddCommonEnv(const TaskContext& ctx, Environment* env) {
   e["ATTEMPT_NUMBER"] = absl::StrCat(ctx.attempt_number);
   // TonY's scripts test for the variable's presence, so non-chief tasks must not get "false".
   if (ctx.is_chief) e["IS_CHIEF"] = "true";
+  if (ctx.cpu_threads > 0) e["OMP_NUM_THREADS"] = absl::StrCat(ctx.cpu_threads);
   if (ctx.tensorboard_port.has_value()) {
     e["TB_PORT"] = absl::StrCat(*ctx.tensorboard_port);
     if (!ctx.tensorboard_host.empty()) e["TB_HOST"] = ctx.tensorboard_host;

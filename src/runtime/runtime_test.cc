@@ -120,6 +120,15 @@ TEST(RuntimeTest, ScrubsMallocArenaMax) {
   EXPECT_EQ(Build(ctx).at("MALLOC_ARENA_MAX"), "4");
 }
 
+TEST(RuntimeTest, TheMathLibrariesGetAThreadForEachCoreTheTaskAskedFor) {
+  TaskContext ctx = BaseContext("pytorch", "worker", 0, {{"worker", {"h0:1000", "h1:1000"}}});
+  EXPECT_THAT(Build(ctx), Not(Contains(Key("OMP_NUM_THREADS"))));  // 0: the host's choice stands
+  ctx.cpu_threads = 3;
+  EXPECT_EQ(Build(ctx).at("OMP_NUM_THREADS"), "3");
+  ctx.execution_envs["OMP_NUM_THREADS"] = "8";  // the job's own choice wins
+  EXPECT_EQ(Build(ctx).at("OMP_NUM_THREADS"), "8");
+}
+
 TEST(RuntimeTest, UserVariablesWinOverTonys) {
   TaskContext ctx =
       BaseContext("pytorch", "worker", 1, {{"worker", {"h0:1000", "h1:1000", "h2:1000"}}});
