@@ -110,6 +110,7 @@ struct TaskRecord {
   std::string diagnostics;
   int64_t allocated_at_ms = 0;
   int64_t last_heartbeat_ms = 0;
+  int64_t heartbeats = 0;  // taken from its executors, every attempt's (/metrics)
   int64_t start_wall_ms = 0;
   int64_t end_wall_ms = 0;
   int64_t peak_rss_bytes = 0;

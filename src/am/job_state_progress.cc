@@ -82,6 +82,7 @@ HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::stri
     return answer;
   }
   task->last_heartbeat_ms = clock_->NowMs();
+  ++task->heartbeats;
   if (task->adopted &&
       (task->state == TaskState::kAllocated || task->state == TaskState::kRegistered)) {
     // Only a task with its cluster spec heartbeats: the earlier AM attempt released it, and died

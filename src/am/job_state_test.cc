@@ -160,6 +160,9 @@ TEST_F(JobStateTest, PeakMemoryIsTheLargestSampleOfTheCurrentContainer) {
   EXPECT_FALSE(job_->OnHeartbeat({"worker", 0}, "c_worker:0", 5 << 20));
   job_->OnMemorySample({"worker", 0}, "stale_container", 9 << 20);
   EXPECT_EQ(job_->Find({"worker", 0})->peak_rss_bytes, 7 << 20);
+  // The heartbeats of the task's container count (/metrics); a stale container's do not.
+  EXPECT_TRUE(job_->OnHeartbeat({"worker", 0}, "stale_container", 1 << 20));
+  EXPECT_EQ(job_->Find({"worker", 0})->heartbeats, 2);
 }
 
 TEST_F(JobStateTest, LostHeartbeatsFailTheTask) {

@@ -21,6 +21,7 @@
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
 #include "history/history_pages.h"
+#include "history/metrics_text.h"
 
 namespace tony::am {
 namespace {
@@ -37,9 +38,8 @@ std::string JobStateName(rpc::JobState state) {
   return name.starts_with("JOB_") ? name.substr(4) : name;
 }
 
-}  // namespace
-
-std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& live) {
+// The snapshot as the history's job page model, which the HTML and the metrics render.
+history::JobPage LiveJobPage(const rpc::JobStatus& status, const LiveHistory& live) {
   history::JobPage page;
   history::JobInfo& job = page.job;
   job.app_id = status.app_id();
@@ -72,6 +72,10 @@ std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& li
       row.total = task.progress().total();
     }
     row.log_dir = task.log_dir();
+    row.heartbeats = task.heartbeats();
+    for (const rpc::AttemptStatus& previous : task.previous_attempts()) {
+      row.previous_exit_codes.push_back(previous.exit_code());
+    }
     job.tasks.push_back(std::move(row));
   }
   page.events = live.events;
@@ -80,8 +84,19 @@ std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& li
   page.now_ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
   page.tensorboard_url = status.tensorboard_url();
   page.refresh_seconds = status.complete() ? 0 : 5;
-  page.links = {{"status.json", "status.json"}};
-  return history::RenderJobPage(page);
+  page.links = {{"status.json", "status.json"}, {"metrics", "metrics"}};
+  return page;
+}
+
+}  // namespace
+
+std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& live) {
+  return history::RenderJobPage(LiveJobPage(status, live));
+}
+
+std::string RenderStatusMetrics(const rpc::JobStatus& status, const LiveHistory& live) {
+  const history::JobPage page = LiveJobPage(status, live);
+  return history::RenderMetricsText({{&page.job, &page.metrics}});
 }
 
 namespace {
@@ -186,6 +201,7 @@ StatusPage::~StatusPage() {
   Stop();
   if (html_ != nullptr) MHD_destroy_response(html_);
   if (json_ != nullptr) MHD_destroy_response(json_);
+  if (metrics_ != nullptr) MHD_destroy_response(metrics_);
 }
 
 absl::StatusOr<int> StatusPage::Start(const std::string& host, int port) {
@@ -284,19 +300,25 @@ void StatusPage::Update(const rpc::JobStatus& status, const LiveHistory& live) {
   (void)google::protobuf::util::MessageToJsonString(status, &json_text);
   MHD_Response* json = MakeResponse(json_text, "application/json");
   MHD_Response* html = MakeResponse(RenderStatusHtml(status, live), kHtmlType);
-  if (json == nullptr || html == nullptr) {  // out of memory: keep serving the last snapshot
-    if (json != nullptr) MHD_destroy_response(json);
-    if (html != nullptr) MHD_destroy_response(html);
+  MHD_Response* metrics =
+      MakeResponse(RenderStatusMetrics(status, live), history::kMetricsContentType);
+  if (json == nullptr || html == nullptr || metrics == nullptr) {
+    // Out of memory: keep serving the last snapshot.
+    for (MHD_Response* response : {json, html, metrics}) {
+      if (response != nullptr) MHD_destroy_response(response);
+    }
     return;
   }
   {
     MutexLock lock(mu_);
     std::swap(json_, json);
     std::swap(html_, html);
+    std::swap(metrics_, metrics);
   }
   // Connections still sending the old snapshot hold their own references.
-  if (json != nullptr) MHD_destroy_response(json);
-  if (html != nullptr) MHD_destroy_response(html);
+  for (MHD_Response* response : {json, html, metrics}) {
+    if (response != nullptr) MHD_destroy_response(response);
+  }
 }
 
 bool StatusPage::MayConnect(const sockaddr* peer) {
@@ -348,14 +370,16 @@ bool StatusPage::Answer(MHD_Connection* connection, const char* url, const char*
   // Behind YARN's web proxy the path keeps the proxy's prefix: match the end.
   const bool page = path == "/" || path.empty() || path.ends_with("/index.html");
   const bool json = path.ends_with("/status.json");
-  if (page || json) {
+  const bool metrics = path.ends_with("/metrics");
+  if (page || json || metrics) {
     MutexLock lock(mu_);  // queueing takes a reference before Update can drop the snapshot
-    if (MHD_Response* snapshot = page ? html_ : json_; snapshot != nullptr) {
+    if (MHD_Response* snapshot = page ? html_ : json ? json_ : metrics_; snapshot != nullptr) {
       return Queue(connection, 200, snapshot);
     }
-    return QueueOnce(
-        connection, 200,
-        page ? MakeResponse("starting\n", kTextType) : MakeResponse("{}", "application/json"));
+    return QueueOnce(connection, 200,
+                     page   ? MakeResponse("starting\n", kTextType)
+                     : json ? MakeResponse("{}", "application/json")
+                            : MakeResponse("", history::kMetricsContentType));
   }
   return QueueOnce(connection, 404, MakeResponse("not found\n", kTextType));
 }

@@ -1,8 +1,9 @@
 #pragma once
-// The AM's status page: the job's tasks as an HTML table at "/" and as JSON at "/status.json",
-// served over plain HTTP on a port of its own (port 0 picks one). It is the application's tracking
-// URL on YARN, so the ResourceManager's "ApplicationMaster" link (through its web proxy) shows it;
-// the local backend's client prints it too.
+// The AM's status page: the job's tasks as an HTML table at "/", as JSON at "/status.json" and as
+// Prometheus metrics at "/metrics" (history/metrics_text.h), served over plain HTTP on a port of
+// its own (port 0 picks one). It is the application's tracking URL on YARN, so the
+// ResourceManager's "ApplicationMaster" link (through its web proxy) shows it; the local backend's
+// client prints it too.
 //
 // Who sees what: the page carries the job's and each task's diagnostics (the last lines of a failed
 // task's stderr, which may hold whatever a task printed), so it is served only to peers that are
@@ -62,6 +63,9 @@ struct LiveHistory {
 // job and an ended one look alike, reloading every 5 s until the job is complete. Pure; every text
 // from the job is escaped.
 std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& live = {});
+// The same snapshot as Prometheus metrics: the job's and its tasks' series, each task's usage from
+// its newest sample in `live`.
+std::string RenderStatusMetrics(const rpc::JobStatus& status, const LiveHistory& live = {});
 
 struct StatusPageOptions {
   // An IPv4 or IPv6 address, or a name that resolves to one; "0.0.0.0" for every interface.
@@ -104,8 +108,9 @@ class StatusPage {
   std::set<PeerAddress> proxies_;
   std::string redirect_base_;
   Mutex mu_;
-  MHD_Response* html_ TONY_GUARDED_BY(mu_) = nullptr;  // owned, shared by connections
-  MHD_Response* json_ TONY_GUARDED_BY(mu_) = nullptr;  // owned, shared by connections
+  MHD_Response* html_ TONY_GUARDED_BY(mu_) = nullptr;     // owned, shared by connections
+  MHD_Response* json_ TONY_GUARDED_BY(mu_) = nullptr;     // owned, shared by connections
+  MHD_Response* metrics_ TONY_GUARDED_BY(mu_) = nullptr;  // owned, shared by connections
   std::map<PeerAddress, unsigned> other_peers_
       TONY_GUARDED_BY(mu_);  // open connections per non-proxy
 };

@@ -128,6 +128,41 @@ TEST(RenderStatusHtmlTest, IsTheHistorysJobPageWithTheLiveEventsAndSamples) {
       << html;
 }
 
+TEST(StatusPageTest, ServesTheSnapshotAsPrometheusMetrics) {
+  StatusPage page;
+  absl::StatusOr<int> port = page.Start("127.0.0.1");
+  ASSERT_TRUE(port.ok()) << port.status();
+  LiveHistory live;
+  live.name = "mnist";
+  history::MetricSample sample;
+  sample.time_ms = 1000;
+  sample.task = "worker:1";
+  sample.cpu_seconds = 2.5;
+  sample.rss_bytes = int64_t{64} << 20;
+  live.metrics = {sample};
+  rpc::JobStatus status = SampleStatus();
+  status.mutable_tasks(0)->set_heartbeats(17);
+  status.mutable_tasks(0)->add_previous_attempts()->set_exit_code(-102);
+  page.Update(status, live);
+  for (const char* path : {"/metrics", "/proxy/application_1700000000000_0007/metrics"}) {
+    const std::string answer = Request(*port, "GET", path);
+    EXPECT_TRUE(IsStatus(answer, 200)) << answer;
+    EXPECT_NE(answer.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << answer;
+    const std::string body = BodyOf(answer);
+    const std::string task =
+        R"({app_id="application_1700000000000_0007",task_type="worker",task_index="1"})";
+    EXPECT_NE(body.find("tony_task_heartbeats_total" + task + " 17"), std::string::npos) << body;
+    EXPECT_NE(body.find("tony_task_cpu_seconds_total" + task + " 2.5"), std::string::npos);
+    EXPECT_NE(body.find("tony_task_memory_bytes" + task + " 67108864"), std::string::npos);
+    EXPECT_NE(body.find(R"(tony_job_task_restarts_total{app_id="application_1700000000000_0007",)"
+                        R"(cause="preempted"} 1)"),
+              std::string::npos);
+    EXPECT_NE(body.find(R"(tony_job_info{app_id="application_1700000000000_0007",name="mnist",)"),
+              std::string::npos);
+  }
+  page.Stop();
+}
+
 TEST(StatusPageTest, ServesTheLatestSnapshotAsHtmlAndJson) {
   StatusPage page;
   absl::StatusOr<int> port = page.Start("127.0.0.1");
@@ -172,8 +207,12 @@ TEST(StatusPageTest, SendsPeersThatAreNotTheProxyToTheProxyWithoutTheJob) {
   ASSERT_TRUE(port.ok()) << port.status();
   page.Update(SampleStatus());
 
-  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
-           {"GET", "/"}, {"GET", "/status.json"}, {"HEAD", "/status.json"}, {"POST", "/"}}) {
+  for (const auto& [method, path] :
+       std::vector<std::pair<std::string, std::string>>{{"GET", "/"},
+                                                        {"GET", "/status.json"},
+                                                        {"HEAD", "/status.json"},
+                                                        {"GET", "/metrics"},
+                                                        {"POST", "/"}}) {
     const std::string answer = Request(*port, method, path);
     EXPECT_TRUE(IsStatus(answer, 302)) << method << " " << path << ": " << answer;
     EXPECT_NE(answer.find(StrCat("\r\nLocation: ", kRedirectBase, path, "\r\n")), std::string::npos)

@@ -70,6 +70,7 @@ void StatusPublisher::Fill(rpc::JobStatus* status) const {
     task->set_log_dir(record.log_dir);
     task->set_role(std::string(config::ToString(record.role)));
     task->set_peak_rss_bytes(record.peak_rss_bytes);
+    task->set_heartbeats(record.heartbeats);
     if (record.progress.has_step) {
       rpc::TaskProgress* progress = task->mutable_progress();
       progress->set_has_step(true);

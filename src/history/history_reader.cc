@@ -119,6 +119,15 @@ JobInfo ParseJob(std::string_view text) {
         }
       }
       row.log_dir = Str(task, "log_dir");
+      row.heartbeats = Int(task, "heartbeats");
+      if (auto previous = task.find("previous_attempts");
+          previous != task.end() && previous->is_array()) {
+        for (const Json& attempt : *previous) {
+          if (attempt.is_object()) {
+            row.previous_exit_codes.push_back(static_cast<int>(Int(attempt, "exit_code")));
+          }
+        }
+      }
       job.tasks.push_back(std::move(row));
     }
   }

@@ -41,6 +41,8 @@ struct TaskRow {
   std::optional<int64_t> step;  // the last progress it reported
   int64_t total = 0;            // 0: it said none
   std::string log_dir;  // where the backend keeps its logs: a path, or a URL (YARN's NodeManager)
+  int64_t heartbeats = 0;                // taken by the AM from its executors
+  std::vector<int> previous_exit_codes;  // of the attempts that ended and were restarted
   std::string Task() const { return type + ":" + std::to_string(index); }
 };
 

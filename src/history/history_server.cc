@@ -3,6 +3,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <regex>
@@ -12,6 +13,7 @@
 #include "common/strings.h"
 #include "history/history_pages.h"
 #include "history/history_reader.h"
+#include "history/metrics_text.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::history {
@@ -165,6 +167,52 @@ std::pair<int, std::string> HistoryServer::Page(const std::string& raw_path,
   return {404, RenderMessage("Not found", StrCat("There is no page ", path, "."), "/")};
 }
 
+namespace {
+
+// A message as one comment line of the metrics text.
+std::string OneLine(std::string_view text) {
+  std::string line(text);
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  return line;
+}
+
+}  // namespace
+
+std::optional<std::pair<int, std::string>> HistoryServer::Metrics(const std::string& raw_path) {
+  std::string path = raw_path;
+  while (path.starts_with("//")) path.erase(0, 1);
+  HistoryFs& fs = *options_.store.fs;
+  if (path == "/metrics") {
+    absl::StatusOr<std::vector<JobInfo>> jobs = ListJobs(fs, options_.store.dirs);
+    if (!jobs.ok()) {
+      return std::pair{
+          503,
+          StrCat("# the history cannot be read: ", OneLine(ToStd(jobs.status().message())), "\n")};
+    }
+    std::vector<JobMetrics> all;
+    for (const JobInfo& job : *jobs) all.push_back({&job, nullptr});
+    return std::pair{200, RenderMetricsText(all)};
+  }
+  std::vector<std::string_view> parts = Split(std::string_view(path).substr(1), '/');
+  if (parts.size() != 3 || parts[0] != "jobs" || !IsAppId(std::string(parts[1])) ||
+      parts[2] != "metrics") {
+    return std::nullopt;
+  }
+  const std::string app_id(parts[1]);
+  absl::StatusOr<JobLocation> where = FindJob(fs, options_.store.dirs, app_id);
+  if (!where.ok()) {
+    return std::pair{absl::IsNotFound(where.status()) ? 404 : 503,
+                     StrCat("# ", OneLine(ToStd(where.status().message())), "\n")};
+  }
+  std::string problem;
+  JobInfo job = ParseJob(ReadWhole(fs, StrCat(where->dir, "/", kJobFile), &problem));
+  if (job.app_id.empty()) job.app_id = app_id;
+  int bad_lines = 0;
+  const std::vector<MetricSample> samples =
+      ParseMetrics(ReadWhole(fs, StrCat(where->dir, "/", kMetricsFile), &problem), &bad_lines);
+  return std::pair{200, RenderMetricsText({{&job, &samples}})};
+}
+
 std::pair<int, std::string> HistoryServer::JobPageFor(const std::string& app_id) {
   HistoryFs& fs = *options_.store.fs;
   absl::StatusOr<JobLocation> where = FindJob(fs, options_.store.dirs, app_id);
@@ -222,14 +270,19 @@ std::pair<int, std::string> HistoryServer::LogPageFor(const std::string& app_id,
 
 bool HistoryServer::Answer(MHD_Connection* connection, const char* url, const char* method) {
   const std::string_view verb = method == nullptr ? "" : method;
+  const bool get = verb == "GET" || verb == "HEAD";
+  std::optional<std::pair<int, std::string>> metrics =
+      get ? Metrics(url == nullptr ? "/" : url) : std::nullopt;
+  const bool is_metrics = metrics.has_value();
   std::pair<int, std::string> page =
-      verb == "GET" || verb == "HEAD"
+      is_metrics ? *std::move(metrics)
+      : get
           ? Page(url == nullptr ? "/" : url, Query(connection, "state"), Query(connection, "user"))
           : std::pair<int, std::string>{405, RenderMessage("Only GET", "", "/")};
   MHD_Response* response = MHD_create_response_from_buffer(page.second.size(), page.second.data(),
                                                            MHD_RESPMEM_MUST_COPY);
   if (response == nullptr) return false;
-  MHD_add_response_header(response, "Content-Type", kHtml);
+  MHD_add_response_header(response, "Content-Type", is_metrics ? kMetricsContentType : kHtml);
   MHD_add_response_header(response, "Cache-Control", "no-store");
   MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
   // The pages run no script and load nothing from elsewhere.

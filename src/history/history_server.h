@@ -13,6 +13,7 @@
 // Threads: Start and Stop from one thread; Purge from any.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +52,10 @@ class HistoryServer {
   // The page for a GET of `path` with the query's state and user: status code and HTML.
   std::pair<int, std::string> Page(const std::string& path, const std::string& state,
                                    const std::string& user);
+  // The Prometheus metrics (history/metrics_text.h) for a GET of `path`, where it names them:
+  // "/metrics", every job's series but the per-task usage; "/jobs/<app id>/metrics", one job's
+  // with each task's newest sample. nullopt for any other path.
+  std::optional<std::pair<int, std::string>> Metrics(const std::string& path);
 
  private:
   bool Answer(MHD_Connection* connection, const char* url, const char* method);

@@ -86,6 +86,46 @@ TEST_F(HistoryServerTest, ServesTheListAJobItsLogsAndNothingElse) {
   }
 }
 
+TEST_F(HistoryServerTest, ServesEveryJobsMetricsAndOneJobsWithItsSamples) {
+  AddJob("application_1_0001",
+         {{"job.json", kJob},
+          {"metrics.jsonl",
+           R"({"time_ms":2000,"task":"worker:0","attempt":0,"cpu_seconds":3.5,"rss_bytes":4096})"
+           "\n"}});
+  AddJob("application_1_0002",
+         {{"job.json", R"({"app_id":"application_1_0002","status":{"state":"JOB_RUNNING"}})"}},
+         /*finished=*/false);
+  HistoryServer& server = Server();
+  std::optional<std::pair<int, std::string>> all = server.Metrics("/metrics");
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->first, 200);
+  EXPECT_NE(all->second.find(R"(tony_job_state{app_id="application_1_0001",state="SUCCEEDED"} 1)"),
+            std::string::npos)
+      << all->second;
+  EXPECT_NE(all->second.find(R"(tony_job_state{app_id="application_1_0002",state="RUNNING"} 1)"),
+            std::string::npos);
+  EXPECT_EQ(all->second.find("tony_task_cpu_seconds_total"), std::string::npos)
+      << "the list reads no job's samples";
+  std::optional<std::pair<int, std::string>> one =
+      server.Metrics("/jobs/application_1_0001/metrics");
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->first, 200);
+  EXPECT_NE(one->second.find(R"(tony_task_cpu_seconds_total{app_id="application_1_0001",)"
+                             R"(task_type="worker",task_index="0"} 3.5)"),
+            std::string::npos)
+      << one->second;
+  EXPECT_EQ(one->second.find("application_1_0002"), std::string::npos);
+  EXPECT_EQ(server.Metrics("/jobs/application_1_0009/metrics")->first, 404);
+  for (const char* other : {"/", "/jobs/application_1_0001", "/metrics/x", "/jobs/x/metrics"}) {
+    EXPECT_FALSE(server.Metrics(other).has_value()) << other;
+  }
+  // Over HTTP, as Prometheus's text format.
+  const std::string answer = http_test::Request(port_, "GET", "/metrics");
+  EXPECT_TRUE(http_test::IsStatus(answer, 200)) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << answer;
+  EXPECT_NE(http_test::BodyOf(answer).find("# TYPE tony_job_state gauge"), std::string::npos);
+}
+
 TEST_F(HistoryServerTest, ServesNoLinkAndNoFifoInTheStore) {
   // What the store's owner could plant for whoever serves it: a log that is a link to a file of
   // the server's user, a job directory that is a link to elsewhere, and a log that is a FIFO.

@@ -2,6 +2,7 @@
 // YARN mini cluster (backend_fixture.h): training, cluster specs, failure policy, restarts,
 // interrupts. Real processes, real PyTorch. The fault cases are in backend_fault_e2e_test.cc.
 
+#include "common/strings.h"
 #include "e2e/backend_fixture.h"
 
 namespace tony::testing {
@@ -249,6 +250,64 @@ TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
   const std::string html = Get(base);
   EXPECT_NE(html.find("<td>worker:1</td><td class=\"RUNNING\">RUNNING</td>"), std::string::npos)
       << html;
+  kill(tony, SIGINT);
+  TonyResult r = Wait(tony);
+  EXPECT_EQ(r.exit_code, 130) << Describe(r);
+}
+
+// The AM serves the running job as Prometheus metrics beside its page (through YARN's web proxy
+// on YARN): prometheus_client's own parser reads them, and they hold the job's state, its tasks
+// by state, each task's heartbeats, memory, CPU and reported progress.
+TEST_P(BackendE2eTest, TheRunningJobsMetricsParseAsPrometheusText) {
+  pid_t tony =
+      Start(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+                    "tony.task.heartbeat-interval-ms=200", "tony.task.metrics-interval-ms=200",
+                    R"(tony.worker.progress-pattern=^step (?P<step>\d+)/(?P<total>\d+))"},
+                   "echo step 3/4; exec /usr/bin/python3 sleep_forever.py"));
+  ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
+                              {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
+            0);
+  std::smatch url;
+  const std::string out = runner_.CurrentOutput();
+  ASSERT_TRUE(std::regex_search(out, url, std::regex(R"(tracking URL (https?://\S+))"))) << out;
+  std::string base = url[1].str();
+  if (!base.ends_with("/")) base += "/";
+  const std::string job = R"(app_id=")" + app_id_ + R"(")";
+  auto task = [&](int index) {
+    return StrCat(job, R"(,task_index=")", index, R"(",task_type="worker"})");
+  };
+  // Once both tasks heartbeat, have a memory sample and reported their step (the page follows
+  // the job within a second or so).
+  ParsedMetrics parsed;
+  const std::regex ready(StrCat(R"(tony_task_memory_bytes\{)", task(0),
+                                R"( [1-9][\s\S]*tony_task_memory_bytes\{)", task(1), R"( [1-9])"));
+  for (int i = 0; i < 300; ++i) {
+    parsed = ParseMetricsText(Get(base + "metrics"));
+    if (parsed.ok && std::regex_search(parsed.samples, ready) &&
+        parsed.samples.find(StrCat("tony_task_progress_step{", task(1), " 3.0")) !=
+            std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(parsed.ok) << parsed.samples;
+  const std::string& m = parsed.samples;
+  EXPECT_NE(m.find(StrCat("tony_job_state{", job, R"(,state="RUNNING"} 1.0)")), std::string::npos)
+      << m;
+  EXPECT_NE(m.find(StrCat("tony_job_tasks{", job, R"(,state="RUNNING"} 2.0)")), std::string::npos)
+      << m;
+  for (int i : {0, 1}) {
+    EXPECT_TRUE(std::regex_search(
+        m, std::regex(StrCat(R"(tony_task_heartbeats_total\{)", task(i), R"( [1-9])"))))
+        << m;
+    EXPECT_TRUE(std::regex_search(
+        m, std::regex(StrCat(R"(tony_task_memory_bytes\{)", task(i), R"( [1-9])"))))
+        << m;
+    EXPECT_NE(m.find(StrCat("tony_task_cpu_seconds_total{", task(i))), std::string::npos) << m;
+    EXPECT_NE(m.find(StrCat("tony_task_progress_step{", task(i), " 3.0")), std::string::npos) << m;
+    EXPECT_NE(m.find(StrCat("tony_task_progress_ratio{", task(i), " 0.75")), std::string::npos)
+        << m;
+  }
   kill(tony, SIGINT);
   TonyResult r = Wait(tony);
   EXPECT_EQ(r.exit_code, 130) << Describe(r);

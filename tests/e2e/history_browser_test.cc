@@ -160,6 +160,33 @@ TEST_P(HistoryBrowserTest, TheHistoryAndTheLivePageShowJobsTasksTimelinePlotsAnd
   const std::string log = Browse(base[1].str() + "/jobs/" + app + "/logs/worker-1-1.stdout", "log");
   EXPECT_NE(log.find("worker 1 &lt;b&gt;accuracy&lt;/b&gt; 0.97"), std::string::npos) << log;
 
+  // The same history as Prometheus metrics, read by prometheus_client's own parser: every job's
+  // series at /metrics, and one job's with its tasks' newest samples at /jobs/<id>/metrics.
+  const std::string job_label = R"(app_id=")" + app + R"(")";
+  const ParsedMetrics all = ParseMetricsText(HttpGet(base[1].str() + "/metrics"));
+  ASSERT_TRUE(all.ok) << all.samples;
+  EXPECT_NE(all.samples.find("tony_job_state{" + job_label + R"(,state="SUCCEEDED"} 1.0)"),
+            std::string::npos)
+      << all.samples;
+  EXPECT_NE(all.samples.find(R"(tony_job_state{app_id=")" + second.app_id +
+                             R"(",state="SUCCEEDED"} 1.0)"),
+            std::string::npos)
+      << all.samples;
+  // worker:1's first attempt failed with its own exit code and ran again.
+  EXPECT_NE(
+      all.samples.find("tony_job_task_restarts_total{" + job_label + R"(,cause="exit_code"} 1.0)"),
+      std::string::npos)
+      << all.samples;
+  const ParsedMetrics one = ParseMetricsText(HttpGet(base[1].str() + "/jobs/" + app + "/metrics"));
+  ASSERT_TRUE(one.ok) << one.samples;
+  for (const char* index : {"0", "1"}) {
+    const std::string task = job_label + R"(,task_index=")" + index + R"(",task_type="worker"})";
+    EXPECT_NE(one.samples.find("tony_task_cpu_seconds_total{" + task), std::string::npos)
+        << one.samples;
+    EXPECT_NE(one.samples.find("tony_task_memory_bytes{" + task), std::string::npos) << one.samples;
+  }
+  EXPECT_EQ(one.samples.find(second.app_id), std::string::npos) << one.samples;
+
   kill(history, SIGINT);
   TonyResult stopped = server.Wait(history, 30000);
   EXPECT_EQ(stopped.exit_code, 0) << stopped.Describe();
