@@ -88,6 +88,10 @@ history::JobPage LiveJobPage(const rpc::JobStatus& status, const LiveHistory& li
   return page;
 }
 
+std::string MetricsOf(const history::JobPage& page) {
+  return history::RenderMetricsText({{&page.job, &page.metrics}});
+}
+
 }  // namespace
 
 std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& live) {
@@ -95,8 +99,7 @@ std::string RenderStatusHtml(const rpc::JobStatus& status, const LiveHistory& li
 }
 
 std::string RenderStatusMetrics(const rpc::JobStatus& status, const LiveHistory& live) {
-  const history::JobPage page = LiveJobPage(status, live);
-  return history::RenderMetricsText({{&page.job, &page.metrics}});
+  return MetricsOf(LiveJobPage(status, live));
 }
 
 namespace {
@@ -299,9 +302,10 @@ void StatusPage::Update(const rpc::JobStatus& status, const LiveHistory& live) {
   std::string json_text;
   (void)google::protobuf::util::MessageToJsonString(status, &json_text);
   MHD_Response* json = MakeResponse(json_text, "application/json");
-  MHD_Response* html = MakeResponse(RenderStatusHtml(status, live), kHtmlType);
-  MHD_Response* metrics =
-      MakeResponse(RenderStatusMetrics(status, live), history::kMetricsContentType);
+  // One copy of the snapshot's events and samples for both renderings.
+  const history::JobPage page = LiveJobPage(status, live);
+  MHD_Response* html = MakeResponse(history::RenderJobPage(page), kHtmlType);
+  MHD_Response* metrics = MakeResponse(MetricsOf(page), history::kMetricsContentType);
   if (json == nullptr || html == nullptr || metrics == nullptr) {
     // Out of memory: keep serving the last snapshot.
     for (MHD_Response* response : {json, html, metrics}) {

@@ -39,6 +39,8 @@ struct JobTypeSpec {
   int instances = 0;
   Resources resources;
   std::string command;
+  // Its command runs torchrun, which gives each process it starts OMP_NUM_THREADS itself.
+  bool runs_torchrun = false;
   std::vector<std::string> localized_resources;  // tony.<t>.resources + tony.containers.resources
   std::string node_label;
   JobTypeRole role = JobTypeRole::kTracked;

@@ -12,13 +12,18 @@ namespace tony::config {
 
 namespace {
 
-// MIN and MAX of torchrun's --nnodes=MIN:MAX (or `--nnodes MIN:MAX`) where `command` runs torchrun
-// (`torchrun` or `python -m torch.distributed.run`); nullopt where it does not name such a range.
-std::optional<std::pair<int, int>> TorchrunNodeRange(const std::string& command) {
+// Whether `command` runs torchrun (`torchrun` or `python -m torch.distributed.run`).
+bool RunsTorchrun(const std::string& command) {
   static const re2::RE2 kTorchrun(
       R"((?:^|[\s/;&|('"])(?:torchrun|torch\.distributed\.run)(?:\s|$))");
+  return re2::RE2::PartialMatch(command, kTorchrun);
+}
+
+// MIN and MAX of torchrun's --nnodes=MIN:MAX (or `--nnodes MIN:MAX`) where `command` runs torchrun;
+// nullopt where it does not name such a range.
+std::optional<std::pair<int, int>> TorchrunNodeRange(const std::string& command) {
   static const re2::RE2 kRange(R"(--nnodes(?:=|\s+)["']?(\d{1,6}):(\d{1,6}))");
-  if (!re2::RE2::PartialMatch(command, kTorchrun)) return std::nullopt;
+  if (!RunsTorchrun(command)) return std::nullopt;
   int min = 0;
   int max = 0;
   if (!re2::RE2::PartialMatch(command, kRange, &min, &max)) return std::nullopt;
@@ -32,6 +37,7 @@ absl::Status ReadElastic(const Reader& reader, JobSpec* spec) {
     const std::string key = StrCat("tony.", name, ".min-instances");
     int64_t min = 0;
     TONY_ASSIGN_OR_RETURN(min, reader.JobTypeInt(name, "min-instances", 0));
+    type.runs_torchrun = RunsTorchrun(type.command);
     const std::optional<std::pair<int, int>> range = TorchrunNodeRange(type.command);
     if (range) {
       const std::string nnodes = StrCat("--nnodes=", range->first, ":", range->second);

@@ -1,6 +1,8 @@
 #include "executor/task_context.h"
 
+#include <sched.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,6 +13,34 @@
 #include "rpc/launch_contract.h"
 
 namespace tony::executor {
+
+int AvailableCpus() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) return std::max(1, CPU_COUNT(&cpus));
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 && online < (1 << 20) ? static_cast<int>(online) : 1;
+}
+
+int MathThreads(const ExecutorOptions& options, const config::JobSpec& spec, int cpus) {
+  const auto type = spec.job_types.find(options.task.type);
+  // The host's environment (a local job's shell; on YARN the container's, as the NodeManager's
+  // admin-env or whitelist gives it) decides where it says; torchrun decides for the processes
+  // it starts (1 each where it starts several); the job's own variables win over all of these.
+  if (type == spec.job_types.end() || type->second.runs_torchrun ||
+      std::getenv("OMP_NUM_THREADS") != nullptr) {
+    return 0;
+  }
+  // The cores the task asked for, where they are its own: on YARN, and locally where
+  // tony.local.vcores accounts them.
+  if (options.on_yarn || spec.local.vcores.has_value()) {
+    return std::max(1, type->second.resources.vcores);
+  }
+  // Locally the job's tasks share the machine's cores, none of them accounted: each its share.
+  int tasks = 0;
+  for (const auto& [name, job_type] : spec.job_types) tasks += job_type.instances;
+  return std::max(1, cpus / std::max(1, tasks));
+}
 
 runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,
                                     const rpc::WaitClusterSpecResponse& cluster) {
@@ -43,12 +73,7 @@ runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config
         spec.max_gang_restarts >= 0 ? spec.max_gang_restarts : kElasticDefaultMaxRestarts;
   }
   context.tensorboard_host = options.host;
-  // As many math-library threads as the task has cores, unless the host's environment (the
-  // NodeManager's, the shell's) says otherwise; the job's own variables win over either.
-  if (const auto type = spec.job_types.find(options.task.type);
-      type != spec.job_types.end() && std::getenv("OMP_NUM_THREADS") == nullptr) {
-    context.cpu_threads = std::max(1, type->second.resources.vcores);
-  }
+  context.cpu_threads = MathThreads(options, spec, AvailableCpus());
   context.container_envs = spec.container_envs;
   context.execution_envs = spec.execution_envs;
   for (const auto& [name, job_type] : spec.job_types) {

@@ -18,6 +18,15 @@ inline constexpr int kElasticDefaultMaxRestarts = 100;
 
 // The context the framework runtimes build the task's environment from. The Horovod driver's
 // output path and the TensorBoard port are left to the caller (they reserve resources).
+// The CPUs this process may run on.
+int AvailableCpus();
+
+// The task's OMP_NUM_THREADS (runtime::TaskContext::cpu_threads) on a host of `cpus` CPUs: its
+// type's vcores on YARN and where tony.local.vcores is set; locally otherwise the machine's CPUs
+// shared by the job's tasks; 0 (left alone) where the environment sets it already or the task's
+// command runs torchrun, which gives each of its processes its own.
+int MathThreads(const ExecutorOptions& options, const config::JobSpec& spec, int cpus);
+
 runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,
                                     const rpc::WaitClusterSpecResponse& cluster);
 

@@ -94,18 +94,38 @@ TEST(TaskContextTest, AnElasticWorkerGetsTorchrunsNodeRangeAndRestarts) {
   EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).elastic_nnodes, "");
 }
 
-TEST(TaskContextTest, TheTaskGetsAsManyMathThreadsAsCoresUnlessTheHostSaysOtherwise) {
+TEST(TaskContextTest, TheTaskGetsItsShareOfMathThreadsUnlessTheHostOrTorchrunDecides) {
   const char* inherited = std::getenv("OMP_NUM_THREADS");
   const std::optional<std::string> saved =
       inherited == nullptr ? std::nullopt : std::optional<std::string>(inherited);
   unsetenv("OMP_NUM_THREADS");
+  ExecutorOptions yarn = Options();
+  yarn.on_yarn = true;
   config::JobSpec spec = Spec({{"tony.application.framework", "pytorch"},
                                {"tony.worker.instances", "2"},
                                {"tony.worker.vcores", "3"}});
-  EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).cpu_threads, 3);
+  // On YARN the cores the task asked for, whatever the host has.
+  EXPECT_EQ(MathThreads(yarn, spec, 64), 3);
+  // Locally, unaccounted cores: the machine's, shared by the job's two tasks.
+  EXPECT_EQ(MathThreads(Options(), spec, 16), 8);
+  EXPECT_EQ(MathThreads(Options(), spec, 1), 1);
+  EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).cpu_threads,
+            std::max(1, AvailableCpus() / 2));
+  // Locally with tony.local.vcores, the task's own.
+  spec = Spec({{"tony.application.framework", "pytorch"},
+               {"tony.worker.instances", "2"},
+               {"tony.worker.vcores", "3"},
+               {"tony.local.vcores", "6"}});
+  EXPECT_EQ(MathThreads(Options(), spec, 16), 3);
+  // torchrun gives each process it starts its own (1 where it starts several).
+  spec = Spec({{"tony.application.framework", "pytorch"},
+               {"tony.worker.instances", "2"},
+               {"tony.worker.command", "torchrun --nproc_per_node=4 train.py"}});
+  EXPECT_EQ(MathThreads(yarn, spec, 64), 0);
+  // The host's own setting (a local job's shell, the NodeManager's admin-env) stands.
   spec = Spec({{"tony.application.framework", "pytorch"}, {"tony.worker.instances", "2"}});
-  EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).cpu_threads, 1);  // the default vcores
-  setenv("OMP_NUM_THREADS", "6", 1);  // the NodeManager's or the shell's: left as it is
+  setenv("OMP_NUM_THREADS", "6", 1);
+  EXPECT_EQ(MathThreads(yarn, spec, 64), 0);
   EXPECT_EQ(TaskContextFor(Options(), spec, Cluster()).cpu_threads, 0);
   if (saved.has_value()) {
     setenv("OMP_NUM_THREADS", saved->c_str(), 1);

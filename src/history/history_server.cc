@@ -193,6 +193,7 @@ std::optional<std::pair<int, std::string>> HistoryServer::Metrics(const std::str
     for (const JobInfo& job : *jobs) all.push_back({&job, nullptr});
     return std::pair{200, RenderMetricsText(all)};
   }
+  if (!path.starts_with('/')) return std::nullopt;  // "" when the request line was "GET ?x"
   std::vector<std::string_view> parts = Split(std::string_view(path).substr(1), '/');
   if (parts.size() != 3 || parts[0] != "jobs" || !IsAppId(std::string(parts[1])) ||
       parts[2] != "metrics") {

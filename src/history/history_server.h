@@ -8,7 +8,8 @@
 // more than retention_sec ago are removed (tony.history.retention-sec; <= 0 keeps them). Pages
 // that are being read while a job goes answer "removed", never fail.
 //
-// Routes: "/" (?state=&user=), "/jobs/<app>", "/jobs/<app>/logs/<file>".
+// Routes: "/" (?state=&user=), "/jobs/<app>", "/jobs/<app>/logs/<file>", and Prometheus's text at
+// "/metrics" and "/jobs/<app>/metrics".
 //
 // Threads: Start and Stop from one thread; Purge from any.
 

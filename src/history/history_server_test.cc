@@ -119,6 +119,10 @@ TEST_F(HistoryServerTest, ServesEveryJobsMetricsAndOneJobsWithItsSamples) {
   for (const char* other : {"/", "/jobs/application_1_0001", "/metrics/x", "/jobs/x/metrics"}) {
     EXPECT_FALSE(server.Metrics(other).has_value()) << other;
   }
+  // A request line without a path ("GET ?x") reaches the server as an empty path: the list.
+  EXPECT_FALSE(server.Metrics("").has_value());
+  const std::string pathless = http_test::Request(port_, "GET", "?x");
+  EXPECT_FALSE(pathless.empty()) << "the server died";
   // Over HTTP, as Prometheus's text format.
   const std::string answer = http_test::Request(port_, "GET", "/metrics");
   EXPECT_TRUE(http_test::IsStatus(answer, 200)) << answer.substr(0, 200);

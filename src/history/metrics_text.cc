@@ -13,6 +13,11 @@ namespace tony::history {
 namespace {
 
 constexpr const char* kJobStates[] = {"RUNNING", "SUCCEEDED", "FAILED", "KILLED"};
+// Every cause ExitCause gives, and "none" for a restarted attempt that had succeeded: each
+// counter starts at 0, so that a scraper sees its first increase.
+constexpr const char* kCauses[] = {"exit_code",    "signal", "preempted",      "node_lost",
+                                   "disks_failed", "memory", "lost_heartbeat", "hung",
+                                   "gang_restart", "none"};
 constexpr const char* kTaskStates[] = {"NEW",     "REQUESTED", "ALLOCATED", "REGISTERED",
                                        "RUNNING", "SUCCEEDED", "FAILED",    "STOPPED"};
 
@@ -136,7 +141,7 @@ void AddJob(const JobInfo& job, const std::vector<MetricSample>* samples, Famili
     ++by_state[task.state];
     for (int code : task.previous_exit_codes) {
       const std::string cause(ExitCause(code));
-      ++restarts[cause.empty() ? "exit_code" : cause];
+      ++restarts[cause.empty() ? "none" : cause];
       if (!cause.empty()) ++failures[cause];
     }
     if (task.state == "FAILED") {
@@ -145,6 +150,10 @@ void AddJob(const JobInfo& job, const std::vector<MetricSample>* samples, Famili
     }
   }
   for (const char* state : kTaskStates) by_state.try_emplace(state, 0);
+  for (const char* cause : kCauses) {
+    restarts.try_emplace(cause, 0);
+    if (std::string_view(cause) != "none") failures.try_emplace(cause, 0);
+  }
   for (const auto& [state, count] : by_state) {
     out.Add("tony_job_tasks", "gauge", "The job's tasks by state.",
             With(job_labels, "state", state), count);
@@ -245,8 +254,8 @@ std::string_view ExitCause(int exit_code) {
       return "hung";
     case kExitGangRestart:
       return "gang_restart";
-    default:
-      return exit_code > 128 && exit_code < 160 ? "signal" : "exit_code";
+    default:  // 128 + a signal's number, as common/task_exit.cc's ExitText reads it
+      return exit_code > 128 && exit_code < 128 + 65 ? "signal" : "exit_code";
   }
 }
 

@@ -17,7 +17,8 @@
 //   tony_task_gpu_memory_bytes, tony_task_reported_value (each value the task reported, by name)
 //
 // A cause is one of exit_code, signal, preempted, node_lost, disks_failed, memory,
-// lost_heartbeat, hung, gang_restart (what its exit code says, common/task_exit.h).
+// lost_heartbeat, hung, gang_restart (what its exit code says, common/task_exit.h), and for a
+// restart also none (the attempt had succeeded); every cause's counter is there, 0 included.
 //
 // Pure functions: no IO.
 

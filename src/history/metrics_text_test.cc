@@ -73,6 +73,11 @@ TEST(MetricsTextTest, TheJobItsTasksByStateAndItsRestartsAndFailuresByCause) {
       text, R"(tony_job_task_failures_total{app_id="application_1_0001",cause="exit_code"} 1)"));
   EXPECT_TRUE(
       Has(text, R"(tony_job_task_failures_total{app_id="application_1_0001",cause="signal"} 1)"));
+  // Every cause's counter is there from the start.
+  EXPECT_TRUE(
+      Has(text, R"(tony_job_task_restarts_total{app_id="application_1_0001",cause="hung"} 0)"));
+  EXPECT_TRUE(
+      Has(text, R"(tony_job_task_failures_total{app_id="application_1_0001",cause="memory"} 0)"));
   const std::string w0 = R"({app_id="application_1_0001",task_type="worker",task_index="0"})";
   const std::string w1 = R"({app_id="application_1_0001",task_type="worker",task_index="1"})";
   EXPECT_TRUE(Has(text, "tony_task_attempt" + w0 + " 2"));
@@ -170,6 +175,8 @@ TEST(MetricsTextTest, EachExitCodeHasItsCause) {
   EXPECT_EQ(ExitCause(0), "");
   EXPECT_EQ(ExitCause(1), "exit_code");
   EXPECT_EQ(ExitCause(143), "signal");
+  EXPECT_EQ(ExitCause(128 + 64), "signal");
+  EXPECT_EQ(ExitCause(128 + 65), "exit_code");
   EXPECT_EQ(ExitCause(kExitPreempted), "preempted");
   EXPECT_EQ(ExitCause(kExitAborted), "node_lost");
   EXPECT_EQ(ExitCause(kExitDisksFailed), "disks_failed");

@@ -38,8 +38,8 @@ struct TaskContext {
   std::optional<int> tensorboard_port;                // TB_PORT when reserved
   std::string tensorboard_host;                       // TB_HOST, with TB_PORT: where to listen
   // OMP_NUM_THREADS where above 0: the threads a task's math libraries (OpenMP, OpenBLAS, MKL)
-  // start, the cores it asked for (tony.<type>.vcores), as torchrun and Spark do, instead of
-  // every core of the host for each task; 0 where the environment sets the variable already.
+  // start, its share of the cores (executor/task_context.h's MathThreads), instead of every core
+  // of the host for each task; 0 to leave it to the environment or to torchrun.
   int cpu_threads = 0;
   // Horovod: "host:port" of the Gloo rendezvous store the AM named (its own, or a debug driver's).
   // An elastic PyTorch job: the AM's c10d store.

@@ -338,7 +338,8 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
     return found;
   }
   // This job's `tony <role>` processes (the AM, or executors) whose environment has every pair
-  // of `env`.
+  // of `env`. A child that one of them forked and that has not run its program yet (a task's
+  // process, a GPU probe) still looks like its parent: it is left out.
   std::vector<pid_t> TonyRoleProcesses(const std::string& role,
                                        const std::map<std::string, std::string>& env) const {
     std::vector<pid_t> found;
@@ -348,7 +349,20 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
         found.push_back(pid);
       }
     }
-    return found;
+    std::vector<pid_t> roles;
+    for (const pid_t pid : found) {
+      // /proc/<pid>/stat: "pid (comm) state ppid ...", comm possibly holding spaces and ')'.
+      const std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
+      const size_t end = stat.rfind(')');
+      pid_t parent = 0;
+      if (end != std::string::npos) {
+        std::istringstream rest(stat.substr(end + 1));
+        std::string state;
+        rest >> state >> parent;
+      }
+      if (std::find(found.begin(), found.end(), parent) == found.end()) roles.push_back(pid);
+    }
+    return roles;
   }
 
   // Two workers that sleep (fail-on-worker-failure on); `signal` goes to worker:1's executor once

@@ -11,9 +11,12 @@ text = sys.stdin.read()
 seen = set()
 try:
     for family in text_string_to_metric_families(text):
-        if family.name in seen:
+        # A counter's family is named without "_total", a stray sample of it after another
+        # family (untyped) with it: both are the same name here.
+        name = family.name[:-len("_total")] if family.name.endswith("_total") else family.name
+        if name in seen:
             sys.exit(f"parse_metrics.py: the family {family.name} comes twice")
-        seen.add(family.name)
+        seen.add(name)
         for sample in family.samples:
             labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
             print(f"{sample.name}{{{labels}}} {sample.value!r}")
