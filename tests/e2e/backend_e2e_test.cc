@@ -222,6 +222,15 @@ TEST_P(BackendE2eTest, SummaryShowsEachTasksPeakMemoryEvenForAShortTask) {
   EXPECT_TRUE(idle >= 0 && idle < 100) << r.out;
 }
 
+// The tracking URL the client printed, ending in '/'; "" when it printed none.
+std::string TrackingUrl(const std::string& out) {
+  std::smatch url;
+  if (!std::regex_search(out, url, std::regex(R"(tracking URL (https?://\S+))"))) return "";
+  std::string base = url[1].str();
+  if (!base.ends_with("/")) base += "/";
+  return base;
+}
+
 TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
   // The client prints the tracking URL: the AM's status page itself (local), or YARN's web proxy
   // in front of it (the RM's "ApplicationMaster" link).
@@ -230,11 +239,8 @@ TEST_P(BackendE2eTest, TrackingUrlShowsTheRunningJob) {
   ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
                               {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
             0);
-  std::smatch url;
-  const std::string out = runner_.CurrentOutput();
-  ASSERT_TRUE(std::regex_search(out, url, std::regex(R"(tracking URL (https?://\S+))"))) << out;
-  std::string base = url[1].str();
-  if (!base.ends_with("/")) base += "/";
+  const std::string base = TrackingUrl(runner_.CurrentOutput());
+  ASSERT_FALSE(base.empty()) << runner_.CurrentOutput();
   if (yarn()) {
     EXPECT_NE(base.find("/proxy/" + app_id_), std::string::npos) << base;
   }
@@ -267,11 +273,8 @@ TEST_P(BackendE2eTest, TheRunningJobsMetricsParseAsPrometheusText) {
   ASSERT_GT(WaitForJobProcess("/usr/bin/python3 sleep_forever.py",
                               {{"JOB_NAME", "worker"}, {"TASK_INDEX", "1"}}),
             0);
-  std::smatch url;
-  const std::string out = runner_.CurrentOutput();
-  ASSERT_TRUE(std::regex_search(out, url, std::regex(R"(tracking URL (https?://\S+))"))) << out;
-  std::string base = url[1].str();
-  if (!base.ends_with("/")) base += "/";
+  const std::string base = TrackingUrl(runner_.CurrentOutput());
+  ASSERT_FALSE(base.empty()) << runner_.CurrentOutput();
   const std::string job = R"(app_id=")" + app_id_ + R"(")";
   auto task = [&](int index) {
     return StrCat(job, R"(,task_index=")", index, R"(",task_type="worker"})");

@@ -70,6 +70,30 @@ class ClusterFaultE2eTest : public BackendE2eTest {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
 
+  // A job of one worker (run_once.py) that takes a whole 1 GB NodeManager, never the AM's, with a
+  // third one to move to (a stopped or lost NodeManager does not come back): the client's pid,
+  // the worker's and its NodeManager's index, once it runs.
+  struct LoneWorker {
+    pid_t tony = 0;
+    pid_t worker = 0;
+    int node = -1;
+  };
+  void StartALoneWorker(LoneWorker* lone) {
+    ASSERT_GE(RunningNodes(), 3) << "a NodeManager that went does not come back: this case needs "
+                                    "a fresh cluster (the ctest fixture hadoop_faults)";
+    lone->tony = Start(Submit(
+        {"tony.worker.instances=1", "tony.worker.memory=1024m", "tony.worker.max-restarts=0"},
+        "/usr/bin/python3 run_once.py " + dir_));
+    lone->worker = WaitForJobProcess("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}});
+    ASSERT_GT(lone->worker, 0);
+    ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 1; })) << "the worker never ran";
+    lone->node = NodeManagerOf(lone->worker);
+    ASSERT_GE(lone->node, 0) << "no NodeManager's directory holds pid " << lone->worker;
+    const std::vector<pid_t> am = TonyRoleProcesses("am", {});
+    ASSERT_EQ(am.size(), 1u);
+    ASSERT_NE(NodeManagerOf(am[0]), lone->node) << "the AM shares the worker's NodeManager";
+  }
+
   std::string dir_;  // where the run_once.py workers write what they did, and where `go` goes
 };
 
@@ -141,20 +165,10 @@ TEST_P(ClusterFaultE2eTest, APreemptedWorkerIsStoppedFirstAndRunsAgainWithoutUsi
 // ResourceManager reports the container lost with its node (-100), which says why. The worker
 // runs again on another node, using no restart, and the job succeeds.
 TEST_P(ClusterFaultE2eTest, AWorkerWhoseNodeManagerStopsRunsAgainElsewhereWithoutUsingARestart) {
-  // A whole 1 GB NodeManager for the worker: never the AM's, and a third one to move to.
-  ASSERT_GE(RunningNodes(), 3) << "a stopped NodeManager does not come back: this case needs a "
-                                  "fresh cluster (the ctest fixture hadoop_faults)";
-  const pid_t tony = Start(
-      Submit({"tony.worker.instances=1", "tony.worker.memory=1024m", "tony.worker.max-restarts=0"},
-             "/usr/bin/python3 run_once.py " + dir_));
-  const pid_t worker = WaitForJobProcess("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}});
-  ASSERT_GT(worker, 0);
-  ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 1; })) << "the worker never ran";
-  const int node = NodeManagerOf(worker);
-  ASSERT_GE(node, 0) << "no NodeManager's directory holds pid " << worker;
-  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
-  ASSERT_EQ(am.size(), 1u);
-  ASSERT_NE(NodeManagerOf(am[0]), node) << "the AM shares the worker's NodeManager";
+  LoneWorker lone;
+  ASSERT_NO_FATAL_FAILURE(StartALoneWorker(&lone));
+  const pid_t tony = lone.tony;
+  const int node = lone.node;
 
   ASSERT_TRUE(NodeManagerGoes("stop-nm", node));
   ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 2; }))
@@ -185,19 +199,11 @@ TEST_P(ClusterFaultE2eTest, AWorkerWhoseNodeManagerStopsRunsAgainElsewhereWithou
 // of YARN's will stop now, is stopped by tony (its executor's next heartbeat is answered "stop"),
 // and the job succeeds with nothing of it left.
 TEST_P(ClusterFaultE2eTest, AWorkerWhoseNodeManagerIsLostRunsAgainElsewhereAndTheFirstRunStops) {
-  ASSERT_GE(RunningNodes(), 3) << "a lost NodeManager does not come back: this case needs a "
-                                  "fresh cluster (the ctest fixture hadoop_faults)";
-  const pid_t tony = Start(
-      Submit({"tony.worker.instances=1", "tony.worker.memory=1024m", "tony.worker.max-restarts=0"},
-             "/usr/bin/python3 run_once.py " + dir_));
-  const pid_t first = WaitForJobProcess("/usr/bin/python3 run_once.py", {{"JOB_NAME", "worker"}});
-  ASSERT_GT(first, 0);
-  ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 1; })) << "the worker never ran";
-  const int node = NodeManagerOf(first);
-  ASSERT_GE(node, 0) << "no NodeManager's directory holds pid " << first;
-  const std::vector<pid_t> am = TonyRoleProcesses("am", {});
-  ASSERT_EQ(am.size(), 1u);
-  ASSERT_NE(NodeManagerOf(am[0]), node) << "the AM shares the worker's NodeManager";
+  LoneWorker lone;
+  ASSERT_NO_FATAL_FAILURE(StartALoneWorker(&lone));
+  const pid_t tony = lone.tony;
+  const pid_t first = lone.worker;
+  const int node = lone.node;
 
   ASSERT_TRUE(NodeManagerGoes("kill-nm", node));
   ASSERT_TRUE(WaitFor([&] { return Lines(0, ".pids") == 2; }))
