@@ -159,12 +159,18 @@ TEST_P(TonyScenariosE2eTest, AmThatIsNotStartedInTimeFailsTheJob) {
   if (!yarn()) GTEST_SKIP() << "the local backend starts the AM at once: nothing can queue it";
   absl::StatusOr<std::unique_ptr<hadoop::YarnClient>> yarn_client = cluster_->Yarn();
   ASSERT_TRUE(yarn_client.ok()) << yarn_client.status();
-  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes =
-      (*yarn_client)->GetClusterNodes({hadoop::NodeState::kRunning});
-  ASSERT_TRUE(nodes.ok()) << nodes.status();
-  ASSERT_EQ(nodes->size(), 1u) << "one container can fill only a cluster of one NodeManager";
+  // The cluster idle: the containers of the test before this one may still be counted until
+  // the NodeManager's next heartbeats report them gone (bounded wait).
+  absl::StatusOr<std::vector<hadoop::NodeReport>> nodes;
+  for (int i = 0; i < 300; ++i) {
+    nodes = (*yarn_client)->GetClusterNodes({hadoop::NodeState::kRunning});
+    ASSERT_TRUE(nodes.ok()) << nodes.status();
+    ASSERT_EQ(nodes->size(), 1u) << "one container can fill only a cluster of one NodeManager";
+    if (nodes->front().num_containers == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   const hadoop::NodeReport& node = nodes->front();
-  ASSERT_EQ(node.num_containers, 0) << "the cluster is not idle";
+  ASSERT_EQ(node.num_containers, 0) << "the cluster is not idle after 30 s";
   // The holder's AM (256 MB) and its worker leave 128 MB: less than the second job's AM needs.
   const int64_t worker_mb = node.capability.memory_mb - 256 - 128;
 
