@@ -204,10 +204,15 @@ def main():
             acc = (net(x_test).argmax(dim=1) == y_test).float().mean().item()
         print(f"training took {time.time() - start:.1f} s", flush=True)
         print(f"test accuracy: {acc:.4f}", flush=True)
-        model_dir = os.environ.get("TONY_MODEL_DIR") or "."
+        # Under tony, the job's output directory, which outlives the job (on YARN a local one
+        # that tony copies to HDFS when the task ends); "." when run by hand.
+        model_dir = os.environ.get("TONY_OUTPUT_DIR") or "."
         os.makedirs(model_dir, exist_ok=True)
         path = os.path.abspath(os.path.join(model_dir, "model.pt"))
         torch.save(net.state_dict(), path)
+        where = os.environ.get("TONY_OUTPUT_URI")
+        if where and where != model_dir:  # copied there when the task ends
+            path = where.rstrip("/") + "/model.pt"
         print(f"saved model to {path}", flush=True)
         if args.hdfs_output_path:
             client, hdfs_path = hdfs(args.hdfs_output_path)

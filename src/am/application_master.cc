@@ -53,7 +53,7 @@ TaskLauncherOptions LauncherOptions(const AmOptions& am) {
   options.am_address_file = am.am_address_file;
   options.am_address_webhdfs = am.am_address_webhdfs;
   options.am_address_webhdfs_token = am.am_address_webhdfs_token;
-  options.am_address_webhdfs_ca = am.am_address_webhdfs_ca;
+  options.webhdfs_ca = am.webhdfs_ca;
   return options;
 }
 

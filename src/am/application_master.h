@@ -76,10 +76,12 @@ struct AmOptions {
   // running tasks die with their AM, and a later attempt runs the job again.
   std::string am_address_file;
   // YARN: am_address_file is on HDFS, which executors read through WebHDFS at these NameNodes,
-  // with their HDFS token of this service, trusting these authorities for HTTPS ("": the system's).
+  // with their HDFS token of this service.
   std::string am_address_webhdfs;
   std::string am_address_webhdfs_token;
-  std::string am_address_webhdfs_ca;
+  // YARN: the authorities executors trust for WebHDFS over HTTPS (the address above, the job's
+  // outputs); "": the system's.
+  std::string webhdfs_ca;
 };
 
 class ApplicationMaster final : public AmRequestHandler {

@@ -50,6 +50,7 @@ history::JobPage LiveJobPage(const rpc::JobStatus& status, const LiveHistory& li
   job.queue = live.queue;
   job.state = JobStateName(status.state());
   job.diagnostics = status.diagnostics();
+  job.output_dir = status.output_dir();
   job.start_ms = status.start_ms();
   job.end_ms = status.end_ms();
   job.complete = status.complete();

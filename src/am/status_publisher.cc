@@ -51,6 +51,7 @@ void StatusPublisher::Fill(rpc::JobStatus* status) const {
   status->set_start_ms(job_->start_wall_ms());
   status->set_end_ms(job_->end_wall_ms());
   status->set_tensorboard_url(tensorboard_url_);
+  status->set_output_dir(job_->spec().output_dir);
   status->set_complete(complete_);
   status->set_final_status_unsaved(final_status_unsaved_);
   for (const TaskRecord& record : job_->tasks()) {

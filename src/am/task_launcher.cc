@@ -46,8 +46,8 @@ cluster::LaunchSpec TaskLauncher::Build(const config::TaskRef& task, int attempt
   if (options_.credentials.tls()) {
     launch.secrets[rpc::kAmCertAlias] = options_.credentials.am_cert_pem;
   }
-  if (!options_.am_address_webhdfs.empty() && !options_.am_address_webhdfs_ca.empty()) {
-    launch.secrets[rpc::kWebHdfsCaAlias] = options_.am_address_webhdfs_ca;
+  if (!options_.webhdfs_ca.empty()) {
+    launch.secrets[rpc::kWebHdfsCaAlias] = options_.webhdfs_ca;
   }
   launch.resources = cluster::ContainerResources(
       options_.staging_dir, options_.has_src, options_.venv_source,

@@ -35,7 +35,7 @@ struct TaskLauncherOptions {
   // YARN: how executors read it (AmOptions::am_address_webhdfs and the rest).
   std::string am_address_webhdfs;
   std::string am_address_webhdfs_token;
-  std::string am_address_webhdfs_ca;
+  std::string webhdfs_ca;  // AmOptions::webhdfs_ca
 };
 
 class TaskLauncher {

@@ -210,8 +210,8 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
     backend.options.am_address_file = yarn.am_address_file;
     backend.options.am_address_webhdfs = yarn.webhdfs;
     backend.options.am_address_webhdfs_token = launch.webhdfs_token;
-    backend.options.am_address_webhdfs_ca = yarn.webhdfs_tls.ca_pem;
   }
+  backend.options.webhdfs_ca = yarn.webhdfs_tls.ca_pem;
   backend.allocator = std::make_unique<cluster::YarnContainerAllocator>(yarn);
   backend.options.credentials.secret = *secret;
   if (cert != nullptr && key != nullptr) {

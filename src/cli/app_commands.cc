@@ -197,6 +197,8 @@ int RunListCommand(ListOptions& options) {
 
 void AddGcFlags(CLI::App* app, GcOptions* options) {
   app->add_flag("--dry-run", options->dry_run, "List what would be removed; remove nothing");
+  app->add_flag("--outputs", options->outputs,
+                "Remove the expired jobs' outputs/ too (kept otherwise)");
   app->add_option("--conf", options->submit.request.conf,
                   "key=value (repeatable), e.g. tony.history.retention-sec=86400");
 }
@@ -207,7 +209,8 @@ int RunGcCommand(GcOptions& options) {
   std::optional<config::JobControlSpec> control = ReadControlSpec(*conf);
   if (!control) return client::kExitBadInput;
   const int64_t retention_sec = control->history_retention_sec;
-  cluster::JobDirRetention retention(TonyHome(), retention_sec, SystemClock::Get());
+  cluster::JobDirRetention retention(TonyHome(), retention_sec, SystemClock::Get(),
+                                     options.outputs);
   if (retention.KeepsForever()) {
     std::cout << "tony.history.retention-sec is " << retention_sec
               << ": job directories are kept forever\n";
@@ -251,7 +254,8 @@ int RunGcCommand(GcOptions& options) {
   }
   for (const cluster::ExpiredJobDir& dir : expired) {
     const std::string why =
-        StrCat(" (", dir.ended_because, "; unchanged for ", Age(dir.age_ms), ")");
+        StrCat(" (", dir.ended_because, "; unchanged for ", Age(dir.age_ms), ")",
+               dir.keeps_outputs ? StrCat(", keeping ", dir.path, "/outputs") : "");
     if (options.dry_run) {
       std::cout << "would remove " << dir.path << why << "\n";
     } else if (absl::Status removed = retention.Remove(dir); removed.ok()) {

@@ -30,6 +30,7 @@ int RunListCommand(ListOptions& options);
 
 struct GcOptions {
   bool dry_run = false;  // list only
+  bool outputs = false;  // the expired jobs' outputs/ too
   SubmitOptions submit;  // --conf (tony.history.retention-sec)
 };
 

@@ -22,12 +22,14 @@
 #include "cluster/local/local_cluster_client.h"
 #include "cluster/local/local_container_allocator.h"
 #include "cluster/staging.h"
+#include "cluster/yarn/hdfs_outputs.h"
 #include "cluster/yarn/yarn_cluster_client.h"
 #include "cluster/yarn/yarn_container_allocator.h"
 #include "common/signal_thread.h"
 #include "common/strings.h"
 #include "config/key_catalog.h"
 #include "executor/executor_guard.h"
+#include "executor/task_context.h"
 #include "executor/task_executor.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/credentials.h"
@@ -88,6 +90,42 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
 void SetUpRoleLogging(const std::string& role) {
   spdlog::set_pattern(StrCat("%Y-%m-%d %H:%M:%S.%e ", role, " %l: %v"));
   spdlog::flush_on(spdlog::level::info);
+}
+
+// YARN, the job's outputs on HDFS: how the executor copies a task's local output directory
+// there, with the job's Hadoop configuration and the container's HDFS token of that NameNode read
+// when it copies (fresh ones may have come meanwhile).
+std::function<absl::Status(const std::string&)> OutputUploader(std::string uri,
+                                                               std::string ca_pem) {
+  return [uri = std::move(uri), ca_pem = std::move(ca_pem)](const std::string& local_dir) {
+    std::error_code ec;
+    const char* env_conf = std::getenv("HADOOP_CONF_DIR");
+    const std::string conf_dir = fs::is_directory(cluster::kHadoopConfDir, ec)
+                                     ? fs::absolute(cluster::kHadoopConfDir).string()
+                                     : std::string(env_conf != nullptr ? env_conf : "");
+    absl::StatusOr<hadoop::HadoopConf> conf = hadoop::HadoopConf::Load({conf_dir});
+    if (!conf.ok()) return conf.status();
+    std::vector<hadoop::Token> tokens;
+    if (absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
+        credentials.ok()) {
+      for (const auto& [alias, token] : credentials->tokens()) tokens.push_back(token);
+    }
+    absl::StatusOr<hadoop::YarnUrl> url = hadoop::YarnUrl::Parse(uri);
+    if (!url.ok()) return url.status();
+    absl::StatusOr<std::unique_ptr<hadoop::WebHdfsClient>> hdfs = cluster::TaskHdfsClient(
+        *conf, uri, tokens, hadoop::HadoopUser(), {ca_pem, "the client's truststore"});
+    if (!hdfs.ok()) return hdfs.status();
+    absl::StatusOr<cluster::UploadedTree> uploaded =
+        cluster::UploadTree(**hdfs, local_dir, url->file);
+    if (!uploaded.ok()) return uploaded.status();
+    spdlog::info("saved the task's outputs to {}: {} files, {} bytes", uri, uploaded->files,
+                 uploaded->bytes);
+    if (!uploaded->skipped.empty()) {
+      spdlog::warn("left out of the outputs (not regular files): {}",
+                   Join(uploaded->skipped, ", "));
+    }
+    return absl::OkStatus();
+  };
 }
 
 }  // namespace
@@ -411,6 +449,11 @@ int RunExecutor(char* role_arg) {
   if (!spec.ok()) {
     spdlog::error("cannot read the job: {}", ToStd(spec.status().message()));
     return 2;
+  }
+  if (options->on_yarn && executor::OutputsUploaded(spec->output_dir)) {
+    auto ca = secrets->find(rpc::kWebHdfsCaAlias);
+    options->upload_outputs =
+        OutputUploader(spec->output_dir, ca != secrets->end() ? ca->second : "");
   }
   executor::TaskExecutor task_executor(*std::move(options), *std::move(spec));
   return task_executor.Run();

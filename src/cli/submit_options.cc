@@ -36,6 +36,8 @@ void AddSubmitFlags(CLI::App* app, SubmitOptions* options) {
   AddOptional(app, "--sidecar_tensorboard_log_dir", &f.sidecar_tensorboard_log_dir,
               "Log directory of the TensorBoard sidecar");
   AddOptional(app, "--backend", &f.backend, "local (default) or yarn");
+  AddOptional(app, "--output_dir", &f.output_dir,
+              "Where the tasks' outputs go and stay (TONY_OUTPUT_DIR): a path, or hdfs:// on YARN");
 }
 
 void CompleteFromEnvironment(SubmitOptions* options) {

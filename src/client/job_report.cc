@@ -206,6 +206,8 @@ std::string Summary(const rpc::JobStatus& status) {
   out += "\n";
   if (!status.tensorboard_url().empty())
     out += StrCat("TensorBoard: ", status.tensorboard_url(), "\n");
+  if (!status.output_dir().empty())
+    out += StrCat("outputs: ", TerminalSafe(status.output_dir()), "\n");
   if (!status.final_status_unsaved().empty()) {
     out += StrCat("warning: final status ", ToString(status.state()),
                   "; could not be saved: ", status.final_status_unsaved(), "\n");

@@ -90,6 +90,18 @@ TEST(SummaryTest, EndsWithTheLastLinesTheChiefPrinted) {
   EXPECT_EQ(Summary(status).find("last lines of"), std::string::npos);
 }
 
+TEST(SummaryTest, NamesWhereTheOutputsAre) {
+  rpc::JobStatus status;
+  status.set_app_id("application_1_0001");
+  status.set_state(rpc::JOB_SUCCEEDED);
+  EXPECT_EQ(Summary(status).find("outputs:"), std::string::npos);
+  status.set_output_dir("hdfs://nn:8020/user/alice/.tony/application_1_0001/outputs");
+  EXPECT_NE(Summary(status).find(
+                "\noutputs: hdfs://nn:8020/user/alice/.tony/application_1_0001/outputs\n"),
+            std::string::npos)
+      << Summary(status);
+}
+
 // Exit codes that are not the process's own say what they mean.
 TEST(SummaryTest, NamesTheExitCodesTonyAndTheClusterGive) {
   rpc::JobStatus status;

@@ -102,6 +102,21 @@ absl::Status CheckInputs(const config::JobSpec& spec, const std::string& working
           StrCat("--python_venv ", venv, ": ", ToStd(readable.message())));
     }
   }
+  // A local output directory on the local backend (on YARN it is each node's): one that exists
+  // must be a directory the user can write, one that does not must be one the user can make.
+  if (const std::string& outputs = spec.output_dir;
+      !outputs.empty() && outputs.find("://") == std::string::npos && spec.backend == "local") {
+    fs::path dir = ResolveInputPath(working_dir, outputs);
+    while (!fs::exists(dir, ec) && dir.has_relative_path()) dir = dir.parent_path();
+    if (!fs::is_directory(dir, ec)) {
+      return absl::InvalidArgumentError(
+          StrCat("--output_dir ", outputs, ": ", dir.string(), " is not a directory"));
+    }
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+      return absl::InvalidArgumentError(
+          StrCat("--output_dir ", outputs, ": ", dir.string(), " is not writable by this user"));
+    }
+  }
   const std::string& python = spec.python_exec_path;
   if (!python.empty() && venv.empty()) {
     const bool found = python.find('/') != std::string::npos

@@ -36,6 +36,14 @@ class ScriptedCluster final : public cluster::ClusterClient {
   absl::StatusOr<cluster::RemoteFileInfo> StatRemote(const std::string&) override {
     return cluster::RemoteFileInfo{};
   }
+  absl::StatusOr<std::string> OutputDir(const std::string& app_id,
+                                        const std::string& requested) override {
+    return requested.empty() ? JobDir(app_id) + "/outputs" : requested;
+  }
+  absl::Status MakeOutputDir(const std::string& dir) override {
+    made_output_dir = dir;
+    return absl::OkStatus();
+  }
   absl::StatusOr<std::vector<cluster::AppReport>> ListApplications(const std::string&,
                                                                    bool) override {
     return std::vector<cluster::AppReport>{};
@@ -46,6 +54,7 @@ class ScriptedCluster final : public cluster::ClusterClient {
   int report_calls = 0;
   bool submitted = false;
   std::vector<bool> kills;  // `force` of each Kill
+  std::string made_output_dir;
 
  private:
   const std::string root_;

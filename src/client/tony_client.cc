@@ -21,6 +21,8 @@
 namespace tony::client {
 namespace {
 
+constexpr char kOutputDirKey[] = "tony.application.output-dir";
+
 sigset_t InterruptSignals() {
   sigset_t set;
   sigemptyset(&set);
@@ -73,6 +75,20 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
                                                                            : kExitJobFailed;
   }
   const std::string job_dir = cluster_->JobDir(*app_id);
+  // Where the tasks' outputs go, as the job's configuration tells the AM and the executors.
+  std::string requested_outputs = spec.output_dir;
+  if (!requested_outputs.empty() && !requested_outputs.starts_with('/') &&
+      requested_outputs.find("://") == std::string::npos) {
+    requested_outputs = ResolveInputPath(context.working_dir, requested_outputs).string();
+  }
+  absl::StatusOr<std::string> output_dir = cluster_->OutputDir(*app_id, requested_outputs);
+  if (!output_dir.ok()) {
+    err_ << "tony: error: " << output_dir.status().message() << "\n";
+    return output_dir.status().code() == absl::StatusCode::kInvalidArgument ? kExitBadInput
+                                                                            : kExitJobFailed;
+  }
+  spec.output_dir = *output_dir;
+  resolved.conf.Replace(kOutputDirKey, *output_dir, config::ValueSource::Derived());
   if (absl::Status staged =
           StageJob(resolved.conf, spec, context.working_dir, job_dir, *credentials);
       !staged.ok()) {
@@ -84,6 +100,17 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
     std::error_code ec;
     std::filesystem::remove_all(job_dir, ec);
     return kExitJobFailed;
+  }
+  if (absl::Status made = cluster_->MakeOutputDir(*output_dir); !made.ok()) {
+    err_ << "tony: error: output directory of " << *app_id << ": " << made.message() << "\n";
+    std::error_code ec;
+    std::filesystem::remove_all(job_dir, ec);
+    const absl::StatusCode code = made.code();
+    return code == absl::StatusCode::kFailedPrecondition ||
+                   code == absl::StatusCode::kPermissionDenied ||
+                   code == absl::StatusCode::kInvalidArgument
+               ? kExitBadInput
+               : kExitJobFailed;
   }
   follower_ = std::make_unique<JobFollower>(cluster_, SystemFollowerEnv(*credentials), out_);
   signals_ =
@@ -129,6 +156,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   out_ << "tony: submitted " << *app_id << " (" << spec.TotalTasks() << " tasks, backend "
        << spec.backend << ")\n"
        << "tony: job directory " << job_dir << ", logs under " << job_dir << "/logs\n"
+       << "tony: outputs go to " << *output_dir << " (TONY_OUTPUT_DIR)\n"
        << std::flush;
 
   // --tee: the tasks' lines as they print them, beside the progress lines.

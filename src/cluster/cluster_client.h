@@ -73,6 +73,17 @@ class ClusterClient {
   [[nodiscard]] virtual absl::Status Kill(const std::string& app_id, bool force) = 0;
   // Waits until the AM process has exited; an error if it still runs after `timeout_ms`.
   [[nodiscard]] virtual absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) = 0;
+  // The job's output directory (tony.application.output-dir) as the job's configuration records
+  // it: `requested` (JobSpec::output_dir, a local path made absolute) resolved (YARN: a viewfs://
+  // URI to the hdfs:// one it names, a local path as file://), or the backend's default for "":
+  // <job dir>/outputs locally, <staging dir>/outputs on the cluster's HDFS. Errors (an hdfs://
+  // URI of no NameNode the configuration knows) are the user's to fix.
+  [[nodiscard]] virtual absl::StatusOr<std::string> OutputDir(const std::string& app_id,
+                                                              const std::string& requested) = 0;
+  // Creates what OutputDir returned, 0700 where tony makes it (EnsureOutputDir's rules locally;
+  // YARN: on HDFS, while a file:// directory is each node's to make). kFailedPrecondition or
+  // kPermissionDenied: the user's to fix.
+  [[nodiscard]] virtual absl::Status MakeOutputDir(const std::string& dir) = 0;
   // Looks up an hdfs:// input (a resource, the venv) that containers get from where it is:
   // NotFound if it does not exist, InvalidArgument if this backend cannot localize it.
   [[nodiscard]] virtual absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) = 0;

@@ -16,6 +16,9 @@ inline constexpr char kSrcZip[] = "src.zip";
 inline constexpr char kVenvZip[] = "venv.zip";
 inline constexpr char kVenvDir[] = "venv";
 inline constexpr char kResourcesDir[] = "resources";
+// The default output directory (tony.application.output-dir) inside the job's directory (local)
+// or its staging directory (YARN); it stays when the rest of the job's files go.
+inline constexpr char kOutputsDir[] = "outputs";
 // Local backend: the job's shared resources (the venv), unpacked once, read-only.
 inline constexpr char kSharedDir[] = "shared";
 // YARN: the client's Hadoop configuration (its *-site.xml files), shipped with the job and

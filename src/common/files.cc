@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -118,6 +119,22 @@ absl::Status EnsurePrivateDir(const std::string& path, bool follow_link) {
     return absl::FailedPreconditionError(absl::StrCat("'", path, "' is writable by others (mode ",
                                                       absl::StrFormat("%04o", info.st_mode & 07777),
                                                       "): chmod go-w '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EnsureOutputDir(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    if (errno != ENOENT) return absl::ErrnoToStatus(errno, absl::StrCat("cannot use '", path, "'"));
+    return EnsurePrivateDir(path, /*follow_link=*/true);
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a directory"));
+  }
+  if (access(path.c_str(), W_OK | X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", path, "' is not writable by this user: ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }

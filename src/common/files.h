@@ -35,6 +35,12 @@ namespace tony {
 // chmod go-w ...").
 [[nodiscard]] absl::Status EnsurePrivateDir(const std::string& path, bool follow_link = false);
 
+// A directory the user named for a job's outputs: one that is missing is made as EnsurePrivateDir
+// makes it (0700, with its missing parents); one that exists (a link to one is followed) may be
+// shared as the user chose, but must be a directory this user can write. Errors name the path and
+// what is wrong (FailedPrecondition).
+[[nodiscard]] absl::Status EnsureOutputDir(const std::string& path);
+
 // The last max_lines lines of a file, without their '\n', for diagnostics ("the last lines of the
 // task's stderr"). Reads at most the last 64 KiB, so a first line cut by that limit is dropped,
 // unless it is the only one (then its end is returned). A last line without '\n' counts.

@@ -64,6 +64,7 @@ absl::Status ApplySubmitFlags(const SubmitFlags& flags, Configuration* out) {
         *flags.sidecar_tensorboard_log_dir);
   }
   if (flags.backend) set("--backend", "tony.application.backend", *flags.backend);
+  if (flags.output_dir) set("--output_dir", "tony.application.output-dir", *flags.output_dir);
   return absl::OkStatus();
 }
 

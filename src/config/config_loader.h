@@ -26,6 +26,7 @@ struct SubmitFlags {
   std::optional<std::string> hdfs_classpath;
   std::optional<std::string> sidecar_tensorboard_log_dir;
   std::optional<std::string> backend;
+  std::optional<std::string> output_dir;
 };
 
 struct ConfigRequest {

@@ -231,6 +231,36 @@ absl::Status ReadApplication(const Reader& reader, JobSpec* spec) {
   return absl::OkStatus();
 }
 
+// tony.application.output-dir: a local path (file:///<path> is one too) or an hdfs:// or
+// viewfs:// URI; a URI only on YARN, and on YARN a local path only as file://, so that a path
+// meant for HDFS is never taken for one on each node's disk.
+absl::Status ReadOutputDir(const Reader& reader, JobSpec* spec) {
+  constexpr char kKey[] = "tony.application.output-dir";
+  std::string dir(StripWhitespace(reader.String(kKey)));
+  const size_t scheme_end = dir.find("://");
+  const std::string scheme =
+      scheme_end == std::string::npos ? "" : ToLower(dir.substr(0, scheme_end));
+  const bool yarn = spec->backend == "yarn";
+  if (scheme == "hdfs" || scheme == "viewfs") {
+    if (!yarn) {
+      return reader.Error(kKey, StrCat(scheme,
+                                       ":// outputs need the yarn backend; the local backend "
+                                       "writes them to a local path"));
+    }
+  } else if (scheme == "file") {
+    dir.erase(0, scheme_end + 3);
+    if (!dir.starts_with('/')) return reader.Error(kKey, "expected file:///<absolute path>");
+  } else if (!scheme.empty()) {
+    return reader.Error(kKey, "expected a local path, or an hdfs:// or viewfs:// URI");
+  } else if (yarn && !dir.empty()) {
+    return reader.Error(kKey,
+                        "a path without a scheme is ambiguous on YARN: name hdfs://<path> (or "
+                        "viewfs://), or file://<path> for a directory on every node's disk");
+  }
+  spec->output_dir = std::move(dir);
+  return absl::OkStatus();
+}
+
 // What job_control_spec reads for every command, and the history server's URL.
 absl::Status ApplyControl(const Reader& reader, const Configuration& conf, JobSpec* spec) {
   JobControlSpec control;
@@ -258,7 +288,7 @@ absl::Status ApplyControl(const Reader& reader, const Configuration& conf, JobSp
   while (spec->history_url.ends_with('/')) spec->history_url.pop_back();
   spec->hadoop_conf_dirs = std::move(control.hadoop_conf_dirs);
   spec->security = std::move(control.security);
-  return absl::OkStatus();
+  return ReadOutputDir(reader, spec);
 }
 
 // The AM's resources, the AM's and the tasks' timeouts, heartbeats, metrics and environment.

@@ -224,7 +224,13 @@ struct JobSpec {
   // (kHorovodDriverType) runs the user's rendezvous and publishes its port; workers wait for it.
   bool horovod_debug_driver = false;
 
-  bool keep_staging = false;          // tony.application.keep-staging (YARN)
+  bool keep_staging = false;  // tony.application.keep-staging (YARN)
+  // tony.application.output-dir (--output_dir): where the tasks' outputs go and stay after the
+  // job: a local path (relative to the submitter's directory until the client resolves it;
+  // file:// is stripped) or, on YARN only, an hdfs:// or viewfs:// URI. "": the backend's default
+  // (the job directory's outputs/ locally, the job's HDFS directory's on YARN). The client writes
+  // the resolved place into the job's configuration, which is what the AM and executors read.
+  std::string output_dir;
   int64_t history_retention_sec = 0;  // tony.history.retention-sec; <= 0 keeps them forever
   std::string history_location;       // as JobControlSpec's
   std::string history_intermediate;

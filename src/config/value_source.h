@@ -27,6 +27,7 @@ struct ValueSource {
   }
   static ValueSource ConfFlag() { return {SourceKind::kConfFlag, {}, 0, "--conf"}; }
   static ValueSource Flag(std::string flag) { return {SourceKind::kFlag, {}, 0, std::move(flag)}; }
+  static ValueSource Derived() { return {SourceKind::kDerived, {}, 0, {}}; }
 
   // "default", "tony.xml:12", "--conf", "--executes", "derived".
   std::string ToString() const;

@@ -42,6 +42,17 @@ int MathThreads(const ExecutorOptions& options, const config::JobSpec& spec, int
   return std::max(1, cpus / std::max(1, tasks));
 }
 
+bool OutputsUploaded(const std::string& output_dir) {
+  return output_dir.find("://") != std::string::npos && !output_dir.starts_with("file://");
+}
+
+std::string LocalOutputDir(const std::string& output_dir, const std::string& working_dir) {
+  if (output_dir.empty()) return "";
+  if (OutputsUploaded(output_dir)) return StrCat(working_dir, "/tony-outputs");
+  if (output_dir.starts_with("file://")) return output_dir.substr(7);
+  return output_dir;
+}
+
 runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,
                                     const rpc::WaitClusterSpecResponse& cluster) {
   runtime::TaskContext context;
@@ -73,6 +84,7 @@ runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config
         spec.max_gang_restarts >= 0 ? spec.max_gang_restarts : kElasticDefaultMaxRestarts;
   }
   context.tensorboard_host = options.host;
+  context.output_uri = spec.output_dir;
   context.cpu_threads = MathThreads(options, spec, AvailableCpus());
   context.container_envs = spec.container_envs;
   context.execution_envs = spec.execution_envs;

@@ -27,6 +27,16 @@ int AvailableCpus();
 // command runs torchrun, which gives each of its processes its own.
 int MathThreads(const ExecutorOptions& options, const config::JobSpec& spec, int cpus);
 
+// Where the task writes its outputs (TONY_OUTPUT_DIR) for the job's `output_dir`
+// (JobSpec::output_dir as the client resolved it): that directory when it is a local path or a
+// file:// URI; for a directory on HDFS, tony-outputs/ in `working_dir`, which the executor copies
+// there when the task's process has ended. "" when the job names none.
+std::string LocalOutputDir(const std::string& output_dir, const std::string& working_dir);
+// Whether the job's outputs go to HDFS through the executor's copy (see above).
+bool OutputsUploaded(const std::string& output_dir);
+
+// The task's context, but for its TONY_OUTPUT_DIR (output_dir: LocalOutputDir's, of the working
+// directory).
 runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,
                                     const rpc::WaitClusterSpecResponse& cluster);
 

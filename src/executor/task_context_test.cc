@@ -155,5 +155,29 @@ TEST(TaskContextTest, TheUserProcessSeesNoneOfTheLaunchContract) {
   EXPECT_EQ(spawn.parent_death_signal, SIGKILL);
 }
 
+TEST(TaskContextTest, TheTaskWritesItsOutputsLocallyAndOnHdfsThroughACopy) {
+  const std::string cwd = "/nm/appcache/app/container";
+  EXPECT_EQ(LocalOutputDir("", cwd), "");
+  EXPECT_EQ(LocalOutputDir("/home/alice/.tony/jobs/app/outputs", cwd),
+            "/home/alice/.tony/jobs/app/outputs");
+  EXPECT_EQ(LocalOutputDir("file:///shared/run1", cwd), "/shared/run1");
+  EXPECT_EQ(LocalOutputDir("hdfs://nn:8020/user/alice/.tony/app/outputs", cwd),
+            cwd + "/tony-outputs");
+  EXPECT_FALSE(OutputsUploaded("/shared/run1"));
+  EXPECT_FALSE(OutputsUploaded("file:///shared/run1"));
+  EXPECT_TRUE(OutputsUploaded("hdfs://nn:8020/user/alice/run1"));
+
+  // Both variables reach the task's environment.
+  runtime::TaskContext context;
+  context.framework = "standalone";
+  context.job_type = "worker";
+  context.output_dir = cwd + "/tony-outputs";
+  context.output_uri = "hdfs://nn:8020/user/alice/run1";
+  absl::StatusOr<runtime::Environment> env = runtime::BuildTaskEnvironment(context);
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(env->at("TONY_OUTPUT_DIR"), cwd + "/tony-outputs");
+  EXPECT_EQ(env->at("TONY_OUTPUT_URI"), "hdfs://nn:8020/user/alice/run1");
+}
+
 }  // namespace
 }  // namespace tony::executor

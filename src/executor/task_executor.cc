@@ -289,6 +289,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
 
   attempt_ = cluster->attempt();
   runtime::TaskContext context = TaskContextFor(options_, spec_, *cluster);
+  context.output_dir = LocalOutputDir(spec_.output_dir, fs::current_path().string());
   if (spec_.horovod_debug_driver && options_.task.type == config::kHorovodDriverType &&
       !driver_watch_) {
     absl::StatusOr<HorovodDriverWatch> watch =
@@ -389,6 +390,13 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
 }
 
 void TaskExecutor::PrepareTaskFiles(const runtime::Environment& environment) {
+  // The task's output directory: the job's (made by the client, or on YARN by the first task on
+  // each node for a file:// one), or one in the container that Finish copies to HDFS.
+  if (auto dir = environment.find("TONY_OUTPUT_DIR"); dir != environment.end()) {
+    if (absl::Status made = EnsureOutputDir(dir->second); !made.ok()) {
+      spdlog::warn("the task's output directory: {}", ToStd(made.message()));
+    }
+  }
   // The task's checkpoint directory, when it is a local one: made (0700) if missing, so the task
   // can write there at once. A URI (hdfs://...) is the task's to use as its code does.
   if (const char* checkpoints = std::getenv(rpc::kEnvCheckpointDir);

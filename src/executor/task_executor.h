@@ -64,6 +64,9 @@ struct ExecutorOptions {
   // Puts fresh credentials from the AM (HeartbeatResponse::tokens) where the task reads its own
   // (YARN: merged into HADOOP_TOKEN_FILE_LOCATION). Empty: they are ignored.
   std::function<absl::Status(const std::string& credentials)> apply_tokens;
+  // With the job's outputs on HDFS (YARN): copies the task's local output directory there
+  // (TONY_OUTPUT_URI). Empty: this executor cannot, and such a task fails.
+  std::function<absl::Status(const std::string& local_dir)> upload_outputs;
 };
 
 // Reads the TONY_* variables the AM sets in the container. Errors name the variable.

@@ -7,18 +7,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "common/clock.h"
 #include "common/proc_table.h"
 #include "common/process.h"
 #include "common/strings.h"
 #include "executor/stack_report.h"
 #include "executor/supervision.h"
+#include "executor/task_context.h"
 #include "executor/task_executor.h"
 #include "executor/task_files.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::executor {
+
+namespace fs = std::filesystem;
 
 int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& output_start) {
   const Clock* clock = SystemClock::Get();
@@ -192,6 +197,20 @@ int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::strin
         "file <port>",
         kDriverPortFileSuffix, " in DRIVER_OUTPUT_PATH)");
     if (code == 0) code = 1;
+  }
+  if (OutputsUploaded(spec_.output_dir)) {
+    // What the task wrote, failed or not (a failed task's checkpoints may help its user).
+    const std::string local = LocalOutputDir(spec_.output_dir, fs::current_path().string());
+    const absl::Status saved = options_.upload_outputs
+                                   ? options_.upload_outputs(local)
+                                   : absl::FailedPreconditionError("this executor has no HDFS");
+    if (!saved.ok()) {
+      const std::string why = StrCat("the task's outputs were not saved to ", spec_.output_dir,
+                                     ": ", ToStd(saved.message()));
+      spdlog::error("{}", why);
+      diagnostics = diagnostics.empty() ? why : StrCat(diagnostics, "; ", why);
+      if (code == 0) code = 1;
+    }
   }
   if (code != 0) {
     absl::StatusOr<std::vector<std::string>> tail =

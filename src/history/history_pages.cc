@@ -416,6 +416,7 @@ std::string RenderJobPage(const JobPage& page) {
              "</td></tr><tr><th>Framework</th><td>", HtmlEscape(job.framework),
              "</td></tr><tr><th>Backend</th><td>", HtmlEscape(job.backend),
              "</td></tr><tr><th>Queue</th><td>", HtmlEscape(job.queue),
+             "</td></tr><tr><th>Outputs</th><td id=\"outputs\">", HtmlEscape(job.output_dir),
              "</td></tr><tr><th>Started (UTC)</th><td>", Time(start),
              "</td></tr><tr><th>Duration</th><td>",
              start > 0 ? Seconds(std::max<int64_t>(0, end - start)) : "", "</td></tr></table>\n");

@@ -88,6 +88,7 @@ JobInfo ParseJob(std::string_view text) {
   }
   job.state = StateName(Str(*status, "state"));
   job.diagnostics = Str(*status, "diagnostics");
+  job.output_dir = Str(*status, "output_dir");
   job.start_ms = Int(*status, "start_ms");
   job.end_ms = Int(*status, "end_ms");
   auto complete = status->find("complete");

@@ -54,7 +54,8 @@ struct JobInfo {
   std::string framework;
   std::string backend;
   std::string queue;
-  std::string state;  // "SUCCEEDED", "FAILED", "KILLED", "RUNNING"
+  std::string output_dir;  // where the tasks' outputs stay (JobStatus::output_dir); "" if unknown
+  std::string state;       // "SUCCEEDED", "FAILED", "KILLED", "RUNNING"
   std::string diagnostics;
   int64_t submitted_ms = 0;
   int64_t start_ms = 0;

@@ -26,6 +26,8 @@ absl::Status AddCommonEnv(const TaskContext& ctx, Environment* env) {
   // TonY's scripts test for the variable's presence, so non-chief tasks must not get "false".
   if (ctx.is_chief) e["IS_CHIEF"] = "true";
   if (ctx.cpu_threads > 0) e["OMP_NUM_THREADS"] = absl::StrCat(ctx.cpu_threads);
+  if (!ctx.output_dir.empty()) e["TONY_OUTPUT_DIR"] = ctx.output_dir;
+  if (!ctx.output_uri.empty()) e["TONY_OUTPUT_URI"] = ctx.output_uri;
   if (ctx.tensorboard_port.has_value()) {
     e["TB_PORT"] = absl::StrCat(*ctx.tensorboard_port);
     if (!ctx.tensorboard_host.empty()) e["TB_HOST"] = ctx.tensorboard_host;

@@ -41,6 +41,10 @@ struct TaskContext {
   // start, its share of the cores (executor/task_context.h's MathThreads), instead of every core
   // of the host for each task; 0 to leave it to the environment or to torchrun.
   int cpu_threads = 0;
+  // TONY_OUTPUT_DIR: the local directory where the task writes what the job keeps (executor's
+  // LocalOutputDir); TONY_OUTPUT_URI: where that ends up (tony.application.output-dir). "": none.
+  std::string output_dir;
+  std::string output_uri;
   // Horovod: "host:port" of the Gloo rendezvous store the AM named (its own, or a debug driver's).
   // An elastic PyTorch job: the AM's c10d store.
   std::string rendezvous_address;

@@ -4,6 +4,7 @@
 
 #include "common/strings.h"
 #include "e2e/backend_fixture.h"
+#include "e2e/job_outputs.h"
 
 namespace tony::testing {
 namespace {
@@ -35,6 +36,69 @@ TEST_P(BackendE2eTest, PyTorchDigitsTrainsWithTwoWorkers) {
   const size_t tail = r.out.find("last lines of worker:0's output:");
   ASSERT_NE(tail, std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  test accuracy: ", tail), std::string::npos) << r.out;
+
+  // The model outlives the job, in the job's output directory (on YARN, the job's HDFS directory,
+  // where the executor copied it when the task ended), private to the user.
+  const std::string outputs = SummaryOutputs(r.out);
+  if (yarn()) {
+    EXPECT_TRUE(outputs.starts_with("hdfs://")) << r.out;
+    EXPECT_TRUE(outputs.ends_with("/.tony/" + r.app_id + "/outputs")) << r.out;
+  } else {
+    EXPECT_EQ(outputs, r.job_dir + "/outputs") << r.out;
+  }
+  std::optional<OutputEntry> dir = StatOutput(outputs, cluster_ ? &*cluster_ : nullptr);
+  ASSERT_TRUE(dir.has_value() && dir->is_directory) << outputs;
+  EXPECT_EQ(dir->mode, 0700) << outputs;
+  std::optional<OutputEntry> model =
+      StatOutput(outputs + "/model.pt", cluster_ ? &*cluster_ : nullptr);
+  ASSERT_TRUE(model.has_value()) << outputs << "/model.pt is missing\n" << r.out;
+  EXPECT_GT(model->size, 0);
+  EXPECT_NE(r.out.find("saved model to " + outputs + "/model.pt"), std::string::npos) << r.out;
+
+  // The second example evaluates that model, shipped to its task as a resource: the same
+  // accuracy on the same held-out digits.
+  std::vector<std::string> evaluate = {
+      "submit",           "--src_dir",   TonyRunner::SourcePath("examples/pytorch-digits"),
+      "--executes",       "evaluate.py", "--python_binary_path",
+      "/usr/bin/python3", "--conf",      "tony.containers.resources=" + outputs + "/model.pt"};
+  if (yarn())
+    evaluate.insert(evaluate.end(), {"--backend", "yarn", "--conf", "tony.am.memory=256m"});
+  TonyResult e = Run(evaluate);
+  ASSERT_EQ(e.exit_code, 0) << Describe(e);
+  EXPECT_NE(e.out.find("evaluated model.pt: test accuracy " + match[1].str()), std::string::npos)
+      << "trained to " << match[1].str() << "\n"
+      << e.out;
+}
+
+// An output directory of the user's: every task writes there (locally as it is; on YARN a local
+// one the executor copies to HDFS), and it stays after the job.
+TEST_P(BackendE2eTest, EveryTaskWritesToTheOutputDirectoryItNames) {
+  const std::string name = std::to_string(getpid()) + "-" + std::to_string(time(nullptr));
+  const std::string outputs = yarn() ? "hdfs:///user/" + cluster_->user() + "/outputs-" + name
+                                     : runner_.work_dir() + "/outputs-" + name;
+  std::vector<std::string> args =
+      Submit({"tony.worker.instances=2"},
+             "mkdir -p \"$TONY_OUTPUT_DIR/$JOB_NAME\" && echo \"$TASK_INDEX $TONY_OUTPUT_URI\" > "
+             "\"$TONY_OUTPUT_DIR/$JOB_NAME/$TASK_INDEX.txt\"");
+  args.insert(args.end(), {"--output_dir", outputs});
+  TonyResult r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string where = SummaryOutputs(r.out);
+  if (yarn()) {
+    EXPECT_TRUE(where.starts_with("hdfs://") && where.ends_with("/outputs-" + name)) << r.out;
+  } else {
+    EXPECT_EQ(where, outputs) << r.out;
+  }
+  const TestCluster* cluster = cluster_ ? &*cluster_ : nullptr;
+  std::optional<OutputEntry> dir = StatOutput(where, cluster);
+  ASSERT_TRUE(dir.has_value() && dir->is_directory) << where;
+  EXPECT_EQ(dir->mode, 0700) << where;
+  for (const char* file : {"/worker/0.txt", "/worker/1.txt"}) {
+    std::optional<OutputEntry> written = StatOutput(where + file, cluster);
+    ASSERT_TRUE(written.has_value()) << where << file << " is missing\n" << r.out;
+    // "<index> <TONY_OUTPUT_URI>\n"
+    EXPECT_EQ(written->size, static_cast<int64_t>(2 + where.size() + 1)) << where << file;
+  }
 }
 
 TEST_P(BackendE2eTest, TensorFlowClusterSpecAndTfConfigAgree) {

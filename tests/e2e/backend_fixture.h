@@ -235,12 +235,21 @@ class BackendE2eTest : public ::testing::TestWithParam<std::string> {
                                 << DescribeProcesses(left);
     }
     if (yarn() && !app_id_.empty()) {
-      // The client removed the job's staging directory (tony.application.keep-staging is off).
+      // The client removed the job's staging directory (tony.application.keep-staging is off),
+      // all but the outputs the tasks left there.
       absl::StatusOr<hadoop::WebHdfsClient> hdfs = cluster_->Hdfs();
       ASSERT_TRUE(hdfs.ok()) << hdfs.status();
       const std::string staging = "/user/" + cluster_->user() + "/.tony/" + app_id_;
-      EXPECT_EQ(hdfs->GetFileStatus(staging).status().code(), absl::StatusCode::kNotFound)
-          << staging << " outlived the job";
+      absl::StatusOr<std::vector<hadoop::FileStatus>> left = hdfs->ListStatus(staging);
+      if (left.status().code() != absl::StatusCode::kNotFound) {
+        ASSERT_TRUE(left.ok()) << left.status();
+        ASSERT_EQ(left->size(), 1u) << staging << " outlived the job";
+        EXPECT_EQ(left->front().path_suffix, "outputs") << staging << " outlived the job";
+        absl::StatusOr<std::vector<hadoop::FileStatus>> outputs =
+            hdfs->ListStatus(staging + "/outputs");
+        EXPECT_TRUE(outputs.ok() && !outputs->empty())
+            << "an empty " << staging << "/outputs stayed";
+      }
     }
   }
 

@@ -114,6 +114,31 @@ TEST_F(CliTest, HdfsInputsNeedTheYarnBackend) {
             "yarn");
 }
 
+TEST_F(CliTest, AnOutputDirectoryTonyCannotUseIsRefusedBeforeAnythingIsStaged) {
+  std::ofstream(runner_.work_dir() + "/train.py") << "print('x')\n";
+  std::ofstream(runner_.work_dir() + "/a-file") << "x";
+  const std::vector<std::string> submit = {"submit", "--executes", "train.py",
+                                           "--python_binary_path", "/usr/bin/python3"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = submit;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  EXPECT_EQ(ExpectBadInput(with({"--output_dir", "a-file/run1"})),
+            "tony: error: --output_dir a-file/run1: " + runner_.work_dir() +
+                "/a-file is not a directory");
+  EXPECT_EQ(ExpectBadInput(with({"--output_dir", "hdfs:///user/a/run1"})),
+            "tony: error: tony.application.output-dir = \"hdfs:///user/a/run1\" (--output_dir): "
+            "hdfs:// outputs need the yarn backend; the local backend writes them to a local path");
+  EXPECT_EQ(ExpectBadInput(with({"--output_dir", "s3a://bucket/run1"})),
+            "tony: error: tony.application.output-dir = \"s3a://bucket/run1\" (--output_dir): "
+            "expected a local path, or an hdfs:// or viewfs:// URI");
+  EXPECT_EQ(ExpectBadInput(with({"--backend", "yarn", "--output_dir", "/user/a/run1"})),
+            "tony: error: tony.application.output-dir = \"/user/a/run1\" (--output_dir): a path "
+            "without a scheme is ambiguous on YARN: name hdfs://<path> (or viewfs://), or "
+            "file://<path> for a directory on every node's disk");
+}
+
 TEST_F(CliTest, KerberizedClusterWithoutATicketIsRefusedBeforeAnythingIsAsked) {
   // The cluster's own configuration says Kerberos; its addresses lead nowhere, and nothing may
   // try them. No ticket cache, no keytab: the one line says how to log in.

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cluster/local/job_dir_cleanup.h"
+#include "cluster/staging.h"
 #include "common/files.h"
 #include "common/proc_table.h"
 #include "common/strings.h"
@@ -57,6 +58,16 @@ std::optional<std::pair<int64_t, int64_t>> ApplicationOrder(const std::string& n
   }
   return std::make_pair(std::atoll(std::string(parts[1]).c_str()),
                         std::atoll(std::string(parts[2]).c_str()));
+}
+
+// Whether `job_dir` holds nothing but its outputs/ (a directory an earlier run of the retention
+// left).
+bool OnlyOutputsLeft(const std::string& job_dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(job_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() != kOutputsDir) return false;
+  }
+  return !ec;
 }
 
 }  // namespace
@@ -135,8 +146,11 @@ std::optional<int64_t> NewestChangeMs(const std::string& job_dir) {
 }
 
 JobDirRetention::JobDirRetention(const std::string& tony_home, int64_t retention_sec,
-                                 const Clock* clock)
-    : jobs_dir_(StrCat(tony_home, "/jobs")), retention_sec_(retention_sec), clock_(clock) {}
+                                 const Clock* clock, bool remove_outputs)
+    : jobs_dir_(StrCat(tony_home, "/jobs")),
+      retention_sec_(retention_sec),
+      clock_(clock),
+      remove_outputs_(remove_outputs) {}
 
 std::vector<ExpiredJobDir> JobDirRetention::FindExpired() const {
   std::vector<std::pair<std::pair<int64_t, int64_t>, ExpiredJobDir>> found;
@@ -159,6 +173,13 @@ std::vector<ExpiredJobDir> JobDirRetention::FindExpired() const {
     std::optional<std::string> ended = JobEndedBecause(dir.path);
     if (!ended.has_value()) continue;
     dir.ended_because = *std::move(ended);
+    if (!remove_outputs_) {
+      const fs::path outputs = fs::path(dir.path) / kOutputsDir;
+      std::error_code outputs_ec;
+      dir.keeps_outputs = fs::is_directory(fs::symlink_status(outputs, outputs_ec)) &&
+                          !fs::is_empty(outputs, outputs_ec) && !outputs_ec;
+      if (dir.keeps_outputs && OnlyOutputsLeft(dir.path)) continue;  // nothing else to remove
+    }
     found.emplace_back(*order, std::move(dir));
   }
   std::sort(found.begin(), found.end(),
@@ -170,7 +191,14 @@ std::vector<ExpiredJobDir> JobDirRetention::FindExpired() const {
 }
 
 absl::Status JobDirRetention::Remove(const ExpiredJobDir& dir) const {
-  return RemoveTree(dir.path);
+  if (!dir.keeps_outputs) return RemoveTree(dir.path);
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.path, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() == kOutputsDir) continue;
+    if (absl::Status removed = RemoveTree(it->path().string()); !removed.ok()) return removed;
+  }
+  if (ec) return absl::InternalError(StrCat("cannot read ", dir.path, ": ", ec.message()));
+  return absl::OkStatus();
 }
 
 }  // namespace tony::cluster

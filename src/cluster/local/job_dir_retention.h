@@ -25,6 +25,8 @@ struct ExpiredJobDir {
   std::string path;
   int64_t age_ms = 0;         // since the newest change of the directory or its top-level entries
   std::string ended_because;  // e.g. "final status recorded", "its AM (pid 4242) has exited"
+  // Its outputs/ holds something and stays: Remove takes the rest.
+  bool keeps_outputs = false;
 };
 
 // The AM of a job directory, as its am.pid ("<pid> <start time in clock ticks>") and the process
@@ -53,10 +55,14 @@ std::optional<std::string> JobEndedBecause(const std::string& job_dir);
 // in it (links not followed); nullopt if the directory cannot be read.
 std::optional<int64_t> NewestChangeMs(const std::string& job_dir);
 
+// A job's outputs (tony.application.output-dir's default, <job dir>/outputs) outlive its
+// directory: an expired directory loses everything else, unless `remove_outputs` (tony gc
+// --outputs) or its outputs/ is empty; one that holds nothing but its outputs is not expired.
 class JobDirRetention {
  public:
   // `retention_sec` <= 0 keeps every directory forever.
-  JobDirRetention(const std::string& tony_home, int64_t retention_sec, const Clock* clock);
+  JobDirRetention(const std::string& tony_home, int64_t retention_sec, const Clock* clock,
+                  bool remove_outputs = false);
 
   bool KeepsForever() const { return retention_sec_ <= 0; }
   const std::string& jobs_dir() const { return jobs_dir_; }
@@ -73,6 +79,7 @@ class JobDirRetention {
   const std::string jobs_dir_;
   const int64_t retention_sec_;
   const Clock* const clock_;
+  const bool remove_outputs_;
 };
 
 }  // namespace tony::cluster

@@ -187,6 +187,42 @@ TEST_F(JobDirRetentionTest, RemoveDeletesTheWholeDirectory) {
   EXPECT_TRUE(retention.Remove({"application_1_0001", dir, 0, ""}).ok()) << "already gone";
 }
 
+// A job's outputs outlive its directory: the rest goes; a directory with nothing but its outputs
+// is not expired again; `tony gc --outputs` takes them too; an empty outputs/ is nothing to keep.
+TEST_F(JobDirRetentionTest, TheOutputsStayUnlessTheyAreAskedFor) {
+  const std::string kept = MakeJobDir("application_1_0001", {{"final-status.json", "{}"}}, 0);
+  fs::create_directories(kept + "/outputs/run");
+  std::ofstream(kept + "/outputs/run/model.pt") << "weights";
+  const std::string empty = MakeJobDir("application_1_0002", {{"final-status.json", "{}"}}, 0);
+  fs::create_directories(empty + "/outputs");
+  SetAge(kept, 40 * kDayMs);
+  SetAge(empty, 40 * kDayMs);
+
+  JobDirRetention retention(home_, 86400, &clock_);
+  std::vector<ExpiredJobDir> expired = retention.FindExpired();
+  ASSERT_EQ(expired.size(), 2u);
+  EXPECT_TRUE(expired[0].keeps_outputs);
+  EXPECT_FALSE(expired[1].keeps_outputs);
+  for (const ExpiredJobDir& dir : expired) ASSERT_TRUE(retention.Remove(dir).ok()) << dir.path;
+  EXPECT_EQ(ReadFile(kept + "/outputs/run/model.pt").value_or(""), "weights");
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(kept)) {
+    left.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"outputs"});
+  EXPECT_FALSE(fs::exists(empty));
+
+  SetAge(kept, 40 * kDayMs);
+  EXPECT_TRUE(retention.FindExpired().empty()) << "only its outputs are left";
+
+  JobDirRetention with_outputs(home_, 86400, &clock_, /*remove_outputs=*/true);
+  expired = with_outputs.FindExpired();
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_FALSE(expired[0].keeps_outputs);
+  ASSERT_TRUE(with_outputs.Remove(expired[0]).ok());
+  EXPECT_FALSE(fs::exists(kept));
+}
+
 // The local allocator's end of a job: what goes, what stays, and a final status it cannot write.
 class LocalAllocatorCleanupTest : public JobDirRetentionTest {
  protected:

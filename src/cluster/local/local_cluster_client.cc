@@ -308,6 +308,19 @@ absl::StatusOr<RemoteFileInfo> LocalClusterClient::StatRemote(const std::string&
   return absl::InvalidArgumentError(StrCat(uri, ": hdfs:// paths need --backend yarn"));
 }
 
+absl::StatusOr<std::string> LocalClusterClient::OutputDir(const std::string& app_id,
+                                                          const std::string& requested) {
+  if (requested.empty()) return StrCat(JobDir(app_id), "/", kOutputsDir);
+  if (!requested.starts_with('/')) {
+    return absl::InvalidArgumentError(StrCat("output directory '", requested, "' is not absolute"));
+  }
+  return requested;
+}
+
+absl::Status LocalClusterClient::MakeOutputDir(const std::string& dir) {
+  return EnsureOutputDir(dir);
+}
+
 absl::StatusOr<std::vector<AppReport>> LocalClusterClient::ListApplications(
     const std::string& application_type, bool include_ended) {
   std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> ids;

@@ -28,6 +28,9 @@ class LocalClusterClient final : public ClusterClient {
   absl::Status Kill(const std::string& app_id, bool force) override;
   absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
   absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) override;
+  absl::StatusOr<std::string> OutputDir(const std::string& app_id,
+                                        const std::string& requested) override;
+  absl::Status MakeOutputDir(const std::string& dir) override;
   absl::StatusOr<std::vector<AppReport>> ListApplications(const std::string& application_type,
                                                           bool include_ended) override;
 

@@ -20,6 +20,7 @@
 #include "hadoop/failover.h"
 #include "hadoop/nameservice.h"
 #include "hadoop/truststore.h"
+#include "hadoop/viewfs.h"
 #include "rpc/launch_contract.h"
 
 namespace tony::cluster {
@@ -440,29 +441,88 @@ absl::Status YarnClusterClient::AwaitAmExit(const std::string& app_id, int64_t t
     // The RM has no way to push the end of an application; ask again shortly.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!options_.keep_staging) (void)hdfs_.Delete(StagingDir(app_id), /*recursive=*/true);
+  if (!options_.keep_staging) RemoveStaging(app_id);
   return result;
 }
 
-absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& uri) {
+void YarnClusterClient::RemoveStaging(const std::string& app_id) {
+  const std::string staging = StagingDir(app_id);
+  const std::string outputs = StrCat(staging, "/", kOutputsDir);
+  absl::StatusOr<std::vector<hadoop::FileStatus>> kept = hdfs_.ListStatus(outputs);
+  if (!kept.ok() || kept->empty()) {
+    (void)hdfs_.Delete(staging, /*recursive=*/true);
+    return;
+  }
+  // The job's outputs stay where the tasks put them (tony.application.output-dir's default).
+  absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_.ListStatus(staging);
+  if (!entries.ok()) return;
+  for (const hadoop::FileStatus& entry : *entries) {
+    if (entry.path_suffix != kOutputsDir) {
+      (void)hdfs_.Delete(StrCat(staging, "/", entry.path_suffix), /*recursive=*/true);
+    }
+  }
+}
+
+absl::StatusOr<hadoop::YarnUrl> YarnClusterClient::ResolveForJob(const std::string& uri,
+                                                                 std::string_view use) {
   if (!home_.webhdfs_error.ok()) return home_.webhdfs_error;
   // hdfs:///<path> on fs.defaultFS (with ViewFS, where its mount table puts it), or the NameNode
   // the URI names; the AM resolves it the same way.
   absl::StatusOr<hadoop::YarnUrl> url = namenodes_.Resolve(uri);
   if (!url.ok()) return url.status();
   if (!namenodes_.OnDefault(*url) && options_.kerberos != nullptr) {
-    // The NodeManagers localize it with the job's tokens: one of them must be that NameNode's.
+    // The job reaches it with the job's tokens: one of them must be that NameNode's.
     absl::StatusOr<hadoop::NameService> namenode = namenodes_.NameServiceOf(*url);
     if (!namenode.ok()) return namenode.status();
     absl::StatusOr<JobTokens> tokens =
         JobTokens::Resolve(conf_, home_.fs, options_.other_namenodes);
     if (!tokens.ok()) return tokens.status();
     if (!tokens->Covers(*namenode)) {
-      return absl::InvalidArgumentError(
-          StrCat(uri, ": the job gets no delegation token of ", namenode->Uri(),
-                 ", so YARN could not localize it; name it in tony.other.namenodes"));
+      return absl::InvalidArgumentError(StrCat(uri, ": the job gets no delegation token of ",
+                                               namenode->Uri(), ", so ", use,
+                                               "; name it in tony.other.namenodes"));
     }
   }
+  return url;
+}
+
+absl::StatusOr<std::string> YarnClusterClient::OutputDir(const std::string& app_id,
+                                                         const std::string& requested) {
+  if (requested.empty()) return StrCat(home_.fs, StagingDir(app_id), "/", kOutputsDir);
+  if (requested.starts_with('/')) return StrCat("file://", requested);  // each node's own disk
+  std::string uri = requested;
+  if (hadoop::IsViewFs(uri)) {
+    absl::StatusOr<std::string> target = hadoop::ResolveViewFs(conf_, uri);
+    if (!target.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("tony.application.output-dir ", uri, ": ", ToStd(target.status().message())));
+    }
+    uri = *std::move(target);
+  }
+  absl::StatusOr<hadoop::YarnUrl> url = ResolveForJob(uri, "its tasks could not write there");
+  if (!url.ok()) {
+    return absl::Status(url.status().code(),
+                        StrCat("tony.application.output-dir ", ToStd(url.status().message())));
+  }
+  return url->ToString();
+}
+
+absl::Status YarnClusterClient::MakeOutputDir(const std::string& dir) {
+  if (dir.starts_with("file://")) return absl::OkStatus();  // each executor makes it
+  absl::StatusOr<hadoop::YarnUrl> url = namenodes_.Resolve(dir);
+  if (!url.ok()) return url.status();
+  absl::StatusOr<hadoop::WebHdfsClient*> client = namenodes_.ClientFor(*url);
+  if (!client.ok()) return client.status();
+  if (absl::Status made = (*client)->Mkdirs(url->file, 0700); !made.ok()) {
+    return absl::Status(made.code(), StrCat("cannot create the output directory ", dir, ": ",
+                                            ToStd(made.message())));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RemoteFileInfo> YarnClusterClient::StatRemote(const std::string& uri) {
+  absl::StatusOr<hadoop::YarnUrl> url = ResolveForJob(uri, "YARN could not localize it");
+  if (!url.ok()) return url.status();
   absl::StatusOr<hadoop::WebHdfsClient*> client = namenodes_.ClientFor(*url);
   if (!client.ok()) return client.status();
   absl::StatusOr<hadoop::FileStatus> status = (*client)->GetFileStatus(url->file);

@@ -63,6 +63,9 @@ class YarnClusterClient final : public ClusterClient {
   absl::Status Kill(const std::string& app_id, bool force) override;
   absl::Status AwaitAmExit(const std::string& app_id, int64_t timeout_ms) override;
   absl::StatusOr<RemoteFileInfo> StatRemote(const std::string& uri) override;
+  absl::StatusOr<std::string> OutputDir(const std::string& app_id,
+                                        const std::string& requested) override;
+  absl::Status MakeOutputDir(const std::string& dir) override;
   absl::StatusOr<std::vector<AppReport>> ListApplications(const std::string& application_type,
                                                           bool include_ended) override;
 
@@ -85,6 +88,11 @@ class YarnClusterClient final : public ClusterClient {
     absl::Status webhdfs_error;
   };
 
+  // An hdfs:// URI of the user's as the job reaches it (HdfsNameNodes::Resolve); with Kerberos, an
+  // error unless the job gets a token of its NameNode (`use` says what could not be done then).
+  absl::StatusOr<hadoop::YarnUrl> ResolveForJob(const std::string& uri, std::string_view use);
+  // Removes the job's staging directory, all but its outputs/ when that holds anything.
+  void RemoveStaging(const std::string& app_id);
   // Submit's work; Submit removes the staging directory when this fails.
   absl::Status StageAndSubmit(const hadoop::ApplicationId& id, const AmSubmission& submission);
   // With Kerberos: the job's delegation tokens (job_tokens.h), renewable by the
