@@ -254,8 +254,9 @@ int RunGcCommand(GcOptions& options) {
   }
   for (const cluster::ExpiredJobDir& dir : expired) {
     const std::string why =
-        StrCat(" (", dir.ended_because, "; unchanged for ", Age(dir.age_ms), ")",
-               dir.keeps_outputs ? StrCat(", keeping ", dir.path, "/outputs") : "");
+        StrCat(" (", dir.ended_because, "; unchanged for ", Age(dir.age_ms),
+               dir.keeps_outputs ? StrCat("; keeping its outputs, ", dir.path, "/outputs") : "",
+               ")");
     if (options.dry_run) {
       std::cout << "would remove " << dir.path << why << "\n";
     } else if (absl::Status removed = retention.Remove(dir); removed.ok()) {

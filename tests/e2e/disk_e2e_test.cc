@@ -200,6 +200,10 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   const std::chrono::seconds forty_days = std::chrono::hours(24 * 40);
   make("application_1_0001", "final-status.json", "{}", forty_days);
   make("application_1_0002", "final-status.json", "{}", forty_days);
+  // A job that left a model in its outputs: they stay until asked for.
+  fs::create_directories(jobs + "application_1_0009/outputs");
+  std::ofstream(jobs + "application_1_0009/outputs/model.pt") << "weights";
+  make("application_1_0009", "final-status.json", "{}", forty_days);
   make("application_1_0003", "final-status.json", "{}", std::chrono::hours(1));
   // A running job's AM: a live process that carries the job's directory.
   SpawnOptions spawn;
@@ -254,6 +258,13 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   EXPECT_TRUE(fs::exists(history + "finished/application_1_0006"));
   EXPECT_TRUE(fs::exists(history + "intermediate/application_1_0007")) << "not ended: kept";
   EXPECT_FALSE(fs::exists(history + "intermediate/application_1_0008")) << "its AM is gone";
+  EXPECT_NE(gc.out.find("removed " + jobs + "application_1_0009 (final status recorded; "),
+            std::string::npos)
+      << gc.out;
+  EXPECT_NE(gc.out.find("; keeping its outputs, " + jobs + "application_1_0009/outputs)"), std::string::npos)
+      << gc.out;
+  EXPECT_TRUE(fs::exists(jobs + "application_1_0009/outputs/model.pt"));
+  EXPECT_FALSE(fs::exists(jobs + "application_1_0009/final-status.json"));
 
   kill(*am, SIGKILL);
   ASSERT_TRUE(WaitForExit(*am).ok());
@@ -261,6 +272,14 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   TonyResult after = runner_.Run({"gc"}, 30000);
   EXPECT_NE(after.out.find("removed " + jobs + "application_1_0004"), std::string::npos)
       << after.out;
+  EXPECT_EQ(after.out.find("application_1_0009"), std::string::npos)
+      << "only its outputs are left:\n" << after.out;
+  SetAge(jobs + "application_1_0009", forty_days);
+  TonyResult outputs = runner_.Run({"gc", "--outputs"}, 30000);
+  EXPECT_EQ(outputs.exit_code, 0) << Describe(outputs);
+  EXPECT_NE(outputs.out.find("removed " + jobs + "application_1_0009"), std::string::npos)
+      << outputs.out;
+  EXPECT_FALSE(fs::exists(jobs + "application_1_0009"));
 
   TonyResult bad = runner_.Run({"gc", "--conf", "tony.history.retention-sec=soon"}, 30000);
   EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
