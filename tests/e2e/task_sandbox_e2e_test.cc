@@ -88,6 +88,7 @@ TEST_P(TaskSandboxE2eTest, TheUsersProcessGetsNoCredential) {
       // task's own, no credential (the checks below hold for them too).
       EXPECT_TRUE(!key.starts_with("TONY_") || key == "TONY_JOB_DIR" || key == "TONY_HOME" ||
                   key == "TONY_CHECKPOINT_DIR" || key == "TONY_PROGRESS_FILE" ||
+                  key == "TONY_OUTPUT_DIR" || key == "TONY_OUTPUT_URI" ||
                   std::getenv(key.c_str()) != nullptr)
           << "a variable of tony's reaches the user: " << key;
       EXPECT_EQ(text.find(credentials->secret), std::string::npos) << key;
