@@ -181,6 +181,7 @@ void AddAppCommandFlags(CLI::App* app, AppCommandOptions* options) {
 
 void AddListFlags(CLI::App* app, ListOptions* options) {
   app->add_flag("--all", options->all, "Ended jobs too");
+  AddOutputFlag(app, &options->json, "text (default), or json: the jobs as one JSON array");
   AddBackendAndConf(app, &options->submit, "local (default) or yarn");
 }
 
@@ -192,7 +193,8 @@ int RunListCommand(ListOptions& options) {
   int code = 0;
   std::unique_ptr<cluster::ClusterClient> cluster = MakeClusterClient(*control, &code);
   if (cluster == nullptr) return code;
-  return client::ListJobs(*cluster, control->application_type, options.all, std::cout, std::cerr);
+  return client::ListJobs(*cluster, control->application_type, options.all, options.json, std::cout,
+                          std::cerr);
 }
 
 void AddGcFlags(CLI::App* app, GcOptions* options) {
@@ -253,10 +255,9 @@ int RunGcCommand(GcOptions& options) {
     }
   }
   for (const cluster::ExpiredJobDir& dir : expired) {
-    const std::string why =
-        StrCat(" (", dir.ended_because, "; unchanged for ", Age(dir.age_ms),
-               dir.keeps_outputs ? StrCat("; keeping its outputs, ", dir.path, "/outputs") : "",
-               ")");
+    const std::string why = StrCat(
+        " (", dir.ended_because, "; unchanged for ", Age(dir.age_ms),
+        dir.keeps_outputs ? StrCat("; keeping its outputs, ", dir.path, "/outputs") : "", ")");
     if (options.dry_run) {
       std::cout << "would remove " << dir.path << why << "\n";
     } else if (absl::Status removed = retention.Remove(dir); removed.ok()) {
@@ -355,6 +356,27 @@ int RunStatusCommand(AppCommandOptions& options) {
   int code = 0;
   std::optional<Target> target = Resolve(options, &code);
   if (!target) return code;
+  target->control.json = options.json;
+  // An ended job's task table from its history where the backend keeps none (YARN).
+  if (std::optional<config::JobControlSpec> control = ReadControlSpec(target->conf)) {
+    target->control.recorded_job_json = [control = *control, cluster = target->cluster.get(),
+                                         app_id = options.app_id]() -> std::optional<std::string> {
+      auto* yarn = dynamic_cast<cluster::YarnClusterClient*>(cluster);
+      absl::StatusOr<history::HistoryStore> store =
+          yarn != nullptr
+              ? yarn->History(control.history_location, control.history_intermediate,
+                              control.history_finished)
+              : LocalHistoryStore(control.history_location, control.history_intermediate,
+                                  control.history_finished);
+      if (!store.ok()) return std::nullopt;
+      absl::StatusOr<history::JobLocation> job = history::FindJob(*store->fs, store->dirs, app_id);
+      if (!job.ok()) return std::nullopt;
+      absl::StatusOr<std::string> text =
+          store->fs->Read(StrCat(job->dir, "/", history::kJobFile), 0, int64_t{16} << 20);
+      if (!text.ok()) return std::nullopt;
+      return *std::move(text);
+    };
+  }
   return client::ShowJob(*target->cluster, target->control, std::cout, std::cerr);
 }
 

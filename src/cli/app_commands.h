@@ -12,6 +12,7 @@ namespace tony::cli {
 
 struct AppCommandOptions {
   std::string app_id;
+  bool json = false;  // `tony status --output json`
   // --backend and --conf, for a job this machine's TONY_HOME has no directory of (submitted
   // elsewhere); otherwise the job's own tony-final.xml says where it runs.
   SubmitOptions submit;
@@ -21,6 +22,7 @@ void AddAppCommandFlags(CLI::App* app, AppCommandOptions* options);
 
 struct ListOptions {
   bool all = false;      // ended jobs too
+  bool json = false;     // --output json
   SubmitOptions submit;  // --backend, --conf
 };
 

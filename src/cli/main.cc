@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   submit->add_flag("--tee", submit_options.tee,
                    "Print every task's output as it comes, each line with its task "
                    "(\"[worker:1] ...\"), as torchrun --tee does");
+  tony::cli::AddOutputFlag(submit, &submit_options.json,
+                           "text (default), or json: a JSON line when the job is submitted and "
+                           "one when it ends on stdout, everything else on stderr");
 
   tony::cli::SubmitOptions cluster_options;
   CLI::App* cluster = app.add_subcommand(
@@ -56,6 +59,8 @@ int main(int argc, char** argv) {
   CLI::App* status_cmd =
       app.add_subcommand("status", "Show a submitted job: its state, tracking URL and tasks");
   tony::cli::AddAppCommandFlags(status_cmd, &status_options);
+  tony::cli::AddOutputFlag(status_cmd, &status_options.json,
+                           "text (default), or json: the job as one JSON object");
   tony::cli::AppCommandOptions kill_options;
   CLI::App* kill_cmd = app.add_subcommand(
       "kill", "Kill a submitted job (its tasks get their grace period; the job ends KILLED)");

@@ -83,7 +83,9 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
     context.tee = *std::move(store);
   }
   client::BlockInterruptSignals();
-  client::TonyClient tony(cluster.get(), std::cout, std::cerr);
+  // --output json: stdout holds the JSON lines alone.
+  if (options.json) context.json_out = &std::cout;
+  client::TonyClient tony(cluster.get(), options.json ? std::cerr : std::cout, std::cerr);
   return tony.Submit(job.resolved, job.spec, context);
 }
 
@@ -308,7 +310,8 @@ int RunSubmit(SubmitOptions& options) {
   }
   client::BlockInterruptSignals();
   cluster::LocalClusterClient cluster(TonyHome());
-  client::TonyClient tony(&cluster, std::cout, std::cerr);
+  if (options.json) context.json_out = &std::cout;
+  client::TonyClient tony(&cluster, options.json ? std::cerr : std::cout, std::cerr);
   return tony.Submit(job->resolved, job->spec, context);
 }
 

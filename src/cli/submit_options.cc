@@ -40,6 +40,12 @@ void AddSubmitFlags(CLI::App* app, SubmitOptions* options) {
               "Where the tasks' outputs go and stay (TONY_OUTPUT_DIR): a path, or hdfs:// on YARN");
 }
 
+void AddOutputFlag(CLI::App* app, bool* json, const std::string& help) {
+  app->add_option_function<std::string>(
+         "--output", [json](const std::string& value) { *json = value == "json"; }, help)
+      ->check(CLI::IsMember({"text", "json"}));
+}
+
 void CompleteFromEnvironment(SubmitOptions* options) {
   if (const char* dir = std::getenv("TONY_CONF_DIR")) options->request.tony_conf_dir = dir;
   std::error_code ec;

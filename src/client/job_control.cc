@@ -5,11 +5,13 @@
 #include <ostream>
 #include <thread>
 
+#include "client/job_json.h"
 #include "client/job_report.h"
 #include "common/clock.h"
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
 #include "rpc/auth.h"
 #include "rpc/tony.grpc.pb.h"
 
@@ -27,22 +29,6 @@ void AttachCall(grpc::ClientContext& context, const rpc::JobCredentials& credent
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
 }
 
-std::string_view AppStateName(cluster::AppState state) {
-  switch (state) {
-    case cluster::AppState::kSubmitted:
-      return "SUBMITTED";
-    case cluster::AppState::kRunning:
-      return "RUNNING";
-    case cluster::AppState::kFinished:
-      return "FINISHED";
-    case cluster::AppState::kFailed:
-      return "FAILED";
-    case cluster::AppState::kKilled:
-      return "KILLED";
-  }
-  return "UNKNOWN";
-}
-
 // The backend's report, with its error as the exit code: 2 for an application it does not know.
 absl::StatusOr<cluster::AppReport> Report(cluster::ClusterClient& cluster,
                                           const std::string& app_id, std::ostream& err,
@@ -58,7 +44,63 @@ absl::StatusOr<cluster::AppReport> Report(cluster::ClusterClient& cluster,
   return report;
 }
 
+// The AM's current status at once (any version is newer than 0, and nothing waits); an error
+// when it cannot be asked.
+absl::StatusOr<rpc::JobStatus> AskAm(const cluster::AppReport& report,
+                                     const JobControlOptions& options) {
+  rpc::WatchJobRequest request;
+  request.set_after_version(0);
+  request.set_max_wait_ms(0);
+  rpc::JobStatus status;
+  grpc::ClientContext context;
+  AttachCall(context, options.credentials, 5000);
+  if (grpc::Status s =
+          AmStub(report.am_address, options.credentials)->WatchJob(&context, request, &status);
+      !s.ok()) {
+    return absl::UnavailableError(s.error_message());
+  }
+  return status;
+}
+
 }  // namespace
+
+std::optional<rpc::JobStatus> StatusFromJobJson(const std::string& job_json) {
+  const nlohmann::json job = nlohmann::json::parse(job_json, nullptr, /*allow_exceptions=*/false);
+  if (!job.is_object() || !job.contains("status") || !job["status"].is_object())
+    return std::nullopt;
+  rpc::JobStatus status;
+  google::protobuf::util::JsonParseOptions parse;
+  parse.ignore_unknown_fields = true;  // a newer tony's fields
+  if (!google::protobuf::util::JsonStringToMessage(job["status"].dump(), &status, parse).ok()) {
+    return std::nullopt;
+  }
+  return status;
+}
+
+rpc::JobStatus CurrentStatus(const cluster::AppReport& report, const JobControlOptions& options) {
+  if (!report.final_state.empty()) {
+    rpc::JobStatus ended = StatusFromReport(options.app_id, report, {});
+    if (ended.tasks_size() == 0 && options.recorded_job_json) {
+      // The AM's last word, as the job's history keeps it.
+      if (std::optional<std::string> text = options.recorded_job_json()) {
+        if (std::optional<rpc::JobStatus> recorded = StatusFromJobJson(*text)) {
+          ended = StatusFromReport(options.app_id, report, *recorded);
+        }
+      }
+    }
+    return ended;
+  }
+  if (!report.am_address.empty() && !options.credentials.secret.empty()) {
+    if (absl::StatusOr<rpc::JobStatus> status = AskAm(report, options); status.ok()) {
+      return *status;
+    }
+  }
+  // What the backend alone tells: running, or not yet.
+  rpc::JobStatus status;
+  status.set_app_id(options.app_id);
+  if (report.state == cluster::AppState::kRunning) status.set_state(rpc::JOB_RUNNING);
+  return status;
+}
 
 rpc::JobStatus StatusFromReport(const std::string& app_id, const cluster::AppReport& report,
                                 const rpc::JobStatus& last_seen) {
@@ -87,6 +129,10 @@ int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
   int code = 0;
   absl::StatusOr<cluster::AppReport> report = Report(cluster, options.app_id, err, &code);
   if (!report.ok()) return code;
+  if (options.json) {
+    out << JobJson(CurrentStatus(*report, options), &*report) << "\n";
+    return 0;
+  }
   out << options.app_id << ": " << AppStateName(report->state);
   if (!report->final_state.empty()) out << ", final status " << report->final_state;
   if (report->attempt > 1) out << " (AM attempt " << report->attempt << ")";
@@ -95,7 +141,7 @@ int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
     out << "tracking URL " << report->tracking_url << "\n";
   }
   if (!report->final_state.empty()) {
-    rpc::JobStatus status = StatusFromReport(options.app_id, *report, {});
+    rpc::JobStatus status = CurrentStatus(*report, options);
     if (status.tasks_size() > 0) {
       out << "\n" << Summary(status);
     } else if (!report->diagnostics.empty()) {
@@ -109,20 +155,13 @@ int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
            "submitted it; the tracking URL shows them)\n";
     return 0;
   }
-  // The AM's current status at once: any version is newer than 0, and nothing waits.
-  rpc::WatchJobRequest request;
-  request.set_after_version(0);
-  request.set_max_wait_ms(0);
-  rpc::JobStatus status;
-  grpc::ClientContext context;
-  AttachCall(context, options.credentials, 5000);
-  if (grpc::Status s =
-          AmStub(report->am_address, options.credentials)->WatchJob(&context, request, &status);
-      !s.ok()) {
-    out << "(the AM at " << report->am_address << " did not answer: " << s.error_message() << ")\n";
+  absl::StatusOr<rpc::JobStatus> status = AskAm(*report, options);
+  if (!status.ok()) {
+    out << "(the AM at " << report->am_address << " did not answer: " << status.status().message()
+        << ")\n";
     return 0;
   }
-  out << ProgressLine(status) << "\n\n" << Summary(status);
+  out << ProgressLine(*status) << "\n\n" << Summary(*status);
   return 0;
 }
 
@@ -175,12 +214,16 @@ int KillJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
 }
 
 int ListJobs(cluster::ClusterClient& cluster, const std::string& application_type,
-             bool include_ended, std::ostream& out, std::ostream& err) {
+             bool include_ended, bool json, std::ostream& out, std::ostream& err) {
   absl::StatusOr<std::vector<cluster::AppReport>> apps =
       cluster.ListApplications(application_type, include_ended);
   if (!apps.ok()) {
     err << "tony: error: cannot list the applications: " << apps.status().message() << "\n";
     return 1;
+  }
+  if (json) {
+    out << JobListJson(*apps) << "\n";
+    return 0;
   }
   if (apps->empty()) {
     out << (include_ended ? "no tony applications\n"

@@ -2,7 +2,9 @@
 // `tony list`, `tony status` and `tony kill`: jobs seen from outside the client that submitted it,
 // through the backend's report and, where this machine holds the job's secret, its AM.
 
+#include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "cluster/cluster_client.h"
@@ -21,9 +23,21 @@ struct JobControlOptions {
   // The job's, from the submitting machine's job directory; the secret may be "".
   rpc::JobCredentials credentials;
   int64_t stop_grace_ms = 0;  // the job's tony.task.stop-grace-ms
+  bool json = false;          // --output json (job_json.h)
+  // The job's history's job.json, for an ended job whose backend report carries no task table
+  // (YARN's); unset or nullopt: none.
+  std::function<std::optional<std::string>()> recorded_job_json;
 };
 
-// Prints the job's state, its tracking URL and, when known, the table of its tasks. Exit code 0,
+// The status job.json holds (its "status", the AM's JobStatus); nullopt if it has none.
+std::optional<rpc::JobStatus> StatusFromJobJson(const std::string& job_json);
+
+// The job's status now: the backend's final word once it ended, else the AM's (where the secret
+// allows), else what the backend's report alone tells (running or not, no tasks).
+rpc::JobStatus CurrentStatus(const cluster::AppReport& report, const JobControlOptions& options);
+
+// Prints the job's state, its tracking URL and, when known, the table of its tasks (with `json`
+// one JSON object, job_json.h, of CurrentStatus and the report). Exit code 0,
 // or 2 for an application the backend does not know, 1 if the backend cannot be asked.
 int ShowJob(cluster::ClusterClient& cluster, const JobControlOptions& options, std::ostream& out,
             std::ostream& err);
@@ -36,9 +50,9 @@ int KillJob(cluster::ClusterClient& cluster, const JobControlOptions& options, s
             std::ostream& err);
 
 // Prints the backend's applications of `application_type` as a table (id, name, user, state,
-// final status, tracking URL): those not ended, or all it knows with `include_ended`. Exit code
-// 0, or 1 if the backend cannot be asked.
+// final status, tracking URL), or with `json` as one JSON array (job_json.h): those not ended,
+// or all it knows with `include_ended`. Exit code 0, or 1 if the backend cannot be asked.
 int ListJobs(cluster::ClusterClient& cluster, const std::string& application_type,
-             bool include_ended, std::ostream& out, std::ostream& err);
+             bool include_ended, bool json, std::ostream& out, std::ostream& err);
 
 }  // namespace tony::client

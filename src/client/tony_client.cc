@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "client/job_follower.h"
+#include "client/job_json.h"
 #include "client/job_logs.h"
 #include "client/job_report.h"
 #include "client/job_stager.h"
@@ -158,6 +159,10 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
        << "tony: job directory " << job_dir << ", logs under " << job_dir << "/logs\n"
        << "tony: outputs go to " << *output_dir << " (TONY_OUTPUT_DIR)\n"
        << std::flush;
+  if (context.json_out != nullptr) {
+    *context.json_out << SubmittedJson(*app_id, spec.backend, job_dir, *output_dir) << "\n"
+                      << std::flush;
+  }
 
   // --tee: the tasks' lines as they print them, beside the progress lines.
   std::atomic<bool> job_over{false};
@@ -201,8 +206,13 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   if (!spec.history_url.empty()) {
     out_ << "\nhistory: " << spec.history_url << "/jobs/" << *app_id << "\n" << std::flush;
   }
-  if (final_status.state() == rpc::JOB_SUCCEEDED) return kExitSucceeded;
-  return follower_->interrupted() != 0 ? kExitInterrupted : kExitJobFailed;
+  const int code = final_status.state() == rpc::JOB_SUCCEEDED ? kExitSucceeded
+                   : follower_->interrupted() != 0            ? kExitInterrupted
+                                                              : kExitJobFailed;
+  if (context.json_out != nullptr) {
+    *context.json_out << EndedJson(final_status, code) << "\n" << std::flush;
+  }
+  return code;
 }
 
 }  // namespace tony::client

@@ -27,6 +27,9 @@ struct SubmitContext {
   // --tee: every task's output is printed as it comes, each line with its task ("[worker:1] "),
   // from the job's history in this store.
   std::optional<history::HistoryStore> tee = std::nullopt;
+  // --output json: where the job's JSON lines go (job_json.h's SubmittedJson and EndedJson);
+  // null for none.
+  std::ostream* json_out = nullptr;
 };
 
 // Exit codes of `tony submit`.
