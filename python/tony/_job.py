@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -198,11 +199,29 @@ class Run:
         self._ended: Optional[Dict[str, Any]] = None
         self._lines: List[str] = []
         self._readers: List[threading.Thread] = []
+        self._detached_output = None  # a detached submit's file, read on wait()
+        self._pending = ""
 
     # What Job.submit's reader threads call.
     def _on_event(self, event: Dict[str, Any]) -> None:
-        if event.get("event") == "ended":
+        if event.get("event") == "submitted":
+            self.app_id = event.get("app_id", "")
+            self.job_dir = event.get("job_dir", "")
+            self.output_dir = event.get("output_dir", "")
+            self.backend = event.get("backend", "")
+        elif event.get("event") == "ended":
             self._ended = event
+
+    # A line of a detached `tony submit`'s file: its JSON events and its lines for people mixed.
+    def _take_line(self, line: str) -> None:
+        if line.startswith("{"):
+            try:
+                self._on_event(json.loads(line))
+                return
+            except ValueError:
+                pass
+        if line:
+            self._lines.append(line)
 
     @property
     def output(self) -> str:
@@ -232,6 +251,11 @@ class Run:
             raise TimeoutError(f"{self.app_id} still runs after {timeout} s") from e
         for reader in self._readers:
             reader.join()
+        if self._detached_output is not None:
+            rest = self._pending + self._detached_output.read()
+            self._pending = ""
+            for line in rest.split("\n"):
+                self._take_line(line + "\n" if line else "")
         if self._ended is None:
             raise _error_of(self.output, code, "tony submit")
         return JobStatus.from_json(self._ended.get("job", {}), exit_code=code)
@@ -322,13 +346,17 @@ class Job:
             args += ["--conf", f"{key}={_conf_text(value)}"]
         return args
 
-    def submit(self, echo: bool = False) -> Run:
+    def submit(self, echo: bool = False, detach: bool = False) -> Run:
         """Starts `tony submit` and returns once the job is submitted; TonyError if it is not
         (bad input: exit_code 2, nothing started). The job runs on when this process is
         interrupted (`tony submit` runs in a session of its own): stop it with Run.kill().
-        `echo` copies tony's progress lines to this process's stderr as they come."""
+        `echo` copies tony's progress lines to this process's stderr as they come. `detach`
+        lets the job outlive this process too (torchx's CLI exits once a job is submitted):
+        `tony submit` then writes to a file of its own rather than to pipes."""
         tony = _Tony(self.backend, env=self.env)
         argv = [tony_binary(), "submit", "--output", "json", *self.submit_args()]
+        if detach:
+            return self._submit_detached(tony, argv)
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, env=tony.environ(),
                                    start_new_session=True)
@@ -341,13 +369,9 @@ class Job:
                     event = json.loads(line)
                 except ValueError:
                     continue
-                if event.get("event") == "submitted":
-                    run.app_id = event.get("app_id", "")
-                    run.job_dir = event.get("job_dir", "")
-                    run.output_dir = event.get("output_dir", "")
-                    run.backend = event.get("backend", "")
-                    submitted.set()
                 run._on_event(event)
+                if run.app_id:
+                    submitted.set()
             submitted.set()
 
         def read_lines() -> None:
@@ -367,6 +391,39 @@ class Job:
             for reader in run._readers:
                 reader.join()
             raise _error_of(run.output, code, "tony submit")
+        return run
+
+    def _submit_detached(self, tony: _Tony, argv: List[str]) -> Run:
+        # A private file (mkstemp: 0600), unlinked at once: tony writes on into it, this process
+        # reads it through its own descriptor, and nothing is left behind.
+        fd, path = tempfile.mkstemp(prefix="tony-submit-", suffix=".log")
+        try:
+            reader = open(path, encoding="utf-8", errors="replace")
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
+                                       env=tony.environ(), start_new_session=True)
+        finally:
+            os.close(fd)
+            os.unlink(path)
+        run = Run("", tony, process)
+        run._detached_output = reader
+        pending = ""
+        while not run.app_id:
+            chunk = reader.read()
+            if chunk:
+                pending += chunk
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    run._take_line(line + "\n")
+                continue
+            if process.poll() is not None:
+                for line in (pending + reader.read()).split("\n"):
+                    run._take_line(line + "\n" if line else "")
+                pending = ""
+                if not run.app_id:
+                    raise _error_of(run.output, process.returncode, "tony submit")
+                break
+            time.sleep(0.05)  # tony has written nothing more yet
+        run._pending = pending
         return run
 
     def run(self, echo: bool = False, timeout: Optional[float] = None) -> JobStatus:
