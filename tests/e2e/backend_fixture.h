@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "curl/curl.h"
+#include "e2e/metrics_check.h"
 #include "e2e/tony_runner.h"
 #include "hadoop/hadoop_conf.h"
 #include "hadoop/test_cluster.h"
@@ -167,35 +168,6 @@ inline std::string HttpGet(const std::string& url, const std::string& ca_file = 
                   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200;
   curl_easy_cleanup(curl);
   return ok ? body : "";
-}
-
-// Prometheus text (a /metrics body) as prometheus_client's own parser reads it
-// (tests/e2e/scripts/parse_metrics.py): a line per sample, name{label="value",...} value, labels
-// sorted; the parser's complaint, with ok false, where it refuses the text.
-struct ParsedMetrics {
-  bool ok = false;
-  std::string samples;
-};
-inline ParsedMetrics ParseMetricsText(const std::string& text) {
-  char path[] = "/tmp/tony-metrics-XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0) return {false, "mkstemp failed"};
-  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  close(fd);
-  ParsedMetrics parsed;
-  if (written) {
-    const std::string command =
-        "/usr/bin/python3 '" + TonyRunner::Script("parse_metrics.py") + "' < '" + path + "' 2>&1";
-    if (FILE* out = popen(command.c_str(), "r"); out != nullptr) {
-      char buffer[4096];
-      size_t n;
-      while ((n = fread(buffer, 1, sizeof(buffer), out)) > 0) parsed.samples.append(buffer, n);
-      const int status = pclose(out);
-      parsed.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    }
-  }
-  unlink(path);
-  return parsed;
 }
 
 class BackendE2eTest : public ::testing::TestWithParam<std::string> {
