@@ -1,6 +1,8 @@
 // tony: one binary, every role as a subcommand (client, AM, executor).
 
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -18,7 +20,9 @@
 #include "common/strings.h"
 #include "config/key_names.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   // A crash of any role prints a symbolized stack trace into that role's log.
   absl::InitializeSymbolizer(argv[0]);
   absl::InstallFailureSignalHandler({});
@@ -134,4 +138,21 @@ int main(int argc, char** argv) {
     return tony::cli::RunConfigCommand(config_options);
   }
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // What escapes a command (CLI11's or the standard library's exceptions; tony's own code returns
+  // statuses) ends it with one line rather than std::terminate's abort.
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fputs("tony: error: ", stderr);
+    std::fputs(e.what(), stderr);
+    std::fputs("\n", stderr);
+  } catch (...) {
+    std::fputs("tony: error: an unknown exception\n", stderr);
+  }
+  return 1;
 }
