@@ -106,10 +106,13 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
     err_ << "tony: error: output directory of " << *app_id << ": " << made.message() << "\n";
     std::error_code ec;
     std::filesystem::remove_all(job_dir, ec);
+    // As a refused submission (below): the user's to fix, or no server to take it; nothing runs.
     const absl::StatusCode code = made.code();
     return code == absl::StatusCode::kFailedPrecondition ||
                    code == absl::StatusCode::kPermissionDenied ||
-                   code == absl::StatusCode::kInvalidArgument
+                   code == absl::StatusCode::kInvalidArgument ||
+                   code == absl::StatusCode::kUnauthenticated ||
+                   code == absl::StatusCode::kUnavailable
                ? kExitBadInput
                : kExitJobFailed;
   }

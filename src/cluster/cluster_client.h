@@ -81,8 +81,9 @@ class ClusterClient {
   [[nodiscard]] virtual absl::StatusOr<std::string> OutputDir(const std::string& app_id,
                                                               const std::string& requested) = 0;
   // Creates what OutputDir returned, 0700 where tony makes it (EnsureOutputDir's rules locally;
-  // YARN: on HDFS, while a file:// directory is each node's to make). kFailedPrecondition or
-  // kPermissionDenied: the user's to fix.
+  // YARN: on HDFS, while a file:// directory is each node's to make). kFailedPrecondition,
+  // kPermissionDenied, kInvalidArgument (a truststore that cannot be read): the user's to fix;
+  // kUnavailable as Submit's (no server took it).
   [[nodiscard]] virtual absl::Status MakeOutputDir(const std::string& dir) = 0;
   // Looks up an hdfs:// input (a resource, the venv) that containers get from where it is:
   // NotFound if it does not exist, InvalidArgument if this backend cannot localize it.

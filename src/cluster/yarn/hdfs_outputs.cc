@@ -14,8 +14,12 @@ namespace fs = std::filesystem;
 absl::StatusOr<UploadedTree> UploadTree(hadoop::WebHdfsClient& hdfs, const std::string& local_dir,
                                         const std::string& remote_dir) {
   UploadedTree uploaded;
-  if (absl::Status made = hdfs.Mkdirs(remote_dir, 0700); !made.ok()) return made;
   std::error_code ec;
+  // Nothing written, nothing to do: not even the directory, which the client has made, and may
+  // have removed again as the job ended (an executor that ends after its job must not bring the
+  // job's staging directory back).
+  if (fs::is_empty(local_dir, ec) || ec) return uploaded;
+  if (absl::Status made = hdfs.Mkdirs(remote_dir, 0700); !made.ok()) return made;
   fs::recursive_directory_iterator it(local_dir, fs::directory_options::none, ec);
   if (ec) return absl::NotFoundError(StrCat("cannot read ", local_dir, ": ", ec.message()));
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {

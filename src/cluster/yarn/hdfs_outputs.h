@@ -29,7 +29,8 @@ struct UploadedTree {
 
 // Copies every file under `local_dir` to the same relative path under `remote_dir` (an absolute
 // HDFS path), making the directories 0700 and the files 0600 and replacing a file that is there.
-// Errors name the file and stop the copy.
+// An empty or missing `local_dir` copies nothing and touches no HDFS. Errors name the file and
+// stop the copy.
 [[nodiscard]] absl::StatusOr<UploadedTree> UploadTree(hadoop::WebHdfsClient& hdfs,
                                                       const std::string& local_dir,
                                                       const std::string& remote_dir);

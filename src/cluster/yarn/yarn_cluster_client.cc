@@ -509,13 +509,20 @@ absl::StatusOr<std::string> YarnClusterClient::OutputDir(const std::string& app_
 
 absl::Status YarnClusterClient::MakeOutputDir(const std::string& dir) {
   if (dir.starts_with("file://")) return absl::OkStatus();  // each executor makes it
+  // The first WebHDFS call of a submit: what would refuse the staging refuses this alike.
+  if (!home_.webhdfs_error.ok()) return home_.webhdfs_error;
   absl::StatusOr<hadoop::YarnUrl> url = namenodes_.Resolve(dir);
   if (!url.ok()) return url.status();
   absl::StatusOr<hadoop::WebHdfsClient*> client = namenodes_.ClientFor(*url);
   if (!client.ok()) return client.status();
   if (absl::Status made = (*client)->Mkdirs(url->file, 0700); !made.ok()) {
-    return absl::Status(made.code(), StrCat("cannot create the output directory ", dir, ": ",
-                                            ToStd(made.message())));
+    // As Submit's: kUnavailable only when no NameNode took the call (nothing was made).
+    const absl::StatusCode code =
+        made.code() == absl::StatusCode::kUnavailable && !hadoop::IsNoActiveServer(made)
+            ? absl::StatusCode::kAborted
+            : made.code();
+    return absl::Status(
+        code, StrCat("cannot create the output directory ", dir, ": ", ToStd(made.message())));
   }
   return absl::OkStatus();
 }
