@@ -261,7 +261,8 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   EXPECT_NE(gc.out.find("removed " + jobs + "application_1_0009 (final status recorded; "),
             std::string::npos)
       << gc.out;
-  EXPECT_NE(gc.out.find("; keeping its outputs, " + jobs + "application_1_0009/outputs)"), std::string::npos)
+  EXPECT_NE(gc.out.find("; keeping its outputs, " + jobs + "application_1_0009/outputs)"),
+            std::string::npos)
       << gc.out;
   EXPECT_TRUE(fs::exists(jobs + "application_1_0009/outputs/model.pt"));
   EXPECT_FALSE(fs::exists(jobs + "application_1_0009/final-status.json"));
@@ -273,7 +274,8 @@ TEST_F(DiskE2eTest, GcRemovesOnlyEndedJobDirectoriesOlderThanTheRetention) {
   EXPECT_NE(after.out.find("removed " + jobs + "application_1_0004"), std::string::npos)
       << after.out;
   EXPECT_EQ(after.out.find("application_1_0009"), std::string::npos)
-      << "only its outputs are left:\n" << after.out;
+      << "only its outputs are left:\n"
+      << after.out;
   SetAge(jobs + "application_1_0009", forty_days);
   TonyResult outputs = runner_.Run({"gc", "--outputs"}, 30000);
   EXPECT_EQ(outputs.exit_code, 0) << Describe(outputs);
