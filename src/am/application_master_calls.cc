@@ -100,6 +100,9 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   spdlog::info("[{}] {} exited with {}", options_.app_id, task.ToString(), request.exit_code());
   job_.OnMemorySample(task, request.container_id(), request.peak_rss_bytes());
   if (!request.output_tail().empty()) status_.SetOutputTail(task, request.output_tail());
+  if (request.exit_code() == 0 && !request.model_params().empty()) {
+    job_.SetModelParams(task, request.model_params());
+  }
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional(),
                                 request.executor_stopping(), request.attempt()));

@@ -158,6 +158,7 @@ void HistoryRecorder::RecordNotices(const std::vector<TaskEvent>& notices) {
     event.kind = notice.kind == "HUNG"           ? history::kEventTaskHung
                  : notice.kind == "GANG_RESTART" ? history::kEventGangRestarted
                  : notice.kind == "PREEMPTING"   ? history::kEventTaskPreempting
+                 : notice.kind == "MODEL_PARAMS" ? history::kEventModelParams
                                                  : history::kEventTaskStraggling;
     event.diagnostics = notice.detail;
     RecordEvent(event);

@@ -25,6 +25,10 @@ RecoveredJob RecoverFromHistory(const std::vector<history::HistoryEvent>& events
       ++job.gang_restarts;
       continue;
     }
+    if (event.kind == history::kEventModelParams) {
+      job.model_params = event.diagnostics;
+      continue;
+    }
     if (event.task.empty()) continue;
     RecoveredTask& task = job.tasks[event.task];
     if (event.kind == history::kEventTaskRestarted) {

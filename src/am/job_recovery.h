@@ -39,6 +39,7 @@ struct RecoveredJob {
   // ("SUCCEEDED", "FAILED", "KILLED") and diagnostics; "" while it runs.
   std::string decided_state;
   std::string decided_diagnostics;
+  std::string model_params;  // the preprocessing job's (MODEL_PARAMS), once it succeeded
 };
 
 // Replays the history's events; events of tasks the job does not have are the caller's to ignore.

@@ -77,10 +77,9 @@ Actions JobStateMachine::Start() {
   gang_formed_ms_ = start_ms_;
   start_wall_ms_ = clock_->WallMs();
   Actions actions;
-  const auto& training = spec_.training_stage;
   for (TaskRecord& task : tasks_) {
-    if (std::find(training.begin(), training.end(), task.ref.type) != training.end()) {
-      task.awaiting_stage = true;  // requested once the prepare stage succeeded
+    if (StageOf(task.ref.type) > stage_) {
+      task.awaiting_stage = true;  // requested once the stages before it succeeded
       continue;
     }
     SetState(task, TaskState::kRequested);
@@ -212,6 +211,8 @@ bool JobStateMachine::ClusterSpecReleased(const TaskRef& ref) const {
 std::map<std::string, std::vector<std::string>> JobStateMachine::ClusterSpec() const {
   std::map<std::string, std::vector<std::string>> spec;
   for (const TaskRecord& task : tasks_) {
+    // The preprocessing job runs before the others and is never part of their cluster.
+    if (spec_.preprocess && task.ref.type == config::kPreprocessType) continue;
     auto& addresses = spec[task.ref.type];
     if (static_cast<int>(addresses.size()) <= task.ref.index) {
       addresses.resize(task.ref.index + 1);

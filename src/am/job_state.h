@@ -73,7 +73,8 @@ struct AttemptRecord {
 
 // Something other tasks and clients may want to react to.
 struct TaskEvent {
-  std::string kind;  // "RESTARTED", "GANG_RESTART", "HUNG", "STRAGGLER", "PREEMPTING"
+  // "RESTARTED", "GANG_RESTART", "HUNG", "STRAGGLER", "PREEMPTING", "MODEL_PARAMS"
+  std::string kind;
   TaskRef task;
   int attempt = 0;  // the new attempt
   int64_t wall_ms = 0;
@@ -146,7 +147,7 @@ struct TaskRecord {
   bool memory_grown = false;  // it was restarted with more memory
   int64_t restart_backoff_ms = 0;
   int64_t restart_at_ms = 0;    // a restart is due at this time (state kNew)
-  bool awaiting_stage = false;  // a training-stage task waiting for the prepare stage (kNew)
+  bool awaiting_stage = false;  // a task waiting for an earlier stage to succeed (kNew)
   // An executor's result that waits for the container's end (ReportResultRequest's
   // provisional): the exit code and diagnostics, and until when (steady ms) to wait.
   std::optional<std::pair<int, std::string>> pending_result;
@@ -292,6 +293,12 @@ class JobStateMachine {
   // history.
   std::vector<TaskEvent> TakeNotices() { return std::exchange(notices_, {}); }
   bool IsChief(const TaskRef& task) const { return spec_.chief && *spec_.chief == task; }
+  // The preprocessing job's parameters (the text after config::kModelParamsMarker in its stdout),
+  // once its task succeeded: every later task gets them with its cluster spec. "" for none.
+  const std::string& model_params() const { return model_params_; }
+  // The preprocessing task reported its parameters with a successful end: kept, and recorded
+  // (a MODEL_PARAMS notice) so that a later AM attempt has them too.
+  void SetModelParams(const TaskRef& task, std::string params);
 
  private:
   TaskRecord* MutableFind(const TaskRef& task);
@@ -309,6 +316,11 @@ class JobStateMachine {
   void ReleaseGangIfComplete(Actions& actions);
   // Starts the training stage once every prepare-stage task succeeded.
   void MaybeStartTraining(Actions& actions);
+  // The stage a job type's tasks start in (job_state_stages.cc): 0 first; with the preprocessing
+  // job every other type one later, and training-stage types one more.
+  int StageOf(const std::string& type) const;
+  // The job types all of whose tasks must succeed before the stage after `stage` starts.
+  std::vector<std::string> StageGate(int stage) const;
   void CheckDependencyTimeouts(int64_t now, Actions& actions);
   // Whether the failed task, killed over its memory, is restarted with more (once, using no
   // restart: tony.<type>.memory-growth); if so, grows its memory ask.
@@ -353,6 +365,8 @@ class JobStateMachine {
   int64_t gang_hold_until_ms_ = 0;  // no cluster spec goes out before (a gang restart's backoff)
   int64_t gang_formed_ms_ = 0;      // the allocation timeout counts from here
   std::map<std::string, int64_t> group_done_at_ms_;  // when every task of a group had ended
+  int stage_ = 0;                                    // the latest stage whose tasks were asked for
+  std::string model_params_;
   JobState state_ = JobState::kRunning;
   std::string diagnostics_;
   int64_t start_ms_ = 0;

@@ -39,10 +39,8 @@ class JobStateTest : public ::testing::Test {
   void Init(const std::vector<std::pair<std::string, std::string>>& settings) {
     job_ = std::make_unique<JobStateMachine>(MakeSpec(settings), &clock_);
     Actions actions = job_->Start();
-    int later = 0;  // training-stage tasks wait for the prepare stage
-    for (const std::string& type : job_->spec().training_stage) {
-      later += job_->spec().job_types.at(type).instances;
-    }
+    int later = 0;  // tasks of a later stage wait for the earlier ones
+    for (const TaskRecord& task : job_->tasks()) later += task.awaiting_stage ? 1 : 0;
     EXPECT_EQ(Count<RequestContainer>(actions), job_->spec().TotalTasks() - later);
   }
   // Grants a container for the task and returns its id.
@@ -67,6 +65,14 @@ class JobStateTest : public ::testing::Test {
     for (const TaskRecord& task : std::vector<TaskRecord>(job_->tasks())) {
       last = Register(task.ref, port++);
     }
+    return last;
+  }
+  // Allocates and registers these tasks, in order; returns the actions of the last registration.
+  Actions StartAllOf(const std::vector<TaskRef>& tasks) {
+    Actions last;
+    int port = 2000;
+    for (const TaskRef& task : tasks) Allocate(task);
+    for (const TaskRef& task : tasks) last = Register(task, port++);
     return last;
   }
   Actions Exit(const TaskRef& task, int code) {

@@ -26,7 +26,22 @@ Actions JobStateMachine::Recover(const RecoveredJob& job,
   std::set<std::string> claimed;
   std::vector<TaskRecord*> lost;
   std::set<const TaskRecord*> lost_set;
-  const auto& training = spec_.training_stage;
+  model_params_ = job.model_params;
+  // The stages the earlier attempts passed: each whose gate's tasks had all succeeded.
+  int last_stage = 0;
+  for (const TaskRecord& task : tasks_) last_stage = std::max(last_stage, StageOf(task.ref.type));
+  auto gate_passed = [&](int stage) {
+    const std::vector<std::string> gate = StageGate(stage);
+    for (const TaskRecord& task : tasks_) {
+      if (std::find(gate.begin(), gate.end(), task.ref.type) == gate.end()) continue;
+      auto recovered = job.tasks.find(task.ref.ToString());
+      if (recovered == job.tasks.end() || recovered->second.state != TaskState::kSucceeded) {
+        return false;
+      }
+    }
+    return true;
+  };
+  while (stage_ < last_stage && gate_passed(stage_)) ++stage_;
   // Elastic types one of whose members had succeeded: done, so nothing of them is asked for again.
   std::set<std::string> elastic_done;
   for (const TaskRecord& task : tasks_) {
@@ -40,7 +55,7 @@ Actions JobStateMachine::Recover(const RecoveredJob& job,
     auto recovered = job.tasks.find(task.ref.ToString());
     if (recovered == job.tasks.end()) {
       // Never asked for: as Start would.
-      if (std::find(training.begin(), training.end(), task.ref.type) != training.end()) {
+      if (StageOf(task.ref.type) > stage_) {
         task.awaiting_stage = true;
         continue;
       }

@@ -282,5 +282,32 @@ TEST_F(RecoveryTest, AnElasticGroupThatWasDoneNeedsNoReplacementInTheNextAttempt
   EXPECT_EQ(job_->state(), JobState::kSucceeded);
 }
 
+const TaskRef kPre{config::kPreprocessType, 0};
+
+TEST_F(RecoveryTest, ALaterAttemptKeepsThePreprocessingJobsParametersAndStage) {
+  Init({{"tony.worker.instances", "1"}, {"tony.application.enable-preprocess", "true"}});
+  Allocate(kPre);
+  Register(kPre, 100);
+  job_->SetModelParams(kPre, "--epochs 3");
+  Exit(kPre, 0);
+  ASSERT_EQ(State({"worker", 0}), TaskState::kRequested);
+  const Actions actions = SecondAttempt({});
+  EXPECT_EQ(job_->model_params(), "--epochs 3");
+  EXPECT_EQ(State(kPre), TaskState::kSucceeded);
+  EXPECT_EQ(State({"worker", 0}), TaskState::kRequested);
+  EXPECT_EQ(Count<RequestContainer>(actions), 1);
+}
+
+TEST_F(RecoveryTest, ARunningPreprocessingJobIsAdoptedAndTheOthersWaitOn) {
+  Init({{"tony.worker.instances", "2"}, {"tony.application.enable-preprocess", "true"}});
+  Allocate(kPre);
+  Register(kPre, 100);
+  const Actions actions = SecondAttempt(Live({kPre}));
+  EXPECT_EQ(Count<RequestContainer>(actions), 0);
+  EXPECT_EQ(State(kPre), TaskState::kRunning);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kNew);
+  EXPECT_EQ(Count<RequestContainer>(Exit(kPre, 0)), 2);
+}
+
 }  // namespace
 }  // namespace tony::am

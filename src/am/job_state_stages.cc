@@ -8,31 +8,62 @@
 
 namespace tony::am {
 
+int JobStateMachine::StageOf(const std::string& type) const {
+  const auto& training = spec_.training_stage;
+  const int training_step =
+      std::find(training.begin(), training.end(), type) != training.end() ? 1 : 0;
+  if (!spec_.preprocess) return training_step;
+  return type == config::kPreprocessType ? 0 : 1 + training_step;
+}
+
+std::vector<std::string> JobStateMachine::StageGate(int stage) const {
+  if (spec_.preprocess && stage == 0) return {config::kPreprocessType};
+  return spec_.prepare_stage;
+}
+
 void JobStateMachine::MaybeStartTraining(Actions& actions) {
-  bool waiting = false;
-  for (const TaskRecord& task : tasks_) waiting = waiting || task.awaiting_stage;
-  if (!waiting) return;
-  const auto& prepare = spec_.prepare_stage;
-  for (const TaskRecord& task : tasks_) {
-    if (std::find(prepare.begin(), prepare.end(), task.ref.type) == prepare.end()) continue;
-    if (task.state == TaskState::kFailed) {
-      Decide(JobState::kFailed,
-             StrCat("prepare-stage task ", task.ref.ToString(),
-                    " failed, so the training stage "
-                    "cannot start"),
-             actions);
-      return;
+  while (true) {
+    bool waiting = false;
+    for (const TaskRecord& task : tasks_) waiting = waiting || task.awaiting_stage;
+    if (!waiting) return;
+    const std::vector<std::string> gate = StageGate(stage_);
+    for (const TaskRecord& task : tasks_) {
+      if (std::find(gate.begin(), gate.end(), task.ref.type) == gate.end()) continue;
+      if (task.state == TaskState::kFailed) {
+        Decide(JobState::kFailed,
+               task.ref.type == config::kPreprocessType && spec_.preprocess
+                   ? StrCat("the preprocessing job ", task.ref.ToString(),
+                            " failed, so no other task starts")
+                   : StrCat("prepare-stage task ", task.ref.ToString(),
+                            " failed, so the training stage cannot start"),
+               actions);
+        return;
+      }
+      if (task.state != TaskState::kSucceeded) return;
     }
-    if (task.state != TaskState::kSucceeded) return;
+    // The next stage: a new gang, whose tasks get the cluster spec once all of them registered,
+    // and whose allocation timeout counts from now.
+    ++stage_;
+    gang_released_ = false;
+    gang_formed_ms_ = clock_->NowMs();
+    for (TaskRecord& task : tasks_) {
+      if (!task.awaiting_stage || StageOf(task.ref.type) > stage_) continue;
+      task.awaiting_stage = false;
+      SetState(task, TaskState::kRequested);
+      actions.push_back(RequestContainer{task.ref.type, task.memory_mb});
+    }
+    Changed();
   }
-  // A new gang: the training tasks get the cluster spec once all of them registered.
-  gang_released_ = false;
-  for (TaskRecord& task : tasks_) {
-    if (!task.awaiting_stage) continue;
-    task.awaiting_stage = false;
-    SetState(task, TaskState::kRequested);
-    actions.push_back(RequestContainer{task.ref.type, task.memory_mb});
+}
+
+void JobStateMachine::SetModelParams(const TaskRef& ref, std::string params) {
+  const TaskRecord* task = Find(ref);
+  if (task == nullptr || !spec_.preprocess || ref.type != config::kPreprocessType ||
+      params == model_params_) {
+    return;
   }
+  model_params_ = std::move(params);
+  notices_.push_back({"MODEL_PARAMS", ref, task->attempt, clock_->WallMs(), model_params_});
   Changed();
 }
 

@@ -42,6 +42,90 @@ TEST_F(JobStateTest, FailedPrepareStageFailsTheJob) {
   EXPECT_EQ(State({"worker", 0}), TaskState::kFinished);
 }
 
+TEST_F(JobStateTest, ThePreprocessingJobRunsAloneFirstAndHandsOnItsParameters) {
+  Init({{"tony.ps.instances", "1"},
+        {"tony.worker.instances", "2"},
+        {"tony.application.enable-preprocess", "true"}});
+  const TaskRef pre{config::kPreprocessType, 0};
+  EXPECT_EQ(State(pre), TaskState::kRequested);
+  EXPECT_EQ(State({"ps", 0}), TaskState::kNew);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kNew);
+  Allocate(pre);
+  EXPECT_EQ(Count<SendClusterSpec>(Register(pre, 100)), 1) << "a gang of one";
+  EXPECT_TRUE(job_->ClusterSpec().empty()) << "it is no part of the others' cluster";
+  job_->SetModelParams(pre, "--lr 0.1");
+  ASSERT_EQ(job_->model_params(), "--lr 0.1");
+  std::vector<TaskEvent> notices = job_->TakeNotices();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].kind, "MODEL_PARAMS");
+  EXPECT_EQ(notices[0].detail, "--lr 0.1");
+  Actions actions = Exit(pre, 0);
+  EXPECT_EQ(Count<RequestContainer>(actions), 3);
+  StartAllOf({{"ps", 0}, {"worker", 0}, {"worker", 1}});
+  EXPECT_EQ(job_->ClusterSpec().size(), 2u);
+  EXPECT_EQ(job_->ClusterSpec().count(config::kPreprocessType), 0u);
+  Exit({"worker", 0}, 0);
+  Exit({"worker", 1}, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+TEST_F(JobStateTest, AFailedPreprocessingJobFailsTheJobAndNothingElseStarts) {
+  Init({{"tony.worker.instances", "2"}, {"tony.application.enable-preprocess", "true"}});
+  const TaskRef pre{config::kPreprocessType, 0};
+  Allocate(pre);
+  Register(pre, 100);
+  job_->OnExecutorResult(pre, "c_" + pre.ToString(), 3, "last lines of stderr:\nno data");
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_EQ(job_->diagnostics(),
+            "task preprocess:0 failed (exit code 3): last lines of stderr:\nno data; the "
+            "preprocessing job failed, so no other task starts");
+  EXPECT_EQ(State({"worker", 0}), TaskState::kFinished);
+  EXPECT_EQ(State({"worker", 1}), TaskState::kFinished);
+}
+
+TEST_F(JobStateTest, WithStagesThePreprocessingJobComesBeforeThePrepareStage) {
+  Init({{"tony.prep.instances", "1"},
+        {"tony.worker.instances", "1"},
+        {"tony.application.prepare-stage", "prep"},
+        {"tony.application.training-stage", "worker"},
+        {"tony.application.enable-preprocess", "true"}});
+  const TaskRef pre{config::kPreprocessType, 0};
+  EXPECT_EQ(State({"prep", 0}), TaskState::kNew);
+  Allocate(pre);
+  Register(pre, 100);
+  EXPECT_EQ(Count<RequestContainer>(Exit(pre, 0)), 1) << "the prepare stage";
+  EXPECT_EQ(State({"prep", 0}), TaskState::kRequested);
+  EXPECT_EQ(State({"worker", 0}), TaskState::kNew);
+  Allocate({"prep", 0});
+  Register({"prep", 0}, 101);
+  EXPECT_EQ(Count<RequestContainer>(Exit({"prep", 0}, 0)), 1) << "the training stage";
+  Allocate({"worker", 0});
+  Register({"worker", 0}, 102);
+  Exit({"worker", 0}, 0);
+  EXPECT_EQ(job_->state(), JobState::kSucceeded);
+}
+
+// The allocation timeout of a later stage counts from its start, not the job's.
+TEST_F(JobStateTest, ALaterStagesAllocationTimeoutCountsFromItsStart) {
+  Init({{"tony.worker.instances", "1"},
+        {"tony.container.allocation.timeout", "1000"},
+        {"tony.application.enable-preprocess", "true"}});
+  const TaskRef pre{config::kPreprocessType, 0};
+  Allocate(pre);
+  Register(pre, 100);
+  clock_.Advance(5000);  // a long preprocessing job
+  job_->OnTick();
+  Exit(pre, 0);
+  clock_.Advance(999);
+  job_->OnTick();
+  EXPECT_FALSE(job_->decided()) << job_->diagnostics();
+  clock_.Advance(1);
+  job_->OnTick();
+  EXPECT_EQ(job_->state(), JobState::kFailed);
+  EXPECT_NE(job_->diagnostics().find("worker:0 (no container)"), std::string::npos)
+      << job_->diagnostics();
+}
+
 TEST_F(JobStateTest, DependencyTimeoutFailsTheJobWhenAnEvaluatorOutlivesTraining) {
   Init({{"tony.worker.instances", "1"},
         {"tony.evaluator.instances", "1"},

@@ -52,6 +52,7 @@ void SpecBarrier::Answer() {
     response->set_session_id("0");
     response->set_rendezvous_address(rendezvous_->address());
     response->set_restart_count(job_->gang_restarts());
+    response->set_model_params(job_->model_params());
     std::move(waiter.reply).Send();
     return true;
   });

@@ -59,13 +59,11 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
   }
   absl::Status fits = cluster->CheckFits(asks);
   if (fits.ok() && job.spec.mode == config::DistributedMode::kGang) {
-    cluster::ResourceAsk total = job.spec.am;
-    for (const auto& [name, type] : job.spec.job_types) {
-      total.memory_mb += type.instances * type.resources.memory_mb;
-      total.vcores += type.instances * type.resources.vcores;
-      total.gpus += type.instances * type.resources.gpus;
-    }
-    fits = cluster->CheckGangFits(total, job.spec.TotalTasks() + 1);
+    cluster::ResourceAsk total = job.spec.GangResources();
+    total.memory_mb += job.spec.am.memory_mb;
+    total.vcores += job.spec.am.vcores;
+    total.gpus += job.spec.am.gpus;
+    fits = cluster->CheckGangFits(total, job.spec.GangTasks() + 1);
   }
   if (!fits.ok()) {
     std::cerr << "tony: error: " << fits.message() << "\n";
@@ -267,15 +265,9 @@ int RunSubmit(SubmitOptions& options) {
   if (job->spec.mode == config::DistributedMode::kGang) {
     // In GANG mode every task must hold its container at once; on one machine a job that does
     // not fit as a whole would wait forever for the last container.
-    cluster::ResourceAsk total{0, 0, 0};
-    for (const auto& [name, type] : job->spec.job_types) {
-      total.memory_mb += type.instances * type.resources.memory_mb;
-      total.vcores += type.instances * type.resources.vcores;
-      total.gpus += type.instances * type.resources.gpus;
-    }
     absl::Status fits = cluster::CheckFitsLocally(
-        capacity, StrCat("the job's ", job->spec.TotalTasks(), " tasks together (GANG mode)"),
-        total);
+        capacity, StrCat("the job's ", job->spec.GangTasks(), " tasks together (GANG mode)"),
+        job->spec.GangResources());
     if (!fits.ok()) {
       std::cerr << "tony: error: " << fits.message() << "\n";
       return client::kExitBadInput;

@@ -352,6 +352,30 @@ absl::Status ReadTimingAndEnvironment(const Reader& reader, JobSpec* spec) {
   return absl::OkStatus();
 }
 
+// With tony.docker.enabled: YARN's container runtime variables for the type's containers.
+absl::Status ApplyDocker(const Reader& reader, const JobSpec& spec, JobTypeSpec* type) {
+  bool docker = false;
+  TONY_ASSIGN_OR_RETURN(docker, reader.Bool("tony.docker.enabled"));
+  if (!docker) return absl::OkStatus();
+  if (spec.backend != "yarn") {
+    return reader.Error("tony.docker.enabled",
+                        "Docker containers need the YARN backend (--backend yarn)");
+  }
+  std::string image = reader.String(StrCat("tony.docker.", type->name, ".image"));
+  if (image.empty()) image = reader.String("tony.docker.containers.image");
+  if (image.empty()) {
+    return reader.Error("tony.docker.enabled",
+                        StrCat("no image for job type ", type->name, ": set tony.docker.",
+                               type->name, ".image or tony.docker.containers.image"));
+  }
+  type->docker_env["YARN_CONTAINER_RUNTIME_TYPE"] = "docker";
+  type->docker_env["YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"] = image;
+  if (std::string mounts = reader.String("tony.docker.containers.mount"); !mounts.empty()) {
+    type->docker_env["YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"] = mounts;
+  }
+  return absl::OkStatus();
+}
+
 // The job types with their roles, Docker images, single-node mode and TonY's TensorBoard sidecar.
 absl::Status ReadJobTypes(const Reader& reader, const Configuration& conf, JobSpec* spec) {
   // Sets, so that many job types against long lists stay O(n log n).
@@ -381,27 +405,8 @@ absl::Status ReadJobTypes(const Reader& reader, const Configuration& conf, JobSp
     spec->job_types.emplace(type, std::move(job_type));
   }
 
-  bool docker = false;
-  TONY_ASSIGN_OR_RETURN(docker, reader.Bool("tony.docker.enabled"));
-  if (docker) {
-    if (spec->backend != "yarn") {
-      return reader.Error("tony.docker.enabled",
-                          "Docker containers need the YARN backend (--backend yarn)");
-    }
-    for (auto& [name, type] : spec->job_types) {
-      std::string image = reader.String(StrCat("tony.docker.", name, ".image"));
-      if (image.empty()) image = reader.String("tony.docker.containers.image");
-      if (image.empty()) {
-        return reader.Error("tony.docker.enabled",
-                            StrCat("no image for job type ", name, ": set tony.docker.", name,
-                                   ".image or tony.docker.containers.image"));
-      }
-      type.docker_env["YARN_CONTAINER_RUNTIME_TYPE"] = "docker";
-      type.docker_env["YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"] = image;
-      if (std::string mounts = reader.String("tony.docker.containers.mount"); !mounts.empty()) {
-        type.docker_env["YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"] = mounts;
-      }
-    }
+  for (auto& [name, type] : spec->job_types) {
+    if (absl::Status s = ApplyDocker(reader, *spec, &type); !s.ok()) return s;
   }
 
   if (spec->job_types.empty()) {
@@ -441,6 +446,50 @@ absl::Status ReadJobTypes(const Reader& reader, const Configuration& conf, JobSp
   return absl::OkStatus();
 }
 
+// tony.application.enable-preprocess: the preprocessing job, as TonY's AM runs it (tony.am.command,
+// else the job's command, in a container of the AM's size) but in a container of its own, where
+// it sees none of the AM's credentials. After the stages are read: no stage key may name it.
+absl::Status AddPreprocessing(const Reader& reader, JobSpec* spec) {
+  TONY_ASSIGN_OR_RETURN(spec->preprocess, reader.Bool("tony.application.enable-preprocess"));
+  // Single-node mode: the one task is the job (TonY runs it as its preprocessing job, too).
+  if (spec->single_node) spec->preprocess = false;
+  if (!spec->preprocess) return absl::OkStatus();
+  if (spec->job_types.count(kPreprocessType)) {
+    return reader.Error(StrCat("tony.", kPreprocessType, ".instances"),
+                        StrCat("the job type name ", kPreprocessType,
+                               " is the preprocessing job's with "
+                               "tony.application.enable-preprocess; name this type otherwise"));
+  }
+  JobTypeSpec job;
+  if (absl::Status s =
+          ReadJobType(reader, kPreprocessType,
+                      SplitList(reader.String("tony.containers.resources")), spec, &job);
+      !s.ok()) {
+    return s;
+  }
+  job.instances = 1;
+  job.resources = spec->am;
+  if (std::string command = reader.JobTypeValue("am", "command"); !command.empty()) {
+    job.command = std::move(command);
+  }
+  if (StripWhitespace(job.command).empty()) {
+    return reader.Error("tony.application.enable-preprocess",
+                        "the preprocessing job has no command: set tony.am.command or the job's "
+                        "command (--executes)");
+  }
+  if (std::string label = reader.String("tony.am.node-label"); !label.empty()) {
+    job.node_label = std::move(label);
+  }
+  job.role = JobTypeRole::kTracked;
+  job.stop_on_failure = true;
+  job.stop_on_failure_reason = "the preprocessing job failed, so no other task starts";
+  job.restart_policy = RestartPolicy::kTask;
+  job.min_instances = 0;
+  if (absl::Status s = ApplyDocker(reader, *spec, &job); !s.ok()) return s;
+  spec->job_types.emplace(kPreprocessType, std::move(job));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string_view ToString(DistributedMode mode) {
@@ -476,7 +525,25 @@ int JobSpec::TotalTasks() const {
 int JobSpec::TrackedTasks() const {
   int total = 0;
   for (const auto& [name, type] : job_types) {
-    if (type.role == JobTypeRole::kTracked) total += type.instances;
+    if (type.role == JobTypeRole::kTracked && !(preprocess && name == kPreprocessType)) {
+      total += type.instances;
+    }
+  }
+  return total;
+}
+
+int JobSpec::GangTasks() const {
+  const JobTypeSpec* alone = preprocess ? Find(kPreprocessType) : nullptr;
+  return TotalTasks() - (alone != nullptr ? alone->instances : 0);
+}
+
+Resources JobSpec::GangResources() const {
+  Resources total{0, 0, 0};
+  for (const auto& [name, type] : job_types) {
+    if (preprocess && name == kPreprocessType) continue;
+    total.memory_mb += type.instances * type.resources.memory_mb;
+    total.vcores += type.instances * type.resources.vcores;
+    total.gpus += type.instances * type.resources.gpus;
   }
   return total;
 }
@@ -515,6 +582,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   if (absl::Status s = ReadElastic(reader, &spec); !s.ok()) return s;
   if (absl::Status s = ReadRestartPolicies(reader, &spec); !s.ok()) return s;
   if (absl::Status s = ReadGroupsAndStages(reader, conf, &spec); !s.ok()) return s;
+  if (absl::Status s = AddPreprocessing(reader, &spec); !s.ok()) return s;
   if (spec.job_types.count("chief")) {
     spec.chief = TaskRef{"chief", 0};
   } else if (spec.job_types.count("worker") && spec.ElasticType() == nullptr) {

@@ -145,6 +145,14 @@ inline constexpr char kTensorBoardType[] = "tensorboard";
 // user's own driver (TonY's debug mode). Without it, the AM serves Horovod's rendezvous itself.
 inline constexpr char kHorovodDriverType[] = "driver";
 
+// The job type of the preprocessing job (tony.application.enable-preprocess, TonY's): one task
+// that runs tony.am.command (else the job's command) with PREPROCESSING_JOB=true and the AM's
+// resources before any other task starts. Its failure fails the job; the text after the first
+// "Model parameters: " its stdout prints reaches every later task as MODEL_PARAMS and TASK_PARAMS.
+inline constexpr char kPreprocessType[] = "preprocess";
+// The marker the preprocessing job prints before the parameters it hands on (TonY's).
+inline constexpr char kModelParamsMarker[] = "Model parameters: ";
+
 // The sidecar's command when tony.tensorboard.command is not set: TensorBoard (the `tensorboard`
 // Python package) on TB_LOG_DIR, listening on the TB_HOST and TB_PORT its executor reserved.
 std::string DefaultTensorBoardCommand(const std::string& python);
@@ -206,6 +214,10 @@ struct JobSpec {
   // prepare type's tasks succeeded. Both empty when the job has no stages.
   std::vector<std::string> prepare_stage;
   std::vector<std::string> training_stage;
+  // tony.application.enable-preprocess (not in single-node mode, where the one task is the job):
+  // job_types has kPreprocessType, whose task runs first, alone; every other waits for its
+  // success (the stages above then follow it).
+  bool preprocess = false;
 
   std::map<std::string, std::string> container_envs;  // tony.containers.envs
   std::map<std::string, std::string> execution_envs;  // tony.execution.envs
@@ -249,7 +261,12 @@ struct JobSpec {
   LocalBackendSpec local;
 
   int TotalTasks() const;
+  // Tasks of the tracked types (the preprocessing job's not: it runs before them).
   int TrackedTasks() const;
+  // The tasks that hold their containers at once in GANG mode (every one but the preprocessing
+  // job's, which runs alone before them), and what they ask for together.
+  int GangTasks() const;
+  Resources GangResources() const;
   const JobTypeSpec* Find(const std::string& type) const;
   // The elastic type of an elastic PyTorch job (min_instances > 0); nullptr for any other job.
   const JobTypeSpec* ElasticType() const;

@@ -56,7 +56,11 @@ std::string LocalOutputDir(const std::string& output_dir, const std::string& wor
 runtime::TaskContext TaskContextFor(const ExecutorOptions& options, const config::JobSpec& spec,
                                     const rpc::WaitClusterSpecResponse& cluster) {
   runtime::TaskContext context;
-  context.framework = spec.single_node ? "standalone" : spec.framework;
+  context.preprocessing = spec.preprocess && options.task.type == config::kPreprocessType;
+  // The one task of a single-node job, and the preprocessing job, run alone: no framework's
+  // cluster variables.
+  context.framework = spec.single_node || context.preprocessing ? "standalone" : spec.framework;
+  context.model_params = cluster.model_params();
   context.job_type = options.task.type;
   context.task_index = options.task.index;
   for (const auto& [name, list] : cluster.cluster()) {

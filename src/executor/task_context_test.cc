@@ -179,5 +179,32 @@ TEST(TaskContextTest, TheTaskWritesItsOutputsLocallyAndOnHdfsThroughACopy) {
   EXPECT_EQ(env->at("TONY_OUTPUT_URI"), "hdfs://nn:8020/user/alice/run1");
 }
 
+TEST(TaskContextTest, ThePreprocessingJobRunsAloneAndTheOthersGetItsParameters) {
+  const config::JobSpec spec = Spec({{"tony.application.framework", "tensorflow"},
+                                     {"tony.worker.instances", "2"},
+                                     {"tony.application.enable-preprocess", "true"}});
+  ExecutorOptions options = Options();
+  options.task = {config::kPreprocessType, 0};
+  rpc::WaitClusterSpecResponse cluster = Cluster();
+  runtime::TaskContext context = TaskContextFor(options, spec, cluster);
+  EXPECT_TRUE(context.preprocessing);
+  EXPECT_EQ(context.framework, "standalone") << "no TF_CONFIG for the preprocessing job";
+  absl::StatusOr<runtime::Environment> env = runtime::BuildTaskEnvironment(context);
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(env->at("PREPROCESSING_JOB"), "true");
+  EXPECT_EQ(env->count("MODEL_PARAMS"), 0u);
+  EXPECT_EQ(env->count("TF_CONFIG"), 0u);
+
+  cluster.set_model_params("--lr 0.1");
+  context = TaskContextFor(Options(), spec, cluster);
+  EXPECT_FALSE(context.preprocessing);
+  EXPECT_EQ(context.framework, "tensorflow");
+  env = runtime::BuildTaskEnvironment(context);
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(env->count("PREPROCESSING_JOB"), 0u);
+  EXPECT_EQ(env->at("MODEL_PARAMS"), "--lr 0.1");
+  EXPECT_EQ(env->at("TASK_PARAMS"), "--lr 0.1");
+}
+
 }  // namespace
 }  // namespace tony::executor

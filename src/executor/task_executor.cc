@@ -212,6 +212,7 @@ std::optional<int> TaskExecutor::Report(int exit_code, const std::string& diagno
   request.set_container_id(options_.container_id);
   request.set_exit_code(exit_code);
   request.set_attempt(attempt_);
+  if (exit_code == 0) request.set_model_params(model_params_);
   // The AM accepts small messages only (rpc::kAmMaxReceiveBytes): keep the end, which says most.
   request.set_diagnostics(
       diagnostics.size() > rpc::kMaxDiagnosticsBytes

@@ -212,6 +212,17 @@ int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::strin
       if (code == 0) code = 1;
     }
   }
+  if (code == 0 && spec_.preprocess && options_.task.type == config::kPreprocessType) {
+    absl::StatusOr<std::string> params = FindModelParams(stdout_fd_, config::kModelParamsMarker);
+    if (params.ok()) {
+      model_params_ = *std::move(params);
+      if (!model_params_.empty()) spdlog::info("model parameters: {}", model_params_);
+    } else {
+      diagnostics =
+          StrCat("the preprocessing job's parameters: ", ToStd(params.status().message()));
+      code = 1;
+    }
+  }
   if (code != 0) {
     absl::StatusOr<std::vector<std::string>> tail =
         TaskFileTail(stderr_fd_, "stderr", spec_.error_message_max_lines);

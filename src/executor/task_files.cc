@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <vector>
 
+#include "common/strings.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::executor {
@@ -63,6 +66,58 @@ void FeedTaskFile(int fd, ProgressTracker::Stream stream, int64_t* offset,
     *offset = 0;
     tracker.OnRestarted(stream);
   }
+}
+
+absl::StatusOr<std::string> FindModelParams(int fd, std::string_view marker) {
+  if (fd < 0) return absl::FailedPreconditionError("the task's stdout is not open");
+  std::string pending;  // the current line, or its end once it is longer than needed
+  std::vector<char> buffer(1 << 16);
+  int64_t offset = 0;
+  auto params_in = [&](const std::string& line) -> std::optional<std::string> {
+    const size_t at = line.find(marker);
+    if (at == std::string::npos) return std::nullopt;
+    std::string params = line.substr(at + marker.size());
+    if (!params.empty() && params.back() == '\r') params.pop_back();
+    return params;
+  };
+  while (true) {
+    const ssize_t got = pread(fd, buffer.data(), buffer.size(), offset);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(StrCat("cannot read the task's stdout: ", std::strerror(errno)));
+    }
+    if (got == 0) break;
+    offset += got;
+    pending.append(buffer.data(), static_cast<size_t>(got));
+    size_t start = 0;
+    for (size_t newline = pending.find('\n'); newline != std::string::npos;
+         newline = pending.find('\n', start)) {
+      if (std::optional<std::string> params = params_in(pending.substr(start, newline - start))) {
+        if (params->size() > kMaxModelParamsBytes) break;
+        return *params;
+      }
+      start = newline + 1;
+    }
+    pending.erase(0, start);
+    const size_t at = pending.find(marker);
+    if (at != std::string::npos && pending.size() - at - marker.size() > kMaxModelParamsBytes) {
+      return absl::InvalidArgumentError(StrCat("its line with '", marker, "' hands on more than ",
+                                               kMaxModelParamsBytes,
+                                               " bytes, the most tony passes to the tasks"));
+    }
+    // A long line without the marker: keep only what may begin it.
+    if (at == std::string::npos && pending.size() > marker.size()) {
+      pending.erase(0, pending.size() - marker.size());
+    }
+  }
+  if (std::optional<std::string> params = params_in(pending)) {
+    if (params->size() <= kMaxModelParamsBytes) return *params;
+  } else {
+    return std::string();
+  }
+  return absl::InvalidArgumentError(StrCat("its line with '", marker, "' hands on more than ",
+                                           kMaxModelParamsBytes,
+                                           " bytes, the most tony passes to the tasks"));
 }
 
 }  // namespace tony::executor

@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "absl/status/statusor.h"
 #include "executor/progress_tracker.h"
 
 namespace tony::executor {
@@ -31,5 +33,14 @@ int OpenTaskFile(const std::string& path, int flags, mode_t mode);
 // again, so that a task reporting every step for days does not fill the disk. fd < 0: nothing.
 void FeedTaskFile(int fd, ProgressTracker::Stream stream, int64_t* offset,
                   ProgressTracker& tracker);
+
+// The most the preprocessing job may hand on (its line's text after the marker).
+inline constexpr size_t kMaxModelParamsBytes = 32 * 1024;
+
+// The preprocessing job's parameters: what follows the first `marker` (config::kModelParamsMarker)
+// in the task's stdout `fd`, read from its start, to the end of that line ("\r" dropped); "" when
+// no line has it. An error when there is more than kMaxModelParamsBytes of it, or the file cannot
+// be read.
+[[nodiscard]] absl::StatusOr<std::string> FindModelParams(int fd, std::string_view marker);
 
 }  // namespace tony::executor

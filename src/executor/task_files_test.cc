@@ -106,5 +106,52 @@ TEST_F(TaskFilesTest, TheReportsFileStartsAgainOnceAMegabyteOfItWasRead) {
   close(fd);
 }
 
+TEST_F(TaskFilesTest, TheModelParametersAreTheRestOfTheFirstLineWithTheMarker) {
+  const std::string marker = "Model parameters: ";
+  const int fd = OpenTaskFile(Path("stdout"), O_RDONLY, 0600);
+  ASSERT_GE(fd, 0);
+  absl::StatusOr<std::string> params = FindModelParams(fd, marker);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(*params, "") << "an empty stdout hands nothing on";
+  // The line may come after much output, split over reads, with a CR; the first one counts.
+  Append("stdout", std::string(200000, 'x') + "\nloading\n");
+  Append("stdout", "INFO Model parameters: --lr 0.1 --layers 4\r\nModel parameters: late\n");
+  params = FindModelParams(fd, marker);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(*params, "--lr 0.1 --layers 4");
+  close(fd);
+  // A last line without its newline.
+  Append("tail", "done\nModel parameters: a=1");
+  const int tail = OpenTaskFile(Path("tail"), O_RDONLY, 0600);
+  params = FindModelParams(tail, marker);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(*params, "a=1");
+  close(tail);
+  // A marker at the end of a very long line.
+  Append("long", std::string(300000, 'y') + "Model parameters: b=2\n");
+  const int lng = OpenTaskFile(Path("long"), O_RDONLY, 0600);
+  params = FindModelParams(lng, marker);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(*params, "b=2");
+  close(lng);
+}
+
+TEST_F(TaskFilesTest, ModelParametersPastTheLimitAreRefusedNotCut) {
+  Append("stdout", "Model parameters: " + std::string(kMaxModelParamsBytes + 1, 'p') + "\n");
+  const int fd = OpenTaskFile(Path("stdout"), O_RDONLY, 0600);
+  absl::StatusOr<std::string> params = FindModelParams(fd, "Model parameters: ");
+  ASSERT_FALSE(params.ok());
+  EXPECT_NE(params.status().message().find("more than 32768 bytes"), std::string::npos)
+      << params.status();
+  close(fd);
+  Append("exact", "Model parameters: " + std::string(kMaxModelParamsBytes, 'p'));
+  const int exact = OpenTaskFile(Path("exact"), O_RDONLY, 0600);
+  params = FindModelParams(exact, "Model parameters: ");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(params->size(), kMaxModelParamsBytes);
+  close(exact);
+  EXPECT_FALSE(FindModelParams(-1, "Model parameters: ").ok());
+}
+
 }  // namespace
 }  // namespace tony::executor

@@ -41,6 +41,8 @@ inline constexpr char kEventTaskHung[] = "TASK_HUNG";              // diagnostic
 inline constexpr char kEventTaskStraggling[] = "TASK_STRAGGLING";  // diagnostics: by how much
 inline constexpr char kEventGangRestarted[] = "GANG_RESTARTED";    // diagnostics: why, who
 inline constexpr char kEventTaskPreempting[] = "TASK_PREEMPTING";  // diagnostics: the container
+// diagnostics: the parameters the preprocessing job handed on (tony.application.enable-preprocess)
+inline constexpr char kEventModelParams[] = "MODEL_PARAMS";
 // The job's end is decided (state, diagnostics); its tasks are being stopped.
 inline constexpr char kEventDecided[] = "APPLICATION_DECIDED";
 inline constexpr char kEventFinished[] = "APPLICATION_FINISHED";

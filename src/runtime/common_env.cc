@@ -28,6 +28,11 @@ absl::Status AddCommonEnv(const TaskContext& ctx, Environment* env) {
   if (ctx.cpu_threads > 0) e["OMP_NUM_THREADS"] = absl::StrCat(ctx.cpu_threads);
   if (!ctx.output_dir.empty()) e["TONY_OUTPUT_DIR"] = ctx.output_dir;
   if (!ctx.output_uri.empty()) e["TONY_OUTPUT_URI"] = ctx.output_uri;
+  if (ctx.preprocessing) e["PREPROCESSING_JOB"] = "true";
+  if (!ctx.model_params.empty()) {
+    e["MODEL_PARAMS"] = ctx.model_params;
+    e["TASK_PARAMS"] = ctx.model_params;
+  }
   if (ctx.tensorboard_port.has_value()) {
     e["TB_PORT"] = absl::StrCat(*ctx.tensorboard_port);
     if (!ctx.tensorboard_host.empty()) e["TB_HOST"] = ctx.tensorboard_host;

@@ -45,6 +45,10 @@ struct TaskContext {
   // LocalOutputDir); TONY_OUTPUT_URI: where that ends up (tony.application.output-dir). "": none.
   std::string output_dir;
   std::string output_uri;
+  // The preprocessing job's task (PREPROCESSING_JOB=true), and what it handed to the later tasks
+  // (MODEL_PARAMS, TonY's name, and TASK_PARAMS); "" for none.
+  bool preprocessing = false;
+  std::string model_params;
   // Horovod: "host:port" of the Gloo rendezvous store the AM named (its own, or a debug driver's).
   // An elastic PyTorch job: the AM's c10d store.
   std::string rendezvous_address;

@@ -117,6 +117,52 @@ TEST_P(TonyScenariosE2eTest, TrainingStageStartsAfterThePrepareStage) {
   }
 }
 
+// TonY's preprocessing job (tony.application.enable-preprocess): it runs first, alone, with
+// PREPROCESSING_JOB=true, here tony.am.command; what it prints after "Model parameters: " reaches
+// every later task as MODEL_PARAMS (TonY's name) and TASK_PARAMS. Its output is the job's like any
+// task's.
+TEST_P(TonyScenariosE2eTest, ThePreprocessingJobRunsFirstAndHandsItsParametersOn) {
+  const std::string marker = runner_.work_dir() + "/preprocessed";
+  TonyResult r = Run(Submit({"tony.worker.instances=2", "tony.worker.memory=256m",
+                             "tony.am.memory=256m", "tony.application.enable-preprocess=true",
+                             "tony.am.command=[ \"$PREPROCESSING_JOB\" = true ] && echo data > " +
+                                 marker + " && echo 'Model parameters: --lr 0.1 --layers 4'"},
+                            "test -f " + marker +
+                                " || { echo 'ran before the preprocessing job' >&2; exit 3; }; "
+                                "[ -z \"$PREPROCESSING_JOB\" ] || exit 4; "
+                                "[ \"$TASK_PARAMS\" = \"$MODEL_PARAMS\" ] || exit 5; "
+                                "echo \"trained with $MODEL_PARAMS\""));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(TaskRow(r.out, "preprocess:0", "SUCCEEDED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:0", "SUCCEEDED")) << r.out;
+  EXPECT_TRUE(TaskRow(r.out, "worker:1", "SUCCEEDED")) << r.out;
+  const std::string out = TaskStdout(r);
+  EXPECT_NE(out.find("Model parameters: --lr 0.1 --layers 4"), std::string::npos) << out;
+  size_t trained = 0;
+  for (size_t at = out.find("trained with --lr 0.1 --layers 4\n"); at != std::string::npos;
+       at = out.find("trained with --lr 0.1 --layers 4\n", at + 1)) {
+    ++trained;
+  }
+  EXPECT_EQ(trained, 2u) << out;
+}
+
+// A preprocessing job that fails fails the job, with its exit code and the end of its stderr, and
+// no other task starts.
+TEST_P(TonyScenariosE2eTest, AFailedPreprocessingJobFailsTheJobBeforeAnyOtherTask) {
+  TonyResult r = Run(Submit(
+      {"tony.worker.instances=2", "tony.worker.memory=256m", "tony.am.memory=256m",
+       "tony.application.enable-preprocess=true", "tony.am.command=echo no input data >&2; exit 7"},
+      "echo the worker ran"));
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_EQ(RecordedFinalStatus(r), "FAILED");
+  EXPECT_TRUE(TaskRow(r.out, "preprocess:0", "FAILED")) << r.out;
+  for (const char* part : {"task preprocess:0 failed (exit code 7)", "no input data",
+                           "the preprocessing job failed, so no other task starts"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+  EXPECT_EQ(TaskStdout(r).find("the worker ran"), std::string::npos) << TaskStdout(r);
+}
+
 // testTonySidecarExecutorCrashShouldPass: a task of a sidecar type of the user's own that fails
 // does not fail the job; the worker decides it.
 TEST_P(TonyScenariosE2eTest, FailingSidecarOfTheUsersOwnLeavesTheJobToTheWorker) {
