@@ -194,6 +194,15 @@ int ApplicationMaster::Run() {
     loop_.Post("ended by the cluster",
                [this, r = std::move(reason)] { StopWithoutFinalStatus(r); });
   };
+  callbacks.on_refused = [this](std::string reason) {
+    loop_.Post("refused by the cluster", [this, r = std::move(reason)] {
+      if (!job_started_) {
+        refused_before_start_ = r;
+      } else if (!job_.decided()) {
+        Execute(job_.Fail(r));
+      }
+    });
+  };
   callbacks.on_preemption = [this](std::string container_id) {
     loop_.Post("preemption notice", [this, id = std::move(container_id)] {
       spdlog::warn("[{}] the cluster will preempt {}: its task is stopped first", options_.app_id,
@@ -224,13 +233,14 @@ int ApplicationMaster::Run() {
   }
   loop_.Post("start", [this, previous_containers] {
     job_started_ = true;
-    if (!rendezvous_.error().empty()) {
+    if (!rendezvous_.error().empty() || !refused_before_start_.empty()) {
       job_.Start();
-      Execute(job_.Fail(rendezvous_.error()));
+      Execute(
+          job_.Fail(!refused_before_start_.empty() ? refused_before_start_ : rendezvous_.error()));
       return;
     }
     for (const auto& [name, type] : job_.spec().job_types) {
-      cluster::ContainerRequest request{name, type.resources, type.node_label};
+      cluster::ContainerRequest request{name, type.resources, type.node_label, type.placement};
       if (absl::Status fits = allocator_->CheckFits(request); !fits.ok()) {
         job_.Start();
         Execute(
@@ -309,7 +319,8 @@ void ApplicationMaster::Execute(const Actions& actions) {
   for (const Action& action : actions) {
     if (const auto* request = std::get_if<RequestContainer>(&action)) {
       const config::JobTypeSpec* type = job_.spec().Find(request->job_type);
-      cluster::ContainerRequest ask{request->job_type, type->resources, type->node_label};
+      cluster::ContainerRequest ask{request->job_type, type->resources, type->node_label,
+                                    type->placement};
       if (request->memory_mb > 0 && request->memory_mb != type->resources.memory_mb) {
         ask.resources.memory_mb = request->memory_mb;
         // A grown task (tony.<type>.memory-growth) asks for no more than the cluster grants:

@@ -167,6 +167,8 @@ class ApplicationMaster final : public AmRequestHandler {
   // The job has started (or been taken up): executors' calls are answered. Before, an executor of
   // an earlier attempt that found this one is told to try again.
   bool job_started_ = false;
+  // What the cluster refused before the job started (on_refused): the job fails at its start.
+  std::string refused_before_start_;
   // The job as an earlier attempt's history left it, when this attempt adopts its running tasks.
   std::optional<RecoveredJob> recovery_;
   // Containers of earlier attempts that could not be taken up: the job starts once they ended.

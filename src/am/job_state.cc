@@ -455,7 +455,12 @@ Actions JobStateMachine::OnTick() {
     std::vector<std::string> missing;
     for (const TaskRecord& task : tasks_) {
       if (task.state == TaskState::kRequested) {
-        missing.push_back(StrCat(task.ref.ToString(), " (no container)"));
+        const config::JobTypeSpec* type = spec_.Find(task.ref.type);
+        const std::string& placement = type != nullptr && !type->placement.empty()
+                                           ? type->placement
+                                           : spec_.application_placement;
+        missing.push_back(StrCat(task.ref.ToString(), " (no container",
+                                 placement.empty() ? "" : StrCat("; placement ", placement), ")"));
       } else if (task.state == TaskState::kAllocated) {
         missing.push_back(
             StrCat(task.ref.ToString(), " (container ", task.container_id, " not registered)"));

@@ -48,6 +48,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The key that gave the job its (first) placement constraint, for messages.
+std::string PlacementKey(const config::JobSpec& spec) {
+  if (!spec.application_placement.empty()) return "tony.application.placement-spec";
+  for (const auto& [name, type] : spec.job_types) {
+    if (!type.placement.empty()) return StrCat("tony.", name, ".placement-spec");
+  }
+  return "";
+}
+
 int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
   int exit_code = 0;
   std::unique_ptr<cluster::YarnClusterClient> cluster = ConnectYarnClient(
@@ -69,6 +78,13 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
     std::cerr << "tony: error: " << fits.message() << "\n";
     return fits.code() == absl::StatusCode::kResourceExhausted ? client::kExitBadInput
                                                                : client::kExitJobFailed;
+  }
+  if (job.spec.HasPlacement()) {
+    if (absl::Status placement = cluster->CheckPlacementConstraints(); !placement.ok()) {
+      std::cerr << "tony: error: " << PlacementKey(job.spec) << ": " << placement.message() << "\n";
+      return placement.code() == absl::StatusCode::kFailedPrecondition ? client::kExitBadInput
+                                                                       : client::kExitJobFailed;
+    }
   }
   client::SubmitContext context{options.request.working_dir, SelfExecutable(), std::nullopt};
   if (options.tee) {
@@ -253,6 +269,10 @@ int RunSubmit(SubmitOptions& options) {
   std::optional<ValidatedJob> job = ResolveAndValidate(options);
   if (!job) return client::kExitBadInput;
   if (job->spec.backend == "yarn") return RunSubmitOnYarn(options, *job);
+  if (job->spec.HasPlacement()) {
+    std::cerr << "tony: warning: " << PlacementKey(job->spec)
+              << " is for YARN's scheduler; the local backend runs every task on this machine\n";
+  }
   const cluster::LocalCapacity capacity = cluster::ResolveLocalCapacity(job->spec.local);
   for (const auto& [name, type] : job->spec.job_types) {
     absl::Status fits =

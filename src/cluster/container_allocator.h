@@ -21,6 +21,9 @@ struct ContainerRequest {
   std::string job_type;  // grants are matched back to job types (YARN: one priority per type)
   ResourceAsk resources;
   std::string node_label;
+  // A YARN placement constraint (config/placement_constraint.h's text); "" for none. The local
+  // backend, one machine, has no use for it.
+  std::string placement{};
 };
 
 struct Container {
@@ -88,6 +91,10 @@ class ContainerAllocator {
     // tokens for a job that outlives the first, as a Hadoop credentials file, which executors
     // merge into the task's HADOOP_TOKEN_FILE_LOCATION). May be left empty.
     std::function<void(std::string credentials)> on_task_tokens;
+    // The resource manager refuses, and will go on refusing, what the job asks for (YARN: placement
+    // constraints its scheduler is not set up for): the job must fail with `reason`. At most
+    // once. May be left empty.
+    std::function<void(std::string reason)> on_refused;
     // The resource manager warns that it will take this granted container back (YARN's
     // preemption message): the task should stop while it can still checkpoint. Once a container.
     // May be left empty.

@@ -548,6 +548,14 @@ Resources JobSpec::GangResources() const {
   return total;
 }
 
+bool JobSpec::HasPlacement() const {
+  if (!application_placement.empty()) return true;
+  for (const auto& [name, type] : job_types) {
+    if (!type.placement.empty()) return true;
+  }
+  return false;
+}
+
 const JobTypeSpec* JobSpec::Find(const std::string& type) const {
   auto it = job_types.find(type);
   return it == job_types.end() ? nullptr : &it->second;
@@ -583,6 +591,7 @@ absl::StatusOr<JobSpec> BuildJobSpec(const Configuration& conf) {
   if (absl::Status s = ReadRestartPolicies(reader, &spec); !s.ok()) return s;
   if (absl::Status s = ReadGroupsAndStages(reader, conf, &spec); !s.ok()) return s;
   if (absl::Status s = AddPreprocessing(reader, &spec); !s.ok()) return s;
+  if (absl::Status s = ReadPlacement(reader, &spec); !s.ok()) return s;
   if (spec.job_types.count("chief")) {
     spec.chief = TaskRef{"chief", 0};
   } else if (spec.job_types.count("worker") && spec.ElasticType() == nullptr) {

@@ -6,6 +6,7 @@
 
 #include "common/strings.h"
 #include "config/key_names.h"
+#include "config/placement_constraint.h"
 #include "re2/re2.h"
 
 namespace tony::config {
@@ -230,6 +231,47 @@ absl::Status ReadGroupsAndStages(const Reader& reader, const Configuration& conf
                         "tony.application.training-stage, or neither");
   }
 
+  return absl::OkStatus();
+}
+
+absl::Status ReadPlacement(const Reader& reader, JobSpec* spec) {
+  auto check = [&](const std::string& key, const std::string& text) -> absl::Status {
+    if (absl::StatusOr<PlacementConstraint> parsed = ParsePlacementConstraint(text); !parsed.ok()) {
+      return reader.Error(key, ToStd(parsed.status().message()));
+    }
+    return absl::OkStatus();
+  };
+  const std::string app_key = "tony.application.placement-spec";
+  spec->application_placement = std::string(StripWhitespace(reader.String(app_key)));
+  if (!spec->application_placement.empty()) {
+    if (absl::Status s = check(app_key, spec->application_placement); !s.ok()) return s;
+  }
+  const std::string common_key = "tony.containers.placement-spec";
+  const std::string common(StripWhitespace(reader.String(common_key)));
+  if (!common.empty()) {
+    if (absl::Status s = check(common_key, common); !s.ok()) return s;
+  }
+  for (auto& [name, type] : spec->job_types) {
+    const std::string key = StrCat("tony.", name, ".placement-spec");
+    type.placement = std::string(StripWhitespace(reader.JobTypeValue(name, "placement-spec")));
+    if (!type.placement.empty()) {
+      if (absl::Status s = check(key, type.placement); !s.ok()) return s;
+    } else {
+      type.placement = common;
+    }
+    if (type.node_label.empty() ||
+        (type.placement.empty() && spec->application_placement.empty())) {
+      continue;
+    }
+    const std::string& which =
+        !type.placement.empty()
+            ? (reader.JobTypeValue(name, "placement-spec").empty() ? common_key : key)
+            : app_key;
+    return reader.Error(
+        which, StrCat("job type ", name, " has a node label (", type.node_label,
+                      "): YARN takes a placement constraint only in a SchedulingRequest, which "
+                      "carries no node label; drop one of them"));
+  }
   return absl::OkStatus();
 }
 

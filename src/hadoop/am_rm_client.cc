@@ -228,11 +228,15 @@ proto::ResourceRequest ResourceRequestToProto(const ContainerRequest& request) {
   return out;
 }
 
-proto::AllocateRequest MakeAllocateRequest(const std::vector<ContainerRequest>& asks,
-                                           const std::vector<ContainerId>& releases, float progress,
-                                           int32_t response_id) {
+proto::AllocateRequest MakeAllocateRequest(
+    const std::vector<ContainerRequest>& asks, const std::vector<ContainerId>& releases,
+    float progress, int32_t response_id,
+    const std::vector<proto::SchedulingRequest>& scheduling_requests) {
   proto::AllocateRequest out;
   for (const ContainerRequest& ask : asks) *out.add_ask() = ResourceRequestToProto(ask);
+  for (const proto::SchedulingRequest& request : scheduling_requests) {
+    *out.add_scheduling_requests() = request;
+  }
   for (const ContainerId& id : releases) *out.add_release() = ContainerIdToProto(id);
   out.set_response_id(response_id);
   out.set_progress(progress);
@@ -253,6 +257,11 @@ AllocateResult AllocateResultFromProto(const proto::AllocateResponse& response) 
                                                                     : AmCommand::kShutdown;
   }
   out.headroom = ResourceFromProto(response.limit());
+  for (const proto::RejectedSchedulingRequest& rejected : response.rejected_scheduling_requests()) {
+    out.rejected.emplace_back(rejected.request().priority().priority(),
+                              rejected.reason() == 1 ? "could not place it on a node"
+                                                     : "could not schedule it on a node");
+  }
   out.num_cluster_nodes = response.num_cluster_nodes();
   auto take = [&out](const auto& containers) {
     for (const proto::PreemptionContainer& container : containers) {
@@ -395,14 +404,15 @@ bool IsAttemptUnknown(const absl::Status& status) {
   return IsRemoteError(status, kAttemptNotFoundException);
 }
 
-absl::StatusOr<AllocateResult> AmRmClient::Allocate(const std::vector<ContainerRequest>& asks,
-                                                    const std::vector<ContainerId>& releases,
-                                                    float progress) {
+absl::StatusOr<AllocateResult> AmRmClient::Allocate(
+    const std::vector<ContainerRequest>& asks, const std::vector<ContainerId>& releases,
+    float progress, const std::vector<proto::SchedulingRequest>& scheduling_requests) {
   if (!registration_.has_value()) {
     return absl::FailedPreconditionError(
         StrCat("allocate on the scheduler ", peer(), " before the AM registered"));
   }
-  proto::AllocateRequest request = MakeAllocateRequest(asks, releases, progress, response_id_);
+  proto::AllocateRequest request =
+      MakeAllocateRequest(asks, releases, progress, response_id_, scheduling_requests);
   proto::AllocateResponse response;
   bool reregistered = false;
   absl::Status status = CallRm("allocate", request, &response);

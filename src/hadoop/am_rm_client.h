@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -155,6 +156,9 @@ struct AllocateResult {
   // The RM had lost this AM's registration and the client registered again: the RM forgot every
   // earlier ask, so the caller must send its whole table of outstanding asks again.
   bool reregistered = false;
+  // The priorities of SchedulingRequests the scheduler gave up placing (it tried its
+  // yarn.resourcemanager.placement-constraints.retry-attempts), with its reason.
+  std::vector<std::pair<int32_t, std::string>> rejected;
 };
 
 // --- Conversions (pure) ---
@@ -169,9 +173,10 @@ ContainerStatus ContainerStatusFromProto(const proto::ContainerStatus& status);
 Token TokenFromProto(const proto::TokenMessage& token);
 proto::TokenMessage TokenToProto(const Token& token);
 proto::ResourceRequest ResourceRequestToProto(const ContainerRequest& request);
-proto::AllocateRequest MakeAllocateRequest(const std::vector<ContainerRequest>& asks,
-                                           const std::vector<ContainerId>& releases, float progress,
-                                           int32_t response_id);
+proto::AllocateRequest MakeAllocateRequest(
+    const std::vector<ContainerRequest>& asks, const std::vector<ContainerId>& releases,
+    float progress, int32_t response_id,
+    const std::vector<proto::SchedulingRequest>& scheduling_requests = {});
 AllocateResult AllocateResultFromProto(const proto::AllocateResponse& response);
 
 // Whether the RM refused a call because it no longer knows the AM's attempt
@@ -210,9 +215,11 @@ class AmRmClient {
   // scheduler decided since the last one. Must be called regularly (the RM expires an AM silent
   // for yarn.am.liveness-monitor.expiry-interval-ms, 10 minutes by default).
   // REQUIRES: Register succeeded (else kFailedPrecondition).
-  [[nodiscard]] absl::StatusOr<AllocateResult> Allocate(const std::vector<ContainerRequest>& asks,
-                                                        const std::vector<ContainerId>& releases,
-                                                        float progress);
+  // `scheduling_requests`: asks with placement constraints, never with changed `asks` (the
+  // CapacityScheduler would skip them).
+  [[nodiscard]] absl::StatusOr<AllocateResult> Allocate(
+      const std::vector<ContainerRequest>& asks, const std::vector<ContainerId>& releases,
+      float progress, const std::vector<proto::SchedulingRequest>& scheduling_requests = {});
   // finishApplicationMaster. Returns whether the RM has unregistered the AM; false while the RM is
   // still saving the final state: call again (after a short pause) until true.
   [[nodiscard]] absl::StatusOr<bool> Finish(FinalApplicationStatus status, std::string diagnostics,

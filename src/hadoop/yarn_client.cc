@@ -182,6 +182,16 @@ absl::StatusOr<ClusterMetrics> YarnClient::GetClusterMetrics() {
   return ClusterMetricsFromProto(response.metrics());
 }
 
+absl::StatusOr<bool> YarnClient::HasPlacementConstraints() {
+  proto::GetClusterNodeAttributesResponse response;
+  absl::Status status =
+      Call("getClusterNodeAttributes", proto::GetClusterNodeAttributesRequest(), &response);
+  if (status.ok()) return true;
+  // An RM without the method answers RpcNoSuchMethodException.
+  if (status.code() == absl::StatusCode::kUnimplemented) return false;
+  return status;
+}
+
 absl::StatusOr<std::vector<NodeReport>> YarnClient::GetClusterNodes(
     const std::vector<NodeState>& states) {
   proto::GetClusterNodesRequest request;

@@ -264,6 +264,10 @@ class YarnClient {
   // The nodes in any of `states`; every node when states is empty.
   [[nodiscard]] absl::StatusOr<std::vector<NodeReport>> GetClusterNodes(
       const std::vector<NodeState>& states = {});
+  // Whether the RM speaks the protocol of placement constraints and node attributes (Hadoop
+  // 3.2+): false for one without getClusterNodeAttributes (Hadoop 2.x), which would ignore an
+  // AM's SchedulingRequests and let the job wait forever.
+  [[nodiscard]] absl::StatusOr<bool> HasPlacementConstraints();
 
   // The RM's host:port (with HA, the one calls go to: "rm1 (host:port)").
   std::string peer() const;

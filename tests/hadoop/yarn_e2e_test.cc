@@ -38,6 +38,34 @@ TEST_F(YarnE2eTest, GangLargerThanTheWholeClusterIsBadInput) {
       << r.err;
 }
 
+// A cluster whose scheduler takes no placement constraints: Hadoop 2.10 has none at all (refused at
+// submit, nothing started); 3.4's ResourceManager has them off unless
+// yarn.resourcemanager.placement-constraints.handler says otherwise (the job fails saying so).
+// Placement itself: placement_e2e_test.
+TEST_F(YarnE2eTest, APlacementConstraintOnAClusterThatTakesNoneFailsSayingWhy) {
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
+                             "tony.worker.placement-spec=notin,node,worker"},
+                            "echo the worker ran"));
+  if (cluster_->Value("MINICLUSTER_HADOOP_VERSION").starts_with("2.")) {
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_TRUE(r.app_id.empty()) << r.out;
+    EXPECT_NE(r.err.find("tony: error: tony.worker.placement-spec: the cluster's "
+                         "ResourceManager"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("takes no placement constraints: they need Hadoop 3.2 or later"),
+              std::string::npos)
+        << r.err;
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("the ResourceManager takes no placement constraints: its "
+                       "yarn.resourcemanager.placement-constraints.handler must be scheduler"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(ContainerStdout(r.app_id).find("the worker ran"), std::string::npos);
+}
+
 TEST_F(YarnE2eTest, GangTheBusyClusterCannotGrantFailsAtTheAllocationTimeout) {
   // A first job holds 6 GB of the 8 GB; the second job's gang (2 x 3 GB) fits the cluster but
   // cannot be granted while the first runs, and the allocation timeout must end it, naming what

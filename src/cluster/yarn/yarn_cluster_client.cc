@@ -214,6 +214,17 @@ absl::Status YarnClusterClient::CheckGangFits(const ResourceAsk& total, int cont
   return absl::OkStatus();
 }
 
+absl::Status YarnClusterClient::CheckPlacementConstraints() {
+  absl::StatusOr<bool> supported = yarn_->HasPlacementConstraints();
+  if (!supported.ok()) return supported.status();
+  if (!*supported) {
+    return absl::FailedPreconditionError(
+        StrCat("the cluster's ResourceManager (", yarn_->peer(),
+               ") takes no placement constraints: they need Hadoop 3.2 or later"));
+  }
+  return absl::OkStatus();
+}
+
 std::vector<NodeHint> YarnClusterClient::NodeHints() {
   absl::StatusOr<std::vector<hadoop::NodeReport>> nodes = RunningNodes();
   // Without them the AM asks for containers anywhere, which works, only more slowly.

@@ -55,6 +55,9 @@ class YarnClusterClient final : public ClusterClient {
   // GANG mode: every container of the job at once. An error when even the whole cluster (its
   // RUNNING NodeManagers, other applications aside) could never hold them together.
   absl::Status CheckGangFits(const ResourceAsk& total, int containers);
+  // A job with placement constraints: an error (kFailedPrecondition) when the cluster's RM has
+  // none (Hadoop 2.x), which would leave the job waiting forever.
+  absl::Status CheckPlacementConstraints();
 
   absl::StatusOr<std::string> NewApplicationId() override;
   std::string JobDir(const std::string& app_id) const override;

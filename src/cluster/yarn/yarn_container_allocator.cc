@@ -5,12 +5,22 @@
 #include "cluster/staging.h"
 #include "common/clock.h"
 #include "common/strings.h"
+#include "config/placement_constraint.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::cluster {
 namespace {
 
 int64_t SteadyNowMs() { return SystemClock::Get()->NowMs(); }
+
+// The RM's answer to SchedulingRequests its placement handler cannot take (disabled, the default,
+// or a scheduler without placement): a YarnException that names the setting.
+bool RefusesPlacement(const absl::Status& status) {
+  const std::optional<hadoop::RemoteError> error = hadoop::GetRemoteError(status);
+  return error.has_value() &&
+         (error->message.find("placement-constraints.handler") != std::string::npos ||
+          error->message.find("cannot handle placement constraints") != std::string::npos);
+}
 
 hadoop::Resource ToYarn(const ResourceAsk& ask) {
   hadoop::Resource resource;
@@ -162,6 +172,16 @@ void YarnContainerAllocator::Request(const ContainerRequest& request) {
       ask.priority = static_cast<int32_t>(asks_.size());
       ask.resources = request.resources;
       ask.node_label = request.node_label;
+      if (!request.placement.empty() || !options_.application_placement.empty()) {
+        absl::StatusOr<config::PlacementConstraint> constraint =
+            CombinedPlacement(request.placement, options_.application_placement);
+        if (!constraint.ok()) {  // the client checked both: not expected
+          spdlog::error("job type {}: {}; it asks without a placement constraint", request.job_type,
+                        ToStd(constraint.status().message()));
+          constraint = Unconstrained(request.job_type);
+        }
+        ask.placement = PlacementToProto(*constraint);
+      }
     }
     ask.outstanding += 1;
     ask.changed = true;
@@ -172,7 +192,7 @@ void YarnContainerAllocator::Request(const ContainerRequest& request) {
 std::vector<hadoop::ContainerRequest> YarnContainerAllocator::TakeChangedAsksLocked() {
   std::vector<hadoop::ContainerRequest> changed;
   for (auto& [type, ask] : asks_) {
-    if (!ask.changed) continue;
+    if (!ask.changed || ask.placement.has_value()) continue;
     ask.changed = false;
     // Absolute counts: the scheduler replaces its own.
     for (hadoop::ContainerRequest& row :
@@ -184,23 +204,40 @@ std::vector<hadoop::ContainerRequest> YarnContainerAllocator::TakeChangedAsksLoc
   return changed;
 }
 
+std::vector<hadoop::proto::SchedulingRequest>
+YarnContainerAllocator::TakeChangedSchedulingLocked() {
+  std::vector<hadoop::proto::SchedulingRequest> changed;
+  for (auto& [type, ask] : asks_) {
+    if (!ask.changed || !ask.placement.has_value()) continue;
+    ask.changed = false;
+    changed.push_back(SchedulingRequestFor(ask.job_type, ask.priority, ToYarn(ask.resources),
+                                           ask.outstanding, *ask.placement));
+  }
+  return changed;
+}
+
 void YarnContainerAllocator::HeartbeatLoop() {
   std::string scheduler_peer = am_rm_->peer();  // with RM HA, the RM it last reached
   while (true) {
     std::vector<hadoop::ContainerRequest> asks;
+    std::vector<hadoop::proto::SchedulingRequest> scheduling;
     std::vector<hadoop::ContainerId> releases;
-    const int64_t interval = TakeHeartbeatWork(&asks, &releases);
+    const int64_t interval = TakeHeartbeatWork(&asks, &scheduling, &releases);
     if (interval < 0) return;
     StopOverdueContainers();
     absl::StatusOr<hadoop::AllocateResult> result =
-        am_rm_->Allocate(asks, releases, progress_.load());
+        am_rm_->Allocate(asks, releases, progress_.load(), scheduling);
     if (!result.ok() && hadoop::IsAttemptUnknown(result.status())) {
       EndedByRm(StrCat("the ResourceManager no longer knows this attempt (",
                        ToStd(result.status().message()), ")"));
-      OnAllocateFailed(asks, releases);
+      OnAllocateFailed(asks, scheduling, releases);
+    } else if (!result.ok() && !scheduling.empty() && RefusesPlacement(result.status())) {
+      // Every later heartbeat would be refused alike: the job cannot get its containers.
+      spdlog::error("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
+      Refused();
     } else if (!result.ok()) {
       spdlog::warn("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
-      OnAllocateFailed(asks, releases);
+      OnAllocateFailed(asks, scheduling, releases);
     } else {
       if (result->reregistered) {
         spdlog::info(
@@ -218,15 +255,20 @@ void YarnContainerAllocator::HeartbeatLoop() {
   }
 }
 
-int64_t YarnContainerAllocator::TakeHeartbeatWork(std::vector<hadoop::ContainerRequest>* asks,
-                                                  std::vector<hadoop::ContainerId>* releases) {
+int64_t YarnContainerAllocator::TakeHeartbeatWork(
+    std::vector<hadoop::ContainerRequest>* asks,
+    std::vector<hadoop::proto::SchedulingRequest>* scheduling,
+    std::vector<hadoop::ContainerId>* releases) {
   MutexLock lock(mu_);
   if (stopping_ || finished_) return -1;
   *asks = TakeChangedAsksLocked();
+  // Never both in one call: the CapacityScheduler skips the SchedulingRequests of an allocate
+  // whose asks changed anything. Those left wait for the next heartbeat, which comes soon.
+  if (asks->empty()) *scheduling = TakeChangedSchedulingLocked();
   releases->swap(releases_);
   int64_t interval = options_.slow_heartbeat_ms;
   for (const auto& [type, ask] : asks_) {
-    if (ask.outstanding > 0) interval = options_.fast_heartbeat_ms;
+    if (ask.outstanding > 0 || ask.changed) interval = options_.fast_heartbeat_ms;
   }
   hurry_ = false;
   for (auto it = expected_.begin(); it != expected_.end();) {
@@ -236,13 +278,16 @@ int64_t YarnContainerAllocator::TakeHeartbeatWork(std::vector<hadoop::ContainerR
   return interval;
 }
 
-void YarnContainerAllocator::OnAllocateFailed(const std::vector<hadoop::ContainerRequest>& asks,
-                                              const std::vector<hadoop::ContainerId>& releases) {
+void YarnContainerAllocator::OnAllocateFailed(
+    const std::vector<hadoop::ContainerRequest>& asks,
+    const std::vector<hadoop::proto::SchedulingRequest>& scheduling,
+    const std::vector<hadoop::ContainerId>& releases) {
   MutexLock lock(mu_);
-  for (const auto& ask : asks) {
-    for (auto& [type, entry] : asks_) {
-      if (entry.priority == ask.priority) entry.changed = true;  // send again
-    }
+  std::set<int32_t> priorities;
+  for (const auto& ask : asks) priorities.insert(ask.priority);
+  for (const auto& request : scheduling) priorities.insert(request.priority().priority());
+  for (auto& [type, entry] : asks_) {
+    if (priorities.contains(entry.priority)) entry.changed = true;  // send again
   }
   releases_.insert(releases_.end(), releases.begin(), releases.end());
 }
@@ -290,6 +335,19 @@ void YarnContainerAllocator::OnAllocated(const hadoop::AllocateResult& result) {
       if (granted_.count(name) && preemption_warned_.insert(name).second) warned.push_back(name);
     }
   }
+  {
+    MutexLock lock(mu_);
+    for (const auto& [priority, reason] : result.rejected) {
+      if (!rejection_warned_.insert(priority).second) continue;
+      for (const auto& [name, ask] : asks_) {
+        if (ask.priority != priority) continue;
+        spdlog::warn(
+            "the scheduler gave up placing the {} containers under their placement "
+            "constraint: it {}",
+            ask.job_type, reason);
+      }
+    }
+  }
   for (std::string& id : warned) {
     spdlog::warn("the ResourceManager will preempt {}", id);
     if (callbacks_.on_preemption) callbacks_.on_preemption(std::move(id));
@@ -313,6 +371,14 @@ void YarnContainerAllocator::OnAllocated(const hadoop::AllocateResult& result) {
   } else if (result.command == hadoop::AmCommand::kShutdown) {
     EndedByRm("the ResourceManager ended this application attempt (AM_SHUTDOWN)");
   }
+}
+
+void YarnContainerAllocator::Refused() {
+  if (!callbacks_.on_refused || refused_.exchange(true)) return;
+  callbacks_.on_refused(
+      "the ResourceManager takes no placement constraints: its "
+      "yarn.resourcemanager.placement-constraints.handler must be scheduler (with the "
+      "CapacityScheduler) or placement-processor");
 }
 
 void YarnContainerAllocator::EndedByRm(const std::string& reason) {

@@ -25,6 +25,7 @@
 #include "cluster/yarn/hdfs_namenodes.h"
 #include "cluster/yarn/hdfs_token_refresher.h"
 #include "cluster/yarn/yarn_asks.h"
+#include "cluster/yarn/yarn_placement.h"
 #include "common/mutex.h"
 #include "hadoop/am_rm_client.h"
 #include "hadoop/failover.h"
@@ -68,6 +69,9 @@ struct YarnAllocatorOptions {
   std::map<std::string, std::string> common_files;
   // The cluster's NodeManagers, named in every ask so that grants are node-local (yarn_asks.h).
   std::vector<NodeHint> node_hints;
+  // tony.application.placement-spec ("" for none): every type then asks with SchedulingRequests
+  // under it (yarn_placement.h).
+  std::string application_placement;
   // How to reach the scheduler; empty: Hadoop RPC authenticated with am_rm_token (tests inject a
   // fake).
   hadoop::RpcConnector scheduler_connector;
@@ -109,6 +113,8 @@ class YarnContainerAllocator final : public ContainerAllocator {
     int32_t priority = 0;
     ResourceAsk resources;
     std::string node_label;
+    // Set: asked for with a SchedulingRequest under this constraint (yarn_placement.h).
+    std::optional<hadoop::proto::PlacementConstraint> placement;
     int32_t outstanding = 0;  // containers still wanted
     bool changed = false;     // to be sent with the next heartbeat
   };
@@ -127,13 +133,19 @@ class YarnContainerAllocator final : public ContainerAllocator {
   void OnFreshTokens(const std::vector<hadoop::Token>& tokens);
   void StopOverdueContainers();
   std::vector<hadoop::ContainerRequest> TakeChangedAsksLocked() TONY_REQUIRES(mu_);
-  // The heartbeat loop's steps: what to send (returns the interval until the next heartbeat),
-  // what to send again after a failed allocate, what an answer brings, and the wait.
+  std::vector<hadoop::proto::SchedulingRequest> TakeChangedSchedulingLocked() TONY_REQUIRES(mu_);
+  // The heartbeat loop's steps: what to send (returns the interval until the next heartbeat;
+  // changed SchedulingRequests wait for a heartbeat without changed asks), what to send again
+  // after a failed allocate, what an answer brings, and the wait.
   int64_t TakeHeartbeatWork(std::vector<hadoop::ContainerRequest>* asks,
+                            std::vector<hadoop::proto::SchedulingRequest>* scheduling,
                             std::vector<hadoop::ContainerId>* releases) TONY_EXCLUDES(mu_);
   void OnAllocateFailed(const std::vector<hadoop::ContainerRequest>& asks,
+                        const std::vector<hadoop::proto::SchedulingRequest>& scheduling,
                         const std::vector<hadoop::ContainerId>& releases) TONY_EXCLUDES(mu_);
   void OnAllocated(const hadoop::AllocateResult& result) TONY_EXCLUDES(mu_);
+  // The RM refuses placement constraints: said once, to on_refused.
+  void Refused();
   // The RM no longer counts this attempt (`reason`): said once, to on_ended_by_cluster.
   void EndedByRm(const std::string& reason) TONY_EXCLUDES(mu_);
   void WaitForHeartbeat(int64_t interval_ms) TONY_EXCLUDES(mu_);
@@ -183,6 +195,8 @@ class YarnContainerAllocator final : public ContainerAllocator {
   bool hurry_ TONY_GUARDED_BY(mu_) = false;  // a heartbeat is wanted now
   // Granted containers the RM said it would preempt (on_preemption was called for each).
   std::set<std::string> preemption_warned_ TONY_GUARDED_BY(mu_);
+  std::set<int32_t> rejection_warned_ TONY_GUARDED_BY(mu_);  // priorities
+  std::atomic<bool> refused_ = false;                        // on_refused was called
   // AM_SHUTDOWN came, or the RM no longer knows the attempt: nothing to unregister.
   bool ended_by_rm_ TONY_GUARDED_BY(mu_) = false;
   bool stopping_ TONY_GUARDED_BY(mu_) = false;

@@ -105,6 +105,126 @@ TEST_F(YarnContainerAllocatorTest, SendsEveryAskAgainAfterTheRmAskedToResync) {
   EXPECT_EQ(counts, (std::multiset<int32_t>{1, 2}));
 }
 
+// A constrained type asks with a SchedulingRequest tagged with its name, the others with
+// ResourceRequests, never both in one allocate (the CapacityScheduler would skip the
+// SchedulingRequests).
+TEST_F(YarnContainerAllocatorTest, ConstrainedTypesAskWithSchedulingRequestsTaggedWithTheirName) {
+  rm_.Answer("allocate", AllocateAnswer(1));
+  YarnContainerAllocator allocator(Options());
+  ContainerRequest worker = Worker();
+  worker.placement = "notin,node,worker";
+  allocator.Request(worker);
+  allocator.Request(worker);
+  allocator.Request(worker);
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "", {}).ok());
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", 2, 10000));
+  allocator.Shutdown();
+  const auto first = rm_.RequestOf<proto::AllocateRequest>("allocate", 0);
+  EXPECT_EQ(first.ask_size(), 0);
+  ASSERT_EQ(first.scheduling_requests_size(), 1);
+  const proto::SchedulingRequest& request = first.scheduling_requests(0);
+  ASSERT_EQ(request.allocation_tags_size(), 1);
+  EXPECT_EQ(request.allocation_tags(0), "worker");
+  EXPECT_EQ(request.resource_sizing().num_allocations(), 3);
+  EXPECT_EQ(request.resource_sizing().resources().memory_mb(), 256);
+  EXPECT_EQ(request.execution_type().execution_type(), 1);
+  const auto& own = request.placement_constraint().simple_constraint();
+  EXPECT_EQ(own.scope(), "node");
+  EXPECT_EQ(own.min_cardinality(), 0);
+  EXPECT_EQ(own.max_cardinality(), 0);
+  ASSERT_EQ(own.target_expressions_size(), 1);
+  EXPECT_EQ(own.target_expressions(0).target_type(),
+            proto::PlacementConstraintTarget::TARGET_ALLOCATION_TAG);
+  EXPECT_EQ(own.target_expressions(0).target_key(), "self");
+  EXPECT_EQ(own.target_expressions(0).target_values(0), "worker");
+  EXPECT_EQ(rm_.RequestOf<proto::AllocateRequest>("allocate", 1).scheduling_requests_size(), 0)
+      << "unchanged: not sent again";
+}
+
+// The application's constraint joins each type's with AND, as the RM would apply one registered
+// for the type's tag; a type with none of its own asks under it alone.
+TEST_F(YarnContainerAllocatorTest, TheApplicationsConstraintGoesIntoEveryTypesRequest) {
+  rm_.Answer("allocate", AllocateAnswer(1));
+  YarnAllocatorOptions options = Options();
+  options.application_placement = "java=true";
+  YarnContainerAllocator allocator(options);
+  ContainerRequest worker = Worker();
+  worker.placement = "notin,node,worker";
+  allocator.Request(worker);
+  allocator.Request(ContainerRequest{"ps", {512, 1, 0}, ""});
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "", {}).ok());
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", 2, 10000));
+  allocator.Shutdown();
+  const auto first = rm_.RequestOf<proto::AllocateRequest>("allocate", 0);
+  EXPECT_EQ(first.ask_size(), 0);
+  ASSERT_EQ(first.scheduling_requests_size(), 2);
+  std::map<std::string, proto::PlacementConstraint> by_tag;
+  for (const auto& request : first.scheduling_requests()) {
+    by_tag[request.allocation_tags(0)] = request.placement_constraint();
+  }
+  const proto::PlacementConstraint& ps = by_tag.at("ps");
+  ASSERT_TRUE(ps.has_simple_constraint());
+  EXPECT_EQ(ps.simple_constraint().attribute_op_code(), proto::ATTRIBUTE_EQ);
+  EXPECT_EQ(ps.simple_constraint().target_expressions(0).target_key(), "java");
+  const proto::PlacementConstraint& both = by_tag.at("worker");
+  ASSERT_TRUE(both.has_composite_constraint());
+  EXPECT_EQ(both.composite_constraint().composite_type(),
+            proto::CompositePlacementConstraint::COMPOSITE_AND);
+  ASSERT_EQ(both.composite_constraint().child_constraints_size(), 2);
+  EXPECT_EQ(both.composite_constraint().child_constraints(0).simple_constraint().scope(), "node");
+  EXPECT_EQ(both.composite_constraint()
+                .child_constraints(1)
+                .simple_constraint()
+                .target_expressions(0)
+                .target_key(),
+            "java");
+}
+
+TEST_F(YarnContainerAllocatorTest, SchedulingRequestsWaitForAHeartbeatWithoutChangedAsks) {
+  rm_.Answer("allocate", AllocateAnswer(1));
+  YarnContainerAllocator allocator(Options());
+  ContainerRequest worker = Worker();
+  worker.placement = "notin,node,worker";
+  allocator.Request(worker);
+  allocator.Request(ContainerRequest{"ps", {512, 1, 0}, ""});
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "", {}).ok());
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", 3, 10000));
+  allocator.Shutdown();
+  const auto first = rm_.RequestOf<proto::AllocateRequest>("allocate", 0);
+  const auto second = rm_.RequestOf<proto::AllocateRequest>("allocate", 1);
+  EXPECT_EQ(first.ask_size(), 1);
+  EXPECT_EQ(first.scheduling_requests_size(), 0);
+  EXPECT_EQ(second.ask_size(), 0);
+  EXPECT_EQ(second.scheduling_requests_size(), 1);
+}
+
+// An RM whose placement handler is disabled refuses every such allocate: the job fails at once,
+// saying which setting, instead of waiting forever.
+TEST_F(YarnContainerAllocatorTest, AnRmThatTakesNoPlacementConstraintsFailsTheJobOnce) {
+  rm_.Fail("allocate", "org.apache.hadoop.yarn.exceptions.YarnException",
+           "Found non empty SchedulingRequest in AllocateRequest for application=appattempt_1_0001"
+           "_000001, but the configured yarn.resourcemanager.placement-constraints.handler "
+           "cannot handle placement constraints. Rejecting this allocate operation");
+  std::promise<std::string> refused;
+  std::atomic<int> calls = 0;
+  ContainerAllocator::Callbacks callbacks;
+  callbacks.on_refused = [&](const std::string& reason) {
+    if (calls++ == 0) refused.set_value(reason);
+  };
+  YarnContainerAllocator allocator(Options());
+  ContainerRequest worker = Worker();
+  worker.placement = "in,node,worker";
+  allocator.Request(worker);
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "", std::move(callbacks)).ok());
+  std::future<std::string> reason = refused.get_future();
+  ASSERT_EQ(reason.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_NE(reason.get().find("yarn.resourcemanager.placement-constraints.handler"),
+            std::string::npos);
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", 3, 10000));
+  allocator.Shutdown();
+  EXPECT_EQ(calls.load(), 1);
+}
+
 // The RM ends this AM's part, with AM_SHUTDOWN or by refusing an allocate because it no longer
 // knows the attempt (the application runs another one, or has ended): said once (the RM keeps
 // saying it), nothing unregistered.

@@ -45,7 +45,7 @@ import sun.misc.Signal;
  *                         [--nm-vcores V] [--max-lifetime-s S]
  *                         [--secure [--rpc-protection authentication|integrity|privacy]
  *                                   [--token-lifetime-s S]] [--rm-ha | --ha] [--https] [--viewfs]
- *                         [--kms] [--preemption]
+ *                         [--kms] [--preemption] [--placement]
  * </pre>
  *
  * With --rm-ha, two ResourceManagers (rm1, rm2) in HA without automatic failover, recovery and
@@ -72,6 +72,10 @@ import sun.misc.Signal;
  *
  * With --preemption, the CapacityScheduler has two queues, default and urgent, each guaranteed half
  * the cluster, and takes back from one what the other waits for (see PreemptionMode).
+ *
+ * With --placement, the CapacityScheduler places SchedulingRequests under their constraints, only
+ * NodeManager 0 has GPUs and only the last one has the node label tony-labelled (see
+ * PlacementMode). Not with --secure, --rm-ha, --ha or --preemption.
  *
  * Such a cluster, and an --rm-ha one, takes "stop-nm I" in the control files (below): NodeManager I
  * stops, its containers are killed and reported lost, as when a node leaves (see PreemptionMode).
@@ -108,6 +112,7 @@ public final class MiniClusterLauncher {
     boolean viewfs;
     boolean kms;
     boolean preemption;
+    boolean placement;
   }
 
   /** The ResourceManagers' ids with --rm-ha. */
@@ -117,6 +122,8 @@ public final class MiniClusterLauncher {
   private final File data;
   private MiniDFSCluster dfs;
   private MiniYARNCluster yarn;
+  /** The CapacityScheduler's settings, as the ResourceManager started with them. */
+  private Configuration capacityConf;
   /** The web proxy of an --rm-ha cluster; null without. */
   private WebAppProxyServer proxy;
   /** The Kerberized mode's KDC and keys; null without --secure. */
@@ -145,7 +152,7 @@ public final class MiniClusterLauncher {
       System.err.println("usage: MiniClusterLauncher DIR [--nodemanagers N] [--gpus G]"
           + " [--nm-memory-mb M] [--nm-vcores V] [--max-lifetime-s S] [--ready-timeout-s S]"
           + " [--secure [--rpc-protection authentication|integrity|privacy]] [--rm-ha | --ha]"
-          + " [--https] [--viewfs] [--kms] [--preemption]");
+          + " [--https] [--viewfs] [--kms] [--preemption] [--placement]");
       System.exit(2);
       return;
     }
@@ -215,6 +222,8 @@ public final class MiniClusterLauncher {
         o.kms = true;
       } else if (a.equals("--preemption")) {
         o.preemption = true;
+      } else if (a.equals("--placement")) {
+        o.placement = true;
       } else if (a.equals("--ha")) {
         o.rmHa = true;
         o.nnHa = true;
@@ -266,6 +275,10 @@ public final class MiniClusterLauncher {
     }
     if (o.kms && (o.viewfs || o.nnHa)) {
       throw new IllegalArgumentException("--kms goes with neither --ha nor --viewfs (yet)");
+    }
+    if (o.placement && (o.secure || o.rmHa || o.preemption)) {
+      throw new IllegalArgumentException(
+          "--placement goes with none of --secure, --rm-ha, --ha, --preemption (yet)");
     }
     if (o.tokenLifetimeS != 0 && (!o.secure || o.tokenLifetimeS < 4)) {
       throw new IllegalArgumentException("--token-lifetime-s needs --secure and at least 4 s");
@@ -321,6 +334,10 @@ public final class MiniClusterLauncher {
       startHdfs(conf);
       startYarn(conf);
       waitForNodes();
+      if (opt.placement) {
+        PlacementMode.configureNodes(yarn, yarn.getResourceManager(), opt.nodeManagers, data,
+            capacityConf, opt.readyTimeoutS);
+      }
     } else {
       // Each side in a doAs of its own principal: the threads its daemons start inherit it,
       // and their RPC servers take their Kerberos identity from it (see SecureMode).
@@ -551,6 +568,10 @@ public final class MiniClusterLauncher {
     }
     capacity.set("yarn.scheduler.capacity.resource-calculator",
         "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
+    if (opt.placement) {
+      PlacementMode.apply(conf, data);
+    }
+    capacityConf = capacity;
     for (Map.Entry<String, String> e : capacity) {
       conf.set(e.getKey(), e.getValue());
     }
@@ -803,6 +824,7 @@ public final class MiniClusterLauncher {
       env.put("MINICLUSTER_RM_WEBAPP", all.get(webapp));
     }
     env.put("MINICLUSTER_USER", testUser);
+    env.put("MINICLUSTER_HADOOP_VERSION", org.apache.hadoop.util.VersionInfo.getVersion());
     env.put("MINICLUSTER_NODEMANAGERS", Integer.toString(opt.nodeManagers));
     env.put("MINICLUSTER_GPUS_PER_NODE", Long.toString(opt.gpus));
     // In index order (stop-nm's argument).
@@ -811,6 +833,13 @@ public final class MiniClusterLauncher {
       nodes.append(i == 0 ? "" : ",").append(yarn.getNodeManager(i).getNMContext().getNodeId());
     }
     env.put("MINICLUSTER_NODE_IDS", nodes.toString());
+    if (opt.placement) {
+      // NodeManager 0 alone has GPUs; the last one alone has the label.
+      env.put("MINICLUSTER_GPU_NODE", yarn.getNodeManager(0).getNMContext().getNodeId().toString());
+      env.put("MINICLUSTER_NODE_LABEL", PlacementMode.LABEL);
+      env.put("MINICLUSTER_LABELLED_NODE",
+          yarn.getNodeManager(opt.nodeManagers - 1).getNMContext().getNodeId().toString());
+    }
     if (opt.preemption) {
       env.put("MINICLUSTER_QUEUES", String.join(",", PreemptionMode.QUEUES));
       env.put("MINICLUSTER_PREEMPTION_KILL_WAIT_MS", Long.toString(PreemptionMode.KILL_WAIT_MS));
