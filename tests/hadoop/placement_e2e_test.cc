@@ -33,9 +33,8 @@ class PlacementE2eTest : public YarnE2eTest {
   void SetUp() override {
     YarnE2eTest::SetUp();
     if (IsSkipped()) return;
-    if (cluster_->Value("MINICLUSTER_NODE_LABEL").empty()) {
-      GTEST_SKIP() << "not a --placement mini cluster";
-    }
+    ASSERT_FALSE(cluster_->Value("MINICLUSTER_NODE_LABEL").empty())
+        << cluster_->conf_dir() << " is not a --placement mini cluster";
   }
 };
 
@@ -86,6 +85,29 @@ TEST_F(PlacementE2eTest, LabelledTasksRunOnlyOnTheLabelledNode) {
   const std::map<std::string, std::string> placed = Placements(r);
   EXPECT_EQ(placed.at("worker:0"), labelled);
   EXPECT_EQ(placed.at("worker:1"), labelled);
+}
+
+// Node attributes (Hadoop 3.2+; one node has rm.yarn.io/tony-node=yes): a task asking for that
+// value runs there; one asking for another never gets a container.
+TEST_F(PlacementE2eTest, NodeAttributeConstraintsAreMetOrWaitedFor) {
+  const std::string attribute = cluster_->Value("MINICLUSTER_NODE_ATTRIBUTE");
+  if (attribute.empty()) GTEST_SKIP() << "no node attributes on this Hadoop";
+  TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
+                             "tony.worker.placement-spec=" + attribute},
+                            Report()));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::map<std::string, std::string> placed = Placements(r);
+  ASSERT_EQ(placed.count("worker:0"), 1u) << ContainerStdout(r.app_id);
+  EXPECT_EQ(placed.at("worker:0"), cluster_->Value("MINICLUSTER_ATTRIBUTE_NODE"));
+  const std::string other = "rm.yarn.io/" + attribute.substr(0, attribute.find('=')) + "=no";
+  TonyResult none =
+      Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
+                  "tony.worker.placement-spec=" + other, "tony.container.allocation.timeout=5000"},
+                 Report()));
+  ASSERT_EQ(none.exit_code, 1) << Describe(none);
+  EXPECT_NE(none.out.find("missing: worker:0 (no container; placement " + other + ")"),
+            std::string::npos)
+      << none.out;
 }
 
 TEST_F(PlacementE2eTest, AConstraintTheClusterCannotMeetFailsAtTheAllocationTimeout) {

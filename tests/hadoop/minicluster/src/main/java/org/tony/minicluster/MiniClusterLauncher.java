@@ -837,6 +837,11 @@ public final class MiniClusterLauncher {
       // NodeManager 0 alone has GPUs; the last one alone has the label.
       env.put("MINICLUSTER_GPU_NODE", yarn.getNodeManager(0).getNMContext().getNodeId().toString());
       env.put("MINICLUSTER_NODE_LABEL", PlacementMode.LABEL);
+      if (PlacementMode.attributeNode != null) {
+        env.put("MINICLUSTER_NODE_ATTRIBUTE",
+            PlacementMode.ATTRIBUTE + "=" + PlacementMode.ATTRIBUTE_VALUE);
+        env.put("MINICLUSTER_ATTRIBUTE_NODE", PlacementMode.attributeNode);
+      }
       env.put("MINICLUSTER_LABELLED_NODE",
           yarn.getNodeManager(opt.nodeManagers - 1).getNMContext().getNodeId().toString());
     }

@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +37,10 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  *       as an administrator's "yarn rmadmin -updateNodeResource" does.
  *   <li>Node labels, centrally configured: the cluster label LABEL, non-exclusive, on the last
  *       NodeManager alone; the default queue may use all of it.
+ *   <li>Hadoop 3.2+: the node attribute ATTRIBUTE=ATTRIBUTE_VALUE, centrally configured, on the
+ *       NodeManagers' host; they share one, and the ResourceManager gives a host's attributes to
+ *       one of its nodes (attributeNode). Hadoop 2 has no node attributes; their API is called by
+ *       reflection, so that this source builds against both.
  * </ul>
  *
  * Test code only.
@@ -44,6 +49,11 @@ final class PlacementMode {
 
   /** The node label of the last NodeManager. */
   static final String LABEL = "tony-labelled";
+  /** The node attribute every node has (Hadoop 3.2+), with the centralized prefix rm.yarn.io. */
+  static final String ATTRIBUTE = "tony-node";
+  static final String ATTRIBUTE_VALUE = "yes";
+  /** The node that has the attribute, once configureNodes ran (Hadoop 3.2+); else null. */
+  static String attributeNode;
 
   private PlacementMode() {}
 
@@ -107,6 +117,28 @@ final class PlacementMode {
     // The scheduler takes the new sizes with the nodes' next heartbeats.
     CapacityScheduler scheduler = (CapacityScheduler) rm.getResourceScheduler();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutS);
+    if (hasNodeAttributes()) {
+      addNodeAttribute(admin, yarn.getNodeManager(0).getNMContext().getNodeId().getHost());
+      // The attributes manager keeps one node per host: one of them has the attribute.
+      while (attributeNode == null) {
+        for (int i = 0; i < count && attributeNode == null; i++) {
+          NodeId id = yarn.getNodeManager(i).getNMContext().getNodeId();
+          SchedulerNode node = scheduler.getSchedulerNode(id);
+          Object attributes =
+              node == null ? null : SchedulerNode.class.getMethod("getNodeAttributes").invoke(node);
+          if (attributes instanceof java.util.Collection
+              && !((java.util.Collection<?>) attributes).isEmpty()) {
+            attributeNode = id.toString();
+          }
+        }
+        if (attributeNode == null && System.nanoTime() > deadline) {
+          throw new IOException("--placement: no node has the attribute " + ATTRIBUTE);
+        }
+        if (attributeNode == null) {
+          Thread.sleep(100);
+        }
+      }
+    }
     for (NodeId id : update.keySet()) {
       while (true) {
         SchedulerNode node = scheduler.getSchedulerNode(id);
@@ -119,5 +151,39 @@ final class PlacementMode {
         Thread.sleep(100);
       }
     }
+  }
+
+  /** Whether this Hadoop has node attributes (3.2+). */
+  static boolean hasNodeAttributes() {
+    try {
+      Class.forName("org.apache.hadoop.yarn.api.records.NodeAttribute");
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    }
+  }
+
+  /**
+   * As "yarn nodeattributes -add HOST:ATTRIBUTE(STRING)=ATTRIBUTE_VALUE" does, through the admin
+   * service (by reflection: the classes are Hadoop 3.2's).
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static void addNodeAttribute(AdminService admin, String host) throws Exception {
+    String records = "org.apache.hadoop.yarn.api.records.";
+    String protocol = "org.apache.hadoop.yarn.server.api.protocolrecords.";
+    Class typeClass = Class.forName(records + "NodeAttributeType");
+    Class attributeClass = Class.forName(records + "NodeAttribute");
+    Object attribute = attributeClass
+        .getMethod("newInstance", String.class, String.class, typeClass, String.class)
+        .invoke(null, "rm.yarn.io", ATTRIBUTE, Enum.valueOf(typeClass, "STRING"), ATTRIBUTE_VALUE);
+    Object mapping = Class.forName(protocol + "NodeToAttributes")
+        .getMethod("newInstance", String.class, List.class)
+        .invoke(null, host, Collections.singletonList(attribute));
+    Class operationClass = Class.forName(protocol + "AttributeMappingOperationType");
+    Class requestClass = Class.forName(protocol + "NodesToAttributesMappingRequest");
+    Object request = requestClass
+        .getMethod("newInstance", operationClass, List.class, boolean.class)
+        .invoke(null, Enum.valueOf(operationClass, "ADD"), Collections.singletonList(mapping), true);
+    AdminService.class.getMethod("mapAttributesToNodes", requestClass).invoke(admin, request);
   }
 }
