@@ -45,7 +45,7 @@ class JobStateTest : public ::testing::Test {
   }
   // Grants a container for the task and returns its id.
   std::string Allocate(const TaskRef& task) {
-    const std::string id = "c_" + task.ToString();
+    std::string id = "c_" + task.ToString();
     Actions actions = job_->OnContainerAllocated(id, task.type, "host", "/logs/" + id);
     EXPECT_EQ(Count<LaunchTask>(actions), 1);
     EXPECT_EQ(job_->Find(task)->container_id, id) << "lowest index first";

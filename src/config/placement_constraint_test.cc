@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/strings.h"
+
 namespace tony::config {
 
 // Failures print constraints as their text (gtest finds these by argument-dependent lookup, so
@@ -331,14 +333,14 @@ TEST(PlacementConstraintTest, RefusesTrailingGarbage) {
 
 TEST(PlacementConstraintTest, BoundsTheNestingDepth) {
   std::string text = "in,node,a";
-  for (int i = 0; i < kMaxPlacementConstraintDepth; ++i) text = "and(" + text + ")";
+  for (int i = 0; i < kMaxPlacementConstraintDepth; ++i) text = StrCat("and(", text, ")");
   EXPECT_EQ(Parsed(text).kind, Kind::kAnd);
   EXPECT_THAT(ErrorOf("or(" + text + ")"),
               HasSubstr("'in,node,a': and(...) and or(...) are nested more than 32 deep"));
 
   // Far deeper than the bound, within the length: refused without deep recursion.
   std::string deep = "in,node,a";
-  for (int i = 0; i < 2000; ++i) deep = "or(" + deep + ")";
+  for (int i = 0; i < 2000; ++i) deep = StrCat("or(", deep, ")");
   ASSERT_LE(deep.size(), kMaxPlacementConstraintLength);
   EXPECT_THAT(ErrorOf(deep), HasSubstr("nested more than 32 deep"));
 }

@@ -2,6 +2,7 @@
 // (the syntax itself: placement_constraint_test.cc).
 
 #include "absl/strings/match.h"
+#include "common/strings.h"
 #include "config/job_spec_fixture.h"
 
 namespace tony::config {
@@ -52,7 +53,7 @@ TEST_F(JobSpecTest, ABadPlacementSpecIsRefusedByItsKey) {
   for (const auto& [key, value] : cases) {
     Set(key, value);
     const std::string error = Error();
-    EXPECT_TRUE(absl::StartsWith(error, key + " = \"" + value + "\" (--conf): ")) << error;
+    EXPECT_TRUE(absl::StartsWith(error, StrCat(key, " = \"", value, "\" (--conf): "))) << error;
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
     Set(key, "");
   }

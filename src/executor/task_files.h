@@ -35,7 +35,7 @@ void FeedTaskFile(int fd, ProgressTracker::Stream stream, int64_t* offset,
                   ProgressTracker& tracker);
 
 // The most the preprocessing job may hand on (its line's text after the marker).
-inline constexpr size_t kMaxModelParamsBytes = 32 * 1024;
+inline constexpr size_t kMaxModelParamsBytes = size_t{32} * 1024;
 
 // The preprocessing job's parameters: what follows the first `marker` (config::kModelParamsMarker)
 // in the task's stdout `fd`, read from its start, to the end of that line ("\r" dropped); "" when
