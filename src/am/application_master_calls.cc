@@ -101,7 +101,7 @@ void ApplicationMaster::ReportResult(const rpc::ReportResultRequest& request,
   job_.OnMemorySample(task, request.container_id(), request.peak_rss_bytes());
   if (!request.output_tail().empty()) status_.SetOutputTail(task, request.output_tail());
   if (request.exit_code() == 0 && !request.model_params().empty()) {
-    job_.SetModelParams(task, request.model_params());
+    job_.SetModelParams(task, request.container_id(), request.attempt(), request.model_params());
   }
   Execute(job_.OnExecutorResult(task, request.container_id(), request.exit_code(),
                                 request.diagnostics(), request.provisional(),

@@ -296,9 +296,12 @@ class JobStateMachine {
   // The preprocessing job's parameters (the text after config::kModelParamsMarker in its stdout),
   // once its task succeeded: every later task gets them with its cluster spec. "" for none.
   const std::string& model_params() const { return model_params_; }
-  // The preprocessing task reported its parameters with a successful end: kept, and recorded
-  // (a MODEL_PARAMS notice) so that a later AM attempt has them too.
-  void SetModelParams(const TaskRef& task, std::string params);
+  // The preprocessing task reported its parameters with a successful end of `attempt` in
+  // `container_id`: kept, and recorded (a MODEL_PARAMS notice) so that a later AM attempt has them
+  // too. A report of an attempt or container the task no longer runs, or of a task that already
+  // ended, changes nothing.
+  void SetModelParams(const TaskRef& task, const std::string& container_id, int attempt,
+                      std::string params);
 
  private:
   TaskRecord* MutableFind(const TaskRef& task);

@@ -288,7 +288,7 @@ TEST_F(RecoveryTest, ALaterAttemptKeepsThePreprocessingJobsParametersAndStage) {
   Init({{"tony.worker.instances", "1"}, {"tony.application.enable-preprocess", "true"}});
   Allocate(kPre);
   Register(kPre, 100);
-  job_->SetModelParams(kPre, "--epochs 3");
+  job_->SetModelParams(kPre, "c_" + kPre.ToString(), 0, "--epochs 3");
   Exit(kPre, 0);
   ASSERT_EQ(State({"worker", 0}), TaskState::kRequested);
   const Actions actions = SecondAttempt({});

@@ -56,9 +56,11 @@ void JobStateMachine::MaybeStartTraining(Actions& actions) {
   }
 }
 
-void JobStateMachine::SetModelParams(const TaskRef& ref, std::string params) {
+void JobStateMachine::SetModelParams(const TaskRef& ref, const std::string& container_id,
+                                     int attempt, std::string params) {
   const TaskRecord* task = Find(ref);
   if (task == nullptr || !spec_.preprocess || ref.type != config::kPreprocessType ||
+      task->container_id != container_id || task->attempt != attempt || IsTerminal(task->state) ||
       params == model_params_) {
     return;
   }

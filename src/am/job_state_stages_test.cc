@@ -53,7 +53,10 @@ TEST_F(JobStateTest, ThePreprocessingJobRunsAloneFirstAndHandsOnItsParameters) {
   Allocate(pre);
   EXPECT_EQ(Count<SendClusterSpec>(Register(pre, 100)), 1) << "a gang of one";
   EXPECT_TRUE(job_->ClusterSpec().empty()) << "it is no part of the others' cluster";
-  job_->SetModelParams(pre, "--lr 0.1");
+  job_->SetModelParams(pre, "c_old", 0, "--stale");
+  job_->SetModelParams(pre, "c_" + pre.ToString(), 1, "--stale");
+  EXPECT_EQ(job_->model_params(), "") << "another container's or attempt's";
+  job_->SetModelParams(pre, "c_" + pre.ToString(), 0, "--lr 0.1");
   ASSERT_EQ(job_->model_params(), "--lr 0.1");
   std::vector<TaskEvent> notices = job_->TakeNotices();
   ASSERT_EQ(notices.size(), 1u);
@@ -61,6 +64,8 @@ TEST_F(JobStateTest, ThePreprocessingJobRunsAloneFirstAndHandsOnItsParameters) {
   EXPECT_EQ(notices[0].detail, "--lr 0.1");
   Actions actions = Exit(pre, 0);
   EXPECT_EQ(Count<RequestContainer>(actions), 3);
+  job_->SetModelParams(pre, "c_" + pre.ToString(), 0, "--late");
+  EXPECT_EQ(job_->model_params(), "--lr 0.1") << "the task has ended";
   StartAllOf({{"ps", 0}, {"worker", 0}, {"worker", 1}});
   EXPECT_EQ(job_->ClusterSpec().size(), 2u);
   EXPECT_EQ(job_->ClusterSpec().count(config::kPreprocessType), 0u);

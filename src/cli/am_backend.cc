@@ -129,7 +129,6 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   const std::string& staging = launch.staging_dir;
   cluster::YarnAllocatorOptions yarn;
   yarn.scheduler = schedulers->front().address;
-  yarn.application_placement = spec.application_placement;
   // With RM HA, each scheduler call fails over with tony's default policy; the heartbeat loop
   // goes on calling while the RMs fail over or restart.
   if (schedulers->size() > 1) yarn.ha_schedulers = *schedulers;

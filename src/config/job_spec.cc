@@ -549,7 +549,6 @@ Resources JobSpec::GangResources() const {
 }
 
 bool JobSpec::HasPlacement() const {
-  if (!application_placement.empty()) return true;
   for (const auto& [name, type] : job_types) {
     if (!type.placement.empty()) return true;
   }

@@ -43,8 +43,10 @@ struct JobTypeSpec {
   bool runs_torchrun = false;
   std::vector<std::string> localized_resources;  // tony.<t>.resources + tony.containers.resources
   std::string node_label;
-  // tony.<type>.placement-spec, else tony.containers.placement-spec: a YARN placement constraint
-  // (config/placement_constraint.h), checked; "" for none.
+  // The YARN placement constraint (config/placement_constraint.h) its containers must meet,
+  // checked: tony.<type>.placement-spec, else tony.containers.placement-spec, joined with
+  // tony.application.placement-spec by and(...); the preprocessing job's is its own key's only.
+  // "" for none.
   std::string placement;
   JobTypeRole role = JobTypeRole::kTracked;
   bool stop_on_failure = false;
@@ -221,8 +223,8 @@ struct JobSpec {
   // job_types has kPreprocessType, whose task runs first, alone; every other waits for its
   // success (the stages above then follow it).
   bool preprocess = false;
-  // tony.application.placement-spec: the constraint every container meets besides its type's;
-  // checked; "" for none.
+  // tony.application.placement-spec, as given (already part of each type's placement); "" for
+  // none.
   std::string application_placement;
 
   std::map<std::string, std::string> container_envs;  // tony.containers.envs
@@ -273,7 +275,7 @@ struct JobSpec {
   // job's, which runs alone before them), and what they ask for together.
   int GangTasks() const;
   Resources GangResources() const;
-  // Whether any placement constraint applies (YARN then asks with SchedulingRequests).
+  // Whether any job type has a placement constraint (YARN asks for those with SchedulingRequests).
   bool HasPlacement() const;
   const JobTypeSpec* Find(const std::string& type) const;
   // The elastic type of an elastic PyTorch job (min_instances > 0); nullptr for any other job.

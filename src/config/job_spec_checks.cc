@@ -253,20 +253,23 @@ absl::Status ReadPlacement(const Reader& reader, JobSpec* spec) {
   }
   for (auto& [name, type] : spec->job_types) {
     const std::string key = StrCat("tony.", name, ".placement-spec");
-    type.placement = std::string(StripWhitespace(reader.JobTypeValue(name, "placement-spec")));
-    if (!type.placement.empty()) {
-      if (absl::Status s = check(key, type.placement); !s.ok()) return s;
-    } else {
-      type.placement = common;
+    std::string own(StripWhitespace(reader.JobTypeValue(name, "placement-spec")));
+    if (!own.empty()) {
+      if (absl::Status s = check(key, own); !s.ok()) return s;
     }
-    if (type.node_label.empty() ||
-        (type.placement.empty() && spec->application_placement.empty())) {
-      continue;
+    // The preprocessing job runs in the AM's stead (TonY: in its container), which the job's
+    // other constraints do not bind: only its own key does.
+    const bool alone = spec->preprocess && name == kPreprocessType;
+    const std::string& which = !own.empty() ? key : !common.empty() ? common_key : app_key;
+    if (own.empty() && !alone) own = common;
+    type.placement = own;
+    if (!alone && !spec->application_placement.empty()) {
+      // The application's constraint binds every type: YARN gets both in one request.
+      type.placement = own.empty() ? spec->application_placement
+                                   : StrCat("and(", own, ":", spec->application_placement, ")");
+      if (absl::Status s = check(which, type.placement); !s.ok()) return s;
     }
-    const std::string& which =
-        !type.placement.empty()
-            ? (reader.JobTypeValue(name, "placement-spec").empty() ? common_key : key)
-            : app_key;
+    if (type.node_label.empty() || type.placement.empty()) continue;
     return reader.Error(
         which, StrCat("job type ", name, " has a node label (", type.node_label,
                       "): YARN takes a placement constraint only in a SchedulingRequest, which "

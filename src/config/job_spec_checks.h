@@ -27,8 +27,8 @@ absl::Status ReadRestartPolicies(const Reader& reader, JobSpec* spec);
 absl::Status ReadGroupsAndStages(const Reader& reader, const Configuration& conf, JobSpec* spec);
 
 // tony.application.placement-spec, tony.<type>.placement-spec and tony.containers.placement-spec:
-// each a YARN placement constraint; a job type with one (or under the application's) has no node
-// label.
+// each a YARN placement constraint, joined into each type's (JobTypeSpec::placement); a job type
+// with one has no node label.
 absl::Status ReadPlacement(const Reader& reader, JobSpec* spec);
 
 }  // namespace tony::config

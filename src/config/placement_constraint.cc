@@ -62,11 +62,18 @@ absl::StatusOr<PlacementTarget> ParseTag(std::string_view expression, std::strin
   const size_t slash = token.rfind('/');
   if (slash != std::string_view::npos) {
     const std::string_view name_space = token.substr(0, slash);
-    if (name_space != "self" && name_space != "not-self" && name_space != "all" &&
-        name_space != "app-id" && name_space != "app-tag") {
+    // Hadoop's parser takes app-id/ and app-tag/ too, but the text has no room for the id or
+    // application tag they need, and YARN's scheduler refuses them without one.
+    if (name_space == "app-id" || name_space == "app-tag") {
+      return Invalid(expression,
+                     StrCat("the namespace ", Quoted(name_space), " in ", Quoted(token),
+                            " needs an application id or tag, which this syntax cannot carry; "
+                            "use self, not-self or all"));
+    }
+    if (name_space != "self" && name_space != "not-self" && name_space != "all") {
       return Invalid(expression,
                      StrCat("invalid namespace ", Quoted(name_space), " in ", Quoted(token),
-                            "; the namespaces are self, not-self, all, app-id and app-tag"));
+                            "; the namespaces are self, not-self and all"));
     }
     target.key = std::string(name_space);
     tag = token.substr(slash + 1);

@@ -5,7 +5,7 @@
 //   cardinality,SCOPE,TAG[,TAG...],MIN,MAX
 //   NAME=VALUE[,VALUE...]            NAME!=VALUE[,VALUE...]   (a node attribute)
 //   and(EXPR:EXPR...)                or(EXPR:EXPR...)          (or AND(...), OR(...))
-// SCOPE is node or rack; a TAG may carry a namespace: self/, not-self/, all/, app-id/, app-tag/.
+// SCOPE is node or rack; a TAG may carry a namespace: self/ (the default), not-self/, all/.
 // Pure; errors are kInvalidArgument, one line that quotes the expression and the offending part.
 // The caller prefixes the key and its source.
 
@@ -21,9 +21,9 @@ namespace tony::config {
 
 struct PlacementTarget {
   bool node_attribute = false;  // else allocation tags
-  // Allocation tags: the namespace ("self" when the text names none; else "not-self", "all",
-  // "self", "app-id" or "app-tag" as written before the tag's last '/'). Node attribute: its name
-  // as written ("java", "rm.yarn.io/java").
+  // Allocation tags: the namespace ("self" when the text names none; else "not-self", "all" or
+  // "self" as written before the tag's '/'). Node attribute: its name as written ("java",
+  // "rm.yarn.io/java").
   std::string key;
   // Allocation tags: the one tag. Node attribute: its values, sorted, without duplicates.
   std::vector<std::string> values;
@@ -52,8 +52,9 @@ struct PlacementConstraint {
 inline constexpr size_t kMaxPlacementConstraintLength = 8192;
 inline constexpr int kMaxPlacementConstraintDepth = 32;
 
-// Accepts what Hadoop 3.4's parser accepts, except what would constrain nothing or is ambiguous:
-// in/notin without a tag, empty tokens, and tags, names or values holding ',', ':', '(', ')',
+// Accepts what Hadoop 3.4's parser accepts, except what would constrain nothing, is ambiguous or
+// YARN cannot evaluate: in/notin without a tag, empty tokens, the app-id/ and app-tag/ namespaces
+// (they need an id the text cannot carry), and tags, names or values holding ',', ':', '(', ')',
 // '=', '!', whitespace or control characters. Example error:
 //   'notin,host,worker': the scope is node or rack, not 'host'
 [[nodiscard]] absl::StatusOr<PlacementConstraint> ParsePlacementConstraint(std::string_view text);

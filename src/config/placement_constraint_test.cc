@@ -88,10 +88,8 @@ TEST(PlacementConstraintTest, NotInWithSeveralTagsAndNamespaces) {
 }
 
 TEST(PlacementConstraintTest, EveryNamespace) {
-  const PlacementConstraint c =
-      Parsed("in,node,self/a,not-self/b,all/c,app-id/d,app-tag/e,rm.yarn.io-like.tag_1");
+  const PlacementConstraint c = Parsed("in,node,self/a,not-self/b,all/c,rm.yarn.io-like.tag_1");
   EXPECT_EQ(c.targets, (std::vector{Tag("self", "a"), Tag("not-self", "b"), Tag("all", "c"),
-                                    Tag("app-id", "d"), Tag("app-tag", "e"),
                                     Tag("self", "rm.yarn.io-like.tag_1")}));
 }
 
@@ -201,7 +199,7 @@ TEST(PlacementConstraintTest, ToStringIsCanonicalAndParsesBack) {
       {"notin,rack,all/ps", "notin,rack,all/ps"},
       {"in,node,a,b", "in,node,a,b"},
       {"cardinality,node,worker,0,2", "cardinality,node,worker,0,2"},
-      {"CARDINALITY,RACK,app-tag/x,1,2147483647", "in,rack,app-tag/x"},
+      {"CARDINALITY,RACK,not-self/x,1,2147483647", "in,rack,not-self/x"},
       {"cardinality,node,a,0,0", "notin,node,a"},
       {"java=true", "java=true"},
       {"java!=1.8,1.7", "java!=1.7,1.8"},
@@ -249,6 +247,10 @@ TEST(PlacementConstraintTest, RefusesBadNamespace) {
   EXPECT_THAT(ErrorOf("in,node,/a"), HasSubstr("invalid namespace '' in '/a'"));
   EXPECT_THAT(ErrorOf("in,node,app-id/application_1_0001/tag"),
               HasSubstr("invalid namespace 'app-id/application_1_0001'"));
+  // Hadoop's parser takes these, but they need an id the text cannot carry.
+  EXPECT_THAT(ErrorOf("in,node,app-id/a"),
+              HasSubstr("the namespace 'app-id' in 'app-id/a' needs an application id or tag"));
+  EXPECT_THAT(ErrorOf("notin,rack,app-tag/b"), HasSubstr("the namespace 'app-tag' in"));
   EXPECT_THAT(ErrorOf("in,node,self/"), HasSubstr("the tag of 'self/' is empty"));
 }
 
@@ -359,7 +361,7 @@ TEST(PlacementConstraintTest, BoundsTheLength) {
 // and every constraint accepted prints as text that parses back to it.
 TEST(PlacementConstraintTest, EditedConstraintsAreRefusedOrRoundTrip) {
   const std::vector<std::string> seeds = {
-      "in,node,worker", "notin,rack,all/ps,chief", "cardinality,node,a,app-id/b,0,2",
+      "in,node,worker", "notin,rack,all/ps,chief", "cardinality,node,a,not-self/b,0,2",
       "java!=1.7,1.8",  "rm.yarn.io/java=true",    "and(notin,node,bar:or(in,node,foo:java=1))"};
   const std::string alphabet = "inotdrackle,:()=!/ aANDOR01-";
   std::mt19937 random(20261204);

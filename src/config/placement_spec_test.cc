@@ -26,9 +26,32 @@ TEST_F(JobSpecTest, PlacementSpecsOfTheTypeTheContainersAndTheApplication) {
   Set("tony.application.placement-spec", "and(java=true:notin,node,chief)");
   spec = Build();
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->job_types.at("ps").placement, "");
+  // The application's constraint binds every type: joined to the type's own.
+  EXPECT_EQ(spec->job_types.at("ps").placement, "and(java=true:notin,node,chief)");
+  EXPECT_EQ(spec->job_types.at("worker").placement,
+            "and(notin,node,worker:and(java=true:notin,node,chief))");
   EXPECT_EQ(spec->application_placement, "and(java=true:notin,node,chief)");
   EXPECT_TRUE(spec->HasPlacement());
+}
+
+// The preprocessing job runs in the AM's stead: only its own key constrains it, so the AM's node
+// label does not clash with the job's constraints.
+TEST_F(JobSpecTest, ThePreprocessingJobTakesOnlyItsOwnPlacementSpec) {
+  Set("tony.worker.instances", "2");
+  Set("tony.application.enable-preprocess", "true");
+  Set("tony.am.node-label", "cpu");
+  Set("tony.containers.placement-spec", "notin,node,worker");
+  Set("tony.application.placement-spec", "java=true");
+  absl::StatusOr<JobSpec> spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at(kPreprocessType).placement, "");
+  EXPECT_EQ(spec->job_types.at(kPreprocessType).node_label, "cpu");
+  EXPECT_EQ(spec->job_types.at("worker").placement, "and(notin,node,worker:java=true)");
+  Set("tony.am.node-label", "");
+  Set("tony.preprocess.placement-spec", "in,node,worker");
+  spec = Build();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_types.at(kPreprocessType).placement, "in,node,worker");
 }
 
 TEST_F(JobSpecTest, NoPlacementByDefault) {

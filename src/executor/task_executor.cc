@@ -225,6 +225,7 @@ std::optional<int> TaskExecutor::Report(int exit_code, const std::string& diagno
                           [this](int64_t ms) { return WaitForStop(ms); });
   if (!status.ok()) {
     spdlog::warn("could not report the result to the AM: {}", GrpcError(status));
+    report_failed_ = true;
     return std::nullopt;
   }
   // A stopped executor goes, whatever the AM would have it do.

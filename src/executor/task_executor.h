@@ -154,8 +154,9 @@ class TaskExecutor {
   int progress_fd_ = -1;
   std::map<std::string, std::string> helper_env_;  // what the tony_task helper adds to the env
   std::optional<int> next_attempt_;                // the AM's answer to the last Report
-  int attempt_ = 0;           // the task's attempt this executor runs (reported with its end)
-  std::string model_params_;  // the preprocessing job's, found in its stdout once it succeeded
+  int attempt_ = 0;             // the task's attempt this executor runs (reported with its end)
+  std::string model_params_;    // the preprocessing job's, found in its stdout once it succeeded
+  bool report_failed_ = false;  // the last Report did not reach the AM
   std::atomic<int> stop_signal_{0};        // the stop signal received, 0 if none
   std::unique_ptr<SignalThread> signals_;  // last: destroyed first, before what it uses
 };

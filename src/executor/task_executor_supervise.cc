@@ -241,6 +241,12 @@ int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::strin
   const bool killed_from_outside = exit && exit->signal != 0 && stop_reason.empty();
   DrainOutput();
   next_attempt_ = Report(code, diagnostics, killed_from_outside, peak_rss);
+  if (report_failed_ && !model_params_.empty()) {
+    // The container's end alone would read as a success without them: the later tasks would
+    // start without their parameters. A failure says what happened.
+    spdlog::error("the preprocessing job's parameters did not reach the AM");
+    return 1;
+  }
   return code > 255 ? 255 : code;
 }
 

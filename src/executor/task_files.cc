@@ -68,6 +68,23 @@ void FeedTaskFile(int fd, ProgressTracker::Stream stream, int64_t* offset,
   }
 }
 
+namespace {
+
+// The parameters go to the AM in a protobuf string, which must be UTF-8.
+absl::StatusOr<std::string> ValidUtf8(std::string params) {
+  for (size_t at = 0; at < params.size();) {
+    const size_t length = Utf8SequenceLength(params, at);
+    if (length == 0) {
+      return absl::InvalidArgumentError(
+          StrCat("the text after the marker is not UTF-8 (byte ", at + 1, ")"));
+    }
+    at += length;
+  }
+  return params;
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> FindModelParams(int fd, std::string_view marker) {
   if (fd < 0) return absl::FailedPreconditionError("the task's stdout is not open");
   std::string pending;  // the current line, or its end once it is longer than needed
@@ -94,7 +111,7 @@ absl::StatusOr<std::string> FindModelParams(int fd, std::string_view marker) {
          newline = pending.find('\n', start)) {
       if (std::optional<std::string> params = params_in(pending.substr(start, newline - start))) {
         if (params->size() > kMaxModelParamsBytes) break;
-        return *params;
+        return ValidUtf8(*std::move(params));
       }
       start = newline + 1;
     }
@@ -111,7 +128,7 @@ absl::StatusOr<std::string> FindModelParams(int fd, std::string_view marker) {
     }
   }
   if (std::optional<std::string> params = params_in(pending)) {
-    if (params->size() <= kMaxModelParamsBytes) return *params;
+    if (params->size() <= kMaxModelParamsBytes) return ValidUtf8(*std::move(params));
   } else {
     return std::string();
   }

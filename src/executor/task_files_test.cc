@@ -151,6 +151,14 @@ TEST_F(TaskFilesTest, ModelParametersPastTheLimitAreRefusedNotCut) {
   EXPECT_EQ(params->size(), kMaxModelParamsBytes);
   close(exact);
   EXPECT_FALSE(FindModelParams(-1, "Model parameters: ").ok());
+  // Bytes that are not UTF-8 could not travel to the AM: refused, not dropped.
+  Append("binary", "Model parameters: caf\xc3\xa9 \xff\n");
+  const int binary = OpenTaskFile(Path("binary"), O_RDONLY, 0600);
+  params = FindModelParams(binary, "Model parameters: ");
+  ASSERT_FALSE(params.ok());
+  EXPECT_NE(params.status().message().find("not UTF-8 (byte 7)"), std::string::npos)
+      << params.status();
+  close(binary);
 }
 
 }  // namespace

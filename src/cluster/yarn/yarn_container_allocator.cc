@@ -172,15 +172,15 @@ void YarnContainerAllocator::Request(const ContainerRequest& request) {
       ask.priority = static_cast<int32_t>(asks_.size());
       ask.resources = request.resources;
       ask.node_label = request.node_label;
-      if (!request.placement.empty() || !options_.application_placement.empty()) {
+      if (!request.placement.empty()) {
         absl::StatusOr<config::PlacementConstraint> constraint =
-            CombinedPlacement(request.placement, options_.application_placement);
-        if (!constraint.ok()) {  // the client checked both: not expected
-          spdlog::error("job type {}: {}; it asks without a placement constraint", request.job_type,
-                        ToStd(constraint.status().message()));
-          constraint = Unconstrained(request.job_type);
+            config::ParsePlacementConstraint(request.placement);
+        if (constraint.ok()) {
+          ask.placement = PlacementToProto(*constraint);
+        } else {  // the client checked it: not expected
+          spdlog::error("job type {}: {}; it asks without its placement constraint",
+                        request.job_type, ToStd(constraint.status().message()));
         }
-        ask.placement = PlacementToProto(*constraint);
       }
     }
     ask.outstanding += 1;
@@ -234,6 +234,7 @@ void YarnContainerAllocator::HeartbeatLoop() {
     } else if (!result.ok() && !scheduling.empty() && RefusesPlacement(result.status())) {
       // Every later heartbeat would be refused alike: the job cannot get its containers.
       spdlog::error("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
+      OnAllocateFailed({}, {}, releases);  // the releases still go
       Refused();
     } else if (!result.ok()) {
       spdlog::warn("allocate on {} failed: {}", am_rm_->peer(), ToStd(result.status().message()));
@@ -337,14 +338,18 @@ void YarnContainerAllocator::OnAllocated(const hadoop::AllocateResult& result) {
   }
   {
     MutexLock lock(mu_);
+    // The scheduler forgets a request it gave up on (its placement processor, after its
+    // retries): it goes again with the next heartbeat, the wait bounded by the allocation timeout.
     for (const auto& [priority, reason] : result.rejected) {
-      if (!rejection_warned_.insert(priority).second) continue;
-      for (const auto& [name, ask] : asks_) {
-        if (ask.priority != priority) continue;
-        spdlog::warn(
-            "the scheduler gave up placing the {} containers under their placement "
-            "constraint: it {}",
-            ask.job_type, reason);
+      for (auto& [name, ask] : asks_) {
+        if (ask.priority != priority || !ask.placement.has_value()) continue;
+        ask.changed = ask.outstanding > 0;
+        if (rejection_warned_.insert(priority).second) {
+          spdlog::warn(
+              "the scheduler could not place the {} containers under their placement "
+              "constraint ({}); asking again",
+              ask.job_type, reason);
+        }
       }
     }
   }

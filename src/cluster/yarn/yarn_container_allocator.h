@@ -69,9 +69,6 @@ struct YarnAllocatorOptions {
   std::map<std::string, std::string> common_files;
   // The cluster's NodeManagers, named in every ask so that grants are node-local (yarn_asks.h).
   std::vector<NodeHint> node_hints;
-  // tony.application.placement-spec ("" for none): every type then asks with SchedulingRequests
-  // under it (yarn_placement.h).
-  std::string application_placement;
   // How to reach the scheduler; empty: Hadoop RPC authenticated with am_rm_token (tests inject a
   // fake).
   hadoop::RpcConnector scheduler_connector;

@@ -141,17 +141,17 @@ TEST_F(YarnContainerAllocatorTest, ConstrainedTypesAskWithSchedulingRequestsTagg
       << "unchanged: not sent again";
 }
 
-// The application's constraint joins each type's with AND, as the RM would apply one registered
-// for the type's tag; a type with none of its own asks under it alone.
-TEST_F(YarnContainerAllocatorTest, TheApplicationsConstraintGoesIntoEveryTypesRequest) {
+// A composite constraint (the config joins the application's to each type's this way) and a node
+// attribute go out whole; a type without one keeps its ResourceRequest.
+TEST_F(YarnContainerAllocatorTest, CompositeConstraintsAndAttributesGoOutWhole) {
   rm_.Answer("allocate", AllocateAnswer(1));
-  YarnAllocatorOptions options = Options();
-  options.application_placement = "java=true";
-  YarnContainerAllocator allocator(options);
+  YarnContainerAllocator allocator(Options());
   ContainerRequest worker = Worker();
-  worker.placement = "notin,node,worker";
+  worker.placement = "and(notin,node,worker:java=true)";
   allocator.Request(worker);
-  allocator.Request(ContainerRequest{"ps", {512, 1, 0}, ""});
+  ContainerRequest ps{"ps", {512, 1, 0}, ""};
+  ps.placement = "java!=1.7";
+  allocator.Request(ps);
   ASSERT_TRUE(allocator.Start("am-host", 4242, "", {}).ok());
   ASSERT_TRUE(rm_.WaitForCalls("allocate", 2, 10000));
   allocator.Shutdown();
@@ -162,10 +162,14 @@ TEST_F(YarnContainerAllocatorTest, TheApplicationsConstraintGoesIntoEveryTypesRe
   for (const auto& request : first.scheduling_requests()) {
     by_tag[request.allocation_tags(0)] = request.placement_constraint();
   }
-  const proto::PlacementConstraint& ps = by_tag.at("ps");
-  ASSERT_TRUE(ps.has_simple_constraint());
-  EXPECT_EQ(ps.simple_constraint().attribute_op_code(), proto::ATTRIBUTE_EQ);
-  EXPECT_EQ(ps.simple_constraint().target_expressions(0).target_key(), "java");
+  const proto::PlacementConstraint& attribute = by_tag.at("ps");
+  ASSERT_TRUE(attribute.has_simple_constraint());
+  EXPECT_EQ(attribute.simple_constraint().attribute_op_code(), proto::ATTRIBUTE_NE);
+  EXPECT_EQ(attribute.simple_constraint().scope(), "node");
+  EXPECT_EQ(attribute.simple_constraint().target_expressions(0).target_type(),
+            proto::PlacementConstraintTarget::TARGET_NODE_ATTRIBUTE);
+  EXPECT_EQ(attribute.simple_constraint().target_expressions(0).target_key(), "java");
+  EXPECT_EQ(attribute.simple_constraint().target_expressions(0).target_values(0), "1.7");
   const proto::PlacementConstraint& both = by_tag.at("worker");
   ASSERT_TRUE(both.has_composite_constraint());
   EXPECT_EQ(both.composite_constraint().composite_type(),
@@ -178,6 +182,41 @@ TEST_F(YarnContainerAllocatorTest, TheApplicationsConstraintGoesIntoEveryTypesRe
                 .target_expressions(0)
                 .target_key(),
             "java");
+}
+
+// A request the scheduler gave up placing (rejected_scheduling_requests) is forgotten by it: the
+// allocator asks again.
+TEST_F(YarnContainerAllocatorTest, ARejectedSchedulingRequestIsSentAgain) {
+  // The first heartbeat that carries the request gets it back rejected.
+  bool rejected = false;  // the heartbeat thread's alone
+  rm_.On("allocate", [&rejected](const std::string& bytes) -> absl::StatusOr<std::string> {
+    proto::AllocateRequest request;
+    request.ParseFromString(bytes);
+    proto::AllocateResponse answer = AllocateAnswer(1);
+    if (request.scheduling_requests_size() > 0 && !rejected) {
+      rejected = true;
+      proto::RejectedSchedulingRequest* rejection = answer.add_rejected_scheduling_requests();
+      rejection->set_reason(2);
+      *rejection->mutable_request() = request.scheduling_requests(0);
+    }
+    return answer.SerializeAsString();
+  });
+  YarnContainerAllocator allocator(Options());
+  ContainerRequest worker = Worker();
+  worker.placement = "notin,node,worker";
+  allocator.Request(worker);
+  allocator.Request(worker);
+  ASSERT_TRUE(allocator.Start("am-host", 4242, "", {}).ok());
+  ASSERT_TRUE(rm_.WaitForCalls("allocate", 4, 10000));
+  allocator.Shutdown();
+  std::vector<int32_t> sent;
+  for (size_t i = 0; i < rm_.CountCalls("allocate"); ++i) {
+    const auto request = rm_.RequestOf<proto::AllocateRequest>("allocate", i);
+    for (const auto& scheduling : request.scheduling_requests()) {
+      sent.push_back(scheduling.resource_sizing().num_allocations());
+    }
+  }
+  EXPECT_EQ(sent, (std::vector<int32_t>{2, 2})) << "once, and once again after the rejection";
 }
 
 TEST_F(YarnContainerAllocatorTest, SchedulingRequestsWaitForAHeartbeatWithoutChangedAsks) {

@@ -1,7 +1,5 @@
 #include "cluster/yarn/yarn_placement.h"
 
-#include <limits>
-
 namespace tony::cluster {
 
 namespace proto = hadoop::proto;
@@ -38,15 +36,6 @@ proto::PlacementConstraint PlacementToProto(const config::PlacementConstraint& c
   return out;
 }
 
-config::PlacementConstraint Unconstrained(const std::string& tag) {
-  config::PlacementConstraint any;
-  any.scope = "node";
-  any.targets = {{false, "self", {tag}}};
-  any.min_cardinality = 0;
-  any.max_cardinality = std::numeric_limits<int32_t>::max();
-  return any;
-}
-
 proto::SchedulingRequest SchedulingRequestFor(const std::string& tag, int32_t priority,
                                               const hadoop::Resource& capability,
                                               int32_t outstanding,
@@ -61,25 +50,6 @@ proto::SchedulingRequest SchedulingRequestFor(const std::string& tag, int32_t pr
   *request.mutable_resource_sizing()->mutable_resources() = hadoop::ResourceToProto(capability);
   *request.mutable_placement_constraint() = constraint;
   return request;
-}
-
-absl::StatusOr<config::PlacementConstraint> CombinedPlacement(const std::string& type,
-                                                              const std::string& application) {
-  absl::StatusOr<config::PlacementConstraint> own, all;
-  if (!type.empty()) {
-    own = config::ParsePlacementConstraint(type);
-    if (!own.ok()) return own.status();
-  }
-  if (!application.empty()) {
-    all = config::ParsePlacementConstraint(application);
-    if (!all.ok()) return all.status();
-  }
-  if (type.empty()) return all;
-  if (application.empty()) return own;
-  config::PlacementConstraint both;
-  both.kind = config::PlacementConstraint::Kind::kAnd;
-  both.children = {*std::move(own), *std::move(all)};
-  return both;
 }
 
 }  // namespace tony::cluster
