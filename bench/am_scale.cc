@@ -1,12 +1,16 @@
-// am_scale --tasks N [--heartbeat-seconds S] [--connections C]: one real ApplicationMaster (its
-// control plane over TLS on loopback, in a child process of its own) with an allocator that grants
-// every container at once and starts nothing, and N simulated executors in this process that do
-// what tony executors do over the real control plane: register, wait for the cluster spec,
-// heartbeat every second, report their exit. Prints what it measured, and as its last line a JSON
-// object: tasks, register_ms (the first launch to the last registration), spec_release_ms (the
-// last registration to the last executor holding the spec), heartbeats_per_s and am_cpu_pct (of
-// one core, while every executor heartbeats once a second), am_peak_rss_mb, report_ms (the
-// results to the AM's exit). bench/am_scale.py runs it for several N.
+// am_scale --tasks N [--heartbeat-seconds S] [--heartbeat-ms I] [--connections C]: one real
+// ApplicationMaster (its control plane over TLS on loopback, in a child process of its own) with an
+// allocator that grants every container at once and starts nothing, and N simulated executors in
+// this process that do what tony executors do over the real control plane: register (each on a
+// port of its own, drawn as ephemeral ports are), wait for the cluster spec (and unpack it),
+// heartbeat for S seconds at the job's pace (config/heartbeat_pace.h; --heartbeat-ms sets another),
+// report their exit. Prints what it measured, and as its last line a JSON object: tasks,
+// register_ms (the first launch to the last registration), spec_release_ms (the last registration
+// to the last executor holding the spec), spec_bytes (the packed spec one executor receives),
+// unpack_us (what one executor then takes to unpack it, on its own host), heartbeat_ms (the
+// interval), heartbeats_per_s and am_cpu_pct (of one core, while every executor heartbeats),
+// am_peak_rss_mb, report_ms (the results to the AM's exit). bench/am_scale.py runs it for several
+// N.
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -21,6 +25,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -31,10 +36,12 @@
 #include "cluster/container_allocator.h"
 #include "common/clock.h"
 #include "config/configuration.h"
+#include "config/heartbeat_pace.h"
 #include "config/job_spec.h"
 #include "config/key_catalog.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
+#include "rpc/cluster_pack.h"
 #include "rpc/job_credentials.h"
 #include "rpc/launch_contract.h"
 #include "rpc/tony.grpc.pb.h"
@@ -156,7 +163,7 @@ class Countdown {
 // Starts one call with the callback API; `done(ok)` runs when it finishes. The call's state lives
 // until then.
 template <typename Request, typename Response, typename Invoke>
-void Call(const Executor& executor, Request request, std::function<void(bool)> done,
+void Call(const Executor& executor, Request request, std::function<void(bool, Response*)> done,
           Invoke invoke) {
   struct State {
     grpc::ClientContext context;
@@ -168,7 +175,9 @@ void Call(const Executor& executor, Request request, std::function<void(bool)> d
   rpc::AttachAuth(&state->context, executor.auth);
   state->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
   invoke(executor.stub->async(), &state->context, &state->request, &state->response,
-         [state, done = std::move(done)](grpc::Status status) { done(status.ok()); });
+         [state, done = std::move(done)](grpc::Status status) {
+           done(status.ok(), &state->response);
+         });
 }
 
 std::pair<int64_t, int64_t> CpuTicksAndPeakRss(pid_t pid) {
@@ -189,7 +198,7 @@ std::pair<int64_t, int64_t> CpuTicksAndPeakRss(pid_t pid) {
   return {utime + stime, peak_kb};
 }
 
-int Main(int tasks, int heartbeat_seconds, int connections) {
+int Main(int tasks, int heartbeat_seconds, int64_t heartbeat_ms, int connections) {
   absl::StatusOr<rpc::JobCredentials> credentials = rpc::GenerateJobCredentials(/*tls=*/true);
   if (!credentials.ok()) return 1;
   int pipe_fds[2];
@@ -256,15 +265,22 @@ int Main(int tasks, int heartbeat_seconds, int connections) {
     executor.stub = stubs[i % stubs.size()].get();
     executors.push_back(executor);
   }
+  // Ephemeral ports, as the executors' sockets get them: a run of numbers would flatter the
+  // packed spec.
+  std::vector<int> ports(tasks);
+  std::mt19937 random(tasks);
+  std::uniform_int_distribution<int> port(32768, 60999);
+  for (int& p : ports) p = port(random);
+  std::vector<rpc::WaitClusterSpecResponse> received(tasks);
   for (const Executor& executor : executors) {
     rpc::RegisterTaskRequest request;
     *request.mutable_task() = executor.task;
     request.set_container_id(executor.container_id);
     request.set_host("127.0.0.1");
-    request.set_port(10000 + executor.task.index() % 50000);
+    request.set_port(ports[executor.task.index()]);
     Call<rpc::RegisterTaskRequest, rpc::RegisterTaskResponse>(
         executor, request,
-        [&, executor](bool ok) {
+        [&, executor](bool ok, rpc::RegisterTaskResponse*) {
           {
             std::lock_guard lock(times_mu);
             last_registered = Clock::now();
@@ -275,11 +291,15 @@ int Main(int tasks, int heartbeat_seconds, int connections) {
           wait.set_container_id(executor.container_id);
           Call<rpc::WaitClusterSpecRequest, rpc::WaitClusterSpecResponse>(
               executor, wait,
-              [&](bool spec_ok) {
+              [&, index = executor.task.index()](bool spec_ok,
+                                                 rpc::WaitClusterSpecResponse* response) {
                 {
                   std::lock_guard lock(times_mu);
                   last_spec = Clock::now();
                 }
+                // Unpacked below, after the clock: each executor unpacks its own on a host of its
+                // own, where here they would all share these 2 cores.
+                received[index].Swap(response);
                 specs.Done(spec_ok);
               },
               [](auto* async, auto... args) { async->WaitClusterSpec(args...); });
@@ -295,26 +315,45 @@ int Main(int tasks, int heartbeat_seconds, int connections) {
       std::chrono::duration<double, std::milli>(last_registered - first_launch).count();
   const double spec_release_ms =
       std::chrono::duration<double, std::milli>(last_spec - last_registered).count();
+  // Every executor's spec holds every task's address once unpacked, as the executor's link does.
+  const int64_t spec_bytes = static_cast<int64_t>(received[0].packed_cluster().size());
+  int bad_specs = 0;
+  const Clock::time_point unpack_start = Clock::now();
+  for (rpc::WaitClusterSpecResponse& response : received) {
+    if (!rpc::UnpackCluster(&response).ok() || !response.cluster().contains("worker") ||
+        response.cluster().at("worker").addresses_size() != tasks) {
+      ++bad_specs;
+    }
+  }
+  const double unpack_us = MsSince(unpack_start) * 1000 / tasks;
+  received.clear();
 
-  // Heartbeats: every executor once a second, spread evenly over the second.
-  beats.Reset(tasks * heartbeat_seconds);
+  // Heartbeats: every executor at the job's pace, spread evenly over the interval, for at least
+  // heartbeat_seconds.
+  if (heartbeat_ms <= 0) heartbeat_ms = config::ExecutorHeartbeat(Workers(tasks)).interval_ms;
+  const int64_t rounds = (int64_t{heartbeat_seconds} * 1000 + heartbeat_ms - 1) / heartbeat_ms;
+  beats.Reset(static_cast<int>(tasks * rounds));
   const auto [cpu_before, peak_before] = CpuTicksAndPeakRss(am_pid);
   const Clock::time_point beat_start = Clock::now();
-  for (int second = 0; second < heartbeat_seconds; ++second) {
+  for (int64_t round = 0; round < rounds; ++round) {
     for (int i = 0; i < tasks; ++i) {
-      const auto due = beat_start + std::chrono::milliseconds(second * 1000 + i * 1000LL / tasks);
+      const auto due =
+          beat_start + std::chrono::milliseconds(round * heartbeat_ms + i * heartbeat_ms / tasks);
       std::this_thread::sleep_until(due);  // pacing the load, not synchronizing
       rpc::HeartbeatRequest request;
       *request.mutable_task() = executors[i].task;
       request.set_container_id(executors[i].container_id);
       request.set_rss_bytes(10 << 20);
       Call<rpc::HeartbeatRequest, rpc::HeartbeatResponse>(
-          executors[i], request, [&](bool ok) { beats.Done(ok); },
+          executors[i], request, [&](bool ok, rpc::HeartbeatResponse*) { beats.Done(ok); },
           [](auto* async, auto... args) { async->Heartbeat(args...); });
     }
   }
+  // The window is whole rounds: the last beats are due just before its end.
+  std::this_thread::sleep_until(beat_start + std::chrono::milliseconds(rounds * heartbeat_ms));
   beats.Wait(120);
   const double beat_seconds = MsSince(beat_start) / 1000;
+  const double beats_per_s = static_cast<double>(tasks * rounds) / beat_seconds;
   const auto [cpu_after, peak_rss_kb] = CpuTicksAndPeakRss(am_pid);
   const double am_cpu_pct =
       100.0 * static_cast<double>(cpu_after - cpu_before) / sysconf(_SC_CLK_TCK) / beat_seconds;
@@ -327,27 +366,31 @@ int Main(int tasks, int heartbeat_seconds, int connections) {
     request.set_container_id(executor.container_id);
     request.set_exit_code(0);
     Call<rpc::ReportResultRequest, rpc::ReportResultResponse>(
-        executor, request, [&](bool ok) { reports.Done(ok); },
+        executor, request, [&](bool ok, rpc::ReportResultResponse*) { reports.Done(ok); },
         [](auto* async, auto... args) { async->ReportResult(args...); });
   }
   reports.Wait(600);
   int status = 0;
   waitpid(am_pid, &status, 0);
   const double report_ms = MsSince(report_start);
-  const int failures = registered.failed() + specs.failed() + beats.failed() + reports.failed();
+  const int failures =
+      registered.failed() + specs.failed() + beats.failed() + reports.failed() + bad_specs;
 
   std::printf(
-      "tasks %d: register %.0f ms, spec release %.0f ms after the last registration, "
-      "%.0f heartbeats/s at %.1f%% of one core, AM peak RSS %.1f MB, reports to exit "
-      "%.0f ms, AM exit %d, failed calls %d\n",
-      tasks, register_ms, spec_release_ms, tasks * heartbeat_seconds / beat_seconds, am_cpu_pct,
-      peak_rss_kb / 1024.0, report_ms, WEXITSTATUS(status), failures);
+      "tasks %d: register %.0f ms, spec release %.0f ms after the last registration (%lld bytes "
+      "packed, %.0f us to unpack), heartbeats every %lld ms: %.0f/s at %.1f%% of one core, AM "
+      "peak RSS %.1f MB, reports to exit %.0f ms, AM exit %d, failed calls %d\n",
+      tasks, register_ms, spec_release_ms, static_cast<long long>(spec_bytes), unpack_us,
+      static_cast<long long>(heartbeat_ms), beats_per_s, am_cpu_pct, peak_rss_kb / 1024.0,
+      report_ms, WEXITSTATUS(status), failures);
   std::printf(
-      "{\"tasks\": %d, \"register_ms\": %.0f, \"spec_release_ms\": %.0f, \"heartbeats_per_s\": "
-      "%.0f, \"am_cpu_pct\": %.1f, \"am_peak_rss_mb\": %.1f, \"report_ms\": %.0f, "
-      "\"failed_calls\": %d, \"am_exit\": %d}\n",
-      tasks, register_ms, spec_release_ms, tasks * heartbeat_seconds / beat_seconds, am_cpu_pct,
-      peak_rss_kb / 1024.0, report_ms, failures, WEXITSTATUS(status));
+      "{\"tasks\": %d, \"register_ms\": %.0f, \"spec_release_ms\": %.0f, \"spec_bytes\": %lld, "
+      "\"unpack_us\": %.0f, \"heartbeat_ms\": %lld, \"heartbeats_per_s\": %.0f, \"am_cpu_pct\": "
+      "%.1f, \"am_peak_rss_mb\": %.1f, \"report_ms\": %.0f, \"failed_calls\": %d, \"am_exit\": "
+      "%d}\n",
+      tasks, register_ms, spec_release_ms, static_cast<long long>(spec_bytes), unpack_us,
+      static_cast<long long>(heartbeat_ms), beats_per_s, am_cpu_pct, peak_rss_kb / 1024.0,
+      report_ms, failures, WEXITSTATUS(status));
   (void)peak_before;
   return failures == 0 && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
@@ -357,17 +400,19 @@ int Main(int tasks, int heartbeat_seconds, int connections) {
 
 int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // as tony's main does
-  int tasks = 64, heartbeat_seconds = 10, connections = 256;
+  int tasks = 64, heartbeat_seconds = 10, connections = 256, heartbeat_ms = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
     if (flag == "--tasks") tasks = value;
     if (flag == "--heartbeat-seconds") heartbeat_seconds = value;
+    if (flag == "--heartbeat-ms") heartbeat_ms = value;
     if (flag == "--connections") connections = value;
   }
-  if (tasks <= 0 || heartbeat_seconds <= 0 || connections <= 0) {
-    std::cerr << "usage: am_scale --tasks N [--heartbeat-seconds S] [--connections C]\n";
+  if (tasks <= 0 || heartbeat_seconds <= 0 || connections <= 0 || heartbeat_ms < 0) {
+    std::cerr << "usage: am_scale --tasks N [--heartbeat-seconds S] [--heartbeat-ms I] "
+                 "[--connections C]\n";
     return 2;
   }
-  return tony::bench::Main(tasks, heartbeat_seconds, connections);
+  return tony::bench::Main(tasks, heartbeat_seconds, heartbeat_ms, connections);
 }

@@ -1,9 +1,12 @@
 #include "am/application_master.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 
 #include "am/c10d_store.h"
 #include "common/net.h"
+#include "common/process.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
@@ -31,6 +34,9 @@ constexpr int64_t kHistoryCloseTimeoutMs = 15000;
 
 // The control plane's transport memory besides the tasks' share (see Run).
 constexpr size_t kAmTransportBaseBytes = size_t{16} << 20;
+
+// What the AM raises its soft limit on open files to, at most (the hard limit permitting).
+constexpr int64_t kAmMaxOpenFiles = 65536;
 
 // Tick often enough for timely timeouts, never slower than a heartbeat interval.
 int64_t TickIntervalMs(const config::JobSpec& spec) {
@@ -100,6 +106,22 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
 ApplicationMaster::~ApplicationMaster() = default;
 
 int ApplicationMaster::Run() {
+  // glibc gives each thread that allocates while another holds an arena's lock an arena of its
+  // own, up to 8 per core, and memory freed in one is not reused by the others: gRPC's threads
+  // and the loop hand every call's buffers between them. Two arenas keep the AM of a 4,096-task
+  // job about 8 MB smaller at its peak, at no measurable cost to its calls (bench/am_scale.py);
+  // Hadoop's daemons are run with MALLOC_ARENA_MAX for the same reason.
+  mallopt(M_ARENA_MAX, 2);
+  // A connection per task: a job of thousands needs more descriptors than the usual soft limit
+  // of 1024. The executors it starts locally get the limit as it was.
+  if (absl::StatusOr<int64_t> files = RaiseOpenFileLimit(kAmMaxOpenFiles); !files.ok()) {
+    spdlog::warn("[{}] {}", options_.app_id, ToStd(files.status().message()));
+  } else if (*files < 2 * static_cast<int64_t>(job_.spec().TotalTasks()) + 256) {
+    spdlog::warn(
+        "[{}] this AM may open at most {} files (ulimit -Hn) and holds a connection per task: a "
+        "job of {} tasks may run out",
+        options_.app_id, *files, job_.spec().TotalTasks());
+  }
   service_ =
       std::make_unique<AmService>(options_.app_id, options_.credentials.secret, &loop_, this);
   grpc::ServerBuilder builder;

@@ -13,6 +13,7 @@
 #include "config/key_catalog.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/auth.h"
+#include "rpc/cluster_pack.h"
 
 namespace tony::am {
 namespace {
@@ -228,6 +229,8 @@ TEST_F(ApplicationMasterTest, GangBarrierAnswersTheWaiterWhenTheLastTaskRegister
   ASSERT_TRUE(Register(1, "c3", 7002).ok());
   auto [ok, response] = waiting.get();
   ASSERT_TRUE(ok);
+  EXPECT_TRUE(response.cluster().empty()) << "the cluster goes packed";
+  ASSERT_TRUE(rpc::UnpackCluster(&response).ok());
   ASSERT_EQ(response.cluster().at("worker").addresses_size(), 2);
   EXPECT_EQ(response.cluster().at("worker").addresses(0), "127.0.0.1:7001");
   EXPECT_EQ(response.cluster().at("worker").addresses(1), "127.0.0.1:7002");

@@ -67,7 +67,7 @@ TEST_F(HistoryRecorderTest, MetricSamplesAreKeptOncePerIntervalButEveryGpuSample
   recorder->RecordMetrics(Heartbeat(3, true), 0);   // a GPU sample: kept
   clock_.Advance(1000);
   recorder->RecordMetrics(Heartbeat(4, false), 0);
-  const std::vector<history::MetricSample>& samples = recorder->live().metrics;
+  const auto& samples = recorder->live().metrics;
   ASSERT_EQ(samples.size(), 3u);
   EXPECT_EQ(samples[0].cpu_seconds, 1);
   EXPECT_EQ(samples[1].cpu_seconds, 3);
@@ -86,7 +86,7 @@ TEST_F(HistoryRecorderTest, TheLiveCopyKeepsTheNewestEvents) {
     transitions[i].wall_ms = static_cast<int64_t>(i);
   }
   recorder->RecordTransitions(transitions);
-  const std::vector<history::HistoryEvent>& events = recorder->live().events;
+  const auto& events = recorder->live().events;
   EXPECT_LE(events.size(), HistoryRecorder::kLiveEvents);
   EXPECT_GT(events.size(), HistoryRecorder::kLiveEvents / 2);
   EXPECT_EQ(events.back().time_ms, static_cast<int64_t>(HistoryRecorder::kLiveEvents - 1));
@@ -96,7 +96,7 @@ TEST_F(HistoryRecorderTest, HungAndStragglingTasksAreEventsWithTheirReason) {
   std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/false);
   recorder->RecordNotices({{"HUNG", {"worker", 0}, 2, 5000, "worker:0 is hung: no progress"},
                            {"STRAGGLER", {"worker", 0}, 2, 6000, "worker:0 is a straggler"}});
-  const std::vector<history::HistoryEvent>& events = recorder->live().events;
+  const auto& events = recorder->live().events;
   ASSERT_GE(events.size(), 2u);
   const history::HistoryEvent& hung = events[events.size() - 2];
   EXPECT_EQ(hung.kind, history::kEventTaskHung);
@@ -123,7 +123,7 @@ TEST_F(HistoryRecorderTest, AGangRestartAndARestartInPlaceAreRecorded) {
   again.container_id = "c1";
   again.diagnostics = "attempt 0 failed; again in its container";
   recorder->RecordTransitions({again});
-  const std::vector<history::HistoryEvent>& events = recorder->live().events;
+  const auto& events = recorder->live().events;
   ASSERT_GE(events.size(), 3u);
   const history::HistoryEvent& gang = events[events.size() - 3];
   EXPECT_EQ(gang.kind, history::kEventGangRestarted);

@@ -42,7 +42,8 @@ class RecoveryTest : public JobStateTest {
     recorder.RecordTransitions(transitions);
     recorder.RecordNotices(job_->TakeNotices());
     if (decided) recorder.RecordDecision(job_->state(), job_->diagnostics());
-    return RecoverFromHistory(recorder.live().events);
+    const auto& events = recorder.live().events;
+    return RecoverFromHistory(std::vector<history::HistoryEvent>(events.begin(), events.end()));
   }
   // The next attempt's state machine takes recovered_ up with `live` containers.
   Actions Recover(const std::map<std::string, std::string>& live) {

@@ -1,9 +1,9 @@
 #include "am/spec_barrier.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "common/strings.h"
+#include "rpc/cluster_pack.h"
 
 namespace tony::am {
 
@@ -19,9 +19,24 @@ void SpecBarrier::Wait(const TaskRef& task, const std::string& container_id,
   Answer();
 }
 
+const rpc::PackedCluster& SpecBarrier::Cluster() {
+  // Every change of an address changes the job's version; with thousands of tasks their waits
+  // come one by one after the release, and each would pack the whole cluster again.
+  if (packed_version_ == job_->version()) return packed_;
+  if (job_->gang_restarts() != restarts_seen_) {
+    // A restarted gang meets afresh: nothing its last run stored may be read by the new one
+    // (every member of that run has ended by now).
+    restarts_seen_ = job_->gang_restarts();
+    rendezvous_->Clear();
+  }
+  const std::map<std::string, std::vector<std::string>> spec = job_->ClusterSpec();
+  rendezvous_->SizeScopes(spec);
+  packed_ = rpc::PackCluster(spec);
+  packed_version_ = job_->version();
+  return packed_;
+}
+
 void SpecBarrier::Answer() {
-  using ClusterMap = google::protobuf::Map<std::string, rpc::AddressList>;
-  std::optional<ClusterMap> cluster;
   std::erase_if(waiters_, [&](Waiter& waiter) {
     const TaskRecord* record = job_->Find(waiter.task);
     if (record->stop_requested || IsTerminal(record->state)) {
@@ -29,23 +44,8 @@ void SpecBarrier::Answer() {
       return true;
     }
     if (!job_->ClusterSpecReleased(waiter.task) || rendezvous_->Awaits(waiter.task)) return false;
-    if (!cluster) {
-      if (job_->gang_restarts() != restarts_seen_) {
-        // A restarted gang meets afresh: nothing its last run stored may be read by the new one
-        // (every member of that run has ended by now).
-        restarts_seen_ = job_->gang_restarts();
-        rendezvous_->Clear();
-      }
-      const std::map<std::string, std::vector<std::string>> spec = job_->ClusterSpec();
-      rendezvous_->SizeScopes(spec);
-      cluster.emplace();
-      for (const auto& [type, addresses] : spec) {
-        rpc::AddressList& list = (*cluster)[type];
-        for (const std::string& address : addresses) list.add_addresses(address);
-      }
-    }
     rpc::WaitClusterSpecResponse* response = waiter.reply.response();
-    *response->mutable_cluster() = *cluster;
+    rpc::SetPackedCluster(Cluster(), response);
     response->set_num_tracked_tasks(job_->spec().TrackedTasks());
     response->set_is_chief(job_->IsChief(waiter.task));
     response->set_attempt(record->attempt);

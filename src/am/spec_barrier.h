@@ -2,8 +2,9 @@
 // The gang barrier as the executors meet it: each executor's WaitClusterSpec waits here until the
 // state machine releases its task's cluster spec (and, for a Horovod worker, until the rendezvous
 // is known), and is then answered with the whole cluster. A task stopped before that, or whose
-// container ended, gets CANCELLED. Every waiter answered at once gets the same cluster, built
-// once: with thousands of tasks, building it per waiter would cost O(tasks) each.
+// container ended, gets CANCELLED. Every waiter gets the same cluster, built and packed once per
+// version of the job (rpc/cluster_pack.h): with thousands of tasks, building or copying it per
+// waiter would cost O(tasks) each.
 //
 // Threads: the AM's loop only.
 
@@ -13,6 +14,7 @@
 #include "am/am_reply.h"
 #include "am/job_state.h"
 #include "am/rendezvous_host.h"
+#include "rpc/cluster_pack.h"
 #include "rpc/tony.pb.h"
 
 namespace tony::am {
@@ -41,10 +43,15 @@ class SpecBarrier {
     Reply<rpc::WaitClusterSpecResponse> reply;
   };
 
+  // The cluster as the job's current version has it, packed once.
+  const rpc::PackedCluster& Cluster();
+
   const JobStateMachine* const job_;
   RendezvousHost* const rendezvous_;
   std::vector<Waiter> waiters_;
-  int restarts_seen_ = 0;  // the gang restarts when the rendezvous was last cleared
+  int restarts_seen_ = 0;       // the gang restarts when the rendezvous was last cleared
+  int64_t packed_version_ = 0;  // the job's version packed_ was built at; 0: none
+  rpc::PackedCluster packed_;
 };
 
 }  // namespace tony::am

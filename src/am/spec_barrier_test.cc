@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "am/job_state_fixture.h"
+#include "rpc/cluster_pack.h"
 
 namespace tony::am {
 namespace {
@@ -48,6 +49,8 @@ TEST_F(SpecBarrierTest, EveryoneIsAnsweredWithTheWholeClusterOnceTheGangIsIn) {
   barrier_->Answer();
   ASSERT_EQ(first->answers, 1);
   EXPECT_TRUE(first->status.ok()) << first->status;
+  EXPECT_TRUE(first->response.cluster().empty()) << "the cluster goes packed";
+  ASSERT_TRUE(rpc::UnpackCluster(&first->response).ok());
   EXPECT_EQ(first->response.cluster().at("worker").addresses_size(), 2);
   EXPECT_EQ(first->response.num_tracked_tasks(), 2);
   EXPECT_TRUE(first->response.is_chief());
@@ -56,6 +59,38 @@ TEST_F(SpecBarrierTest, EveryoneIsAnsweredWithTheWholeClusterOnceTheGangIsIn) {
   ASSERT_EQ(second->answers, 1);
   EXPECT_FALSE(second->response.is_chief());
   EXPECT_EQ(barrier_->size(), 0u);
+}
+
+std::vector<std::string> Workers(rpc::WaitClusterSpecResponse response) {
+  EXPECT_TRUE(rpc::UnpackCluster(&response).ok());
+  const rpc::AddressList& list = response.cluster().at("worker");
+  return {list.addresses().begin(), list.addresses().end()};
+}
+
+// The packed cluster is kept while the job's addresses stay; new ones are packed anew.
+TEST_F(SpecBarrierTest, AGangThatRestartsIsAnsweredWithItsNewAddresses) {
+  Init({{"tony.application.framework", "pytorch"},
+        {"tony.worker.instances", "2"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-backoff-ms", "0"}});
+  barrier_ = std::make_unique<SpecBarrier>(job_.get(), rendezvous_.get());
+  StartAll();
+  Call* first = Wait({"worker", 0}, "c_worker:0");
+  Call* second = Wait({"worker", 1}, "c_worker:1");
+  ASSERT_EQ(first->answers, 1);
+  ASSERT_EQ(second->answers, 1);
+  EXPECT_EQ(first->response.packed_cluster(), second->response.packed_cluster());
+  EXPECT_EQ(Workers(first->response), (std::vector<std::string>{"h:1000", "h:1001"}));
+
+  Exit({"worker", 1}, 3);    // restarts the gang in place
+  Exit({"worker", 0}, 143);  // stopped for it
+  Register({"worker", 0}, 2000);
+  Register({"worker", 1}, 2001);
+  Call* again = Wait({"worker", 0}, "c_worker:0");
+  ASSERT_EQ(again->answers, 1);
+  ASSERT_TRUE(again->status.ok()) << again->status;
+  EXPECT_EQ(Workers(again->response), (std::vector<std::string>{"h:2000", "h:2001"}));
+  EXPECT_EQ(again->response.restart_count(), 1);
 }
 
 TEST_F(SpecBarrierTest, AnotherContainersCallIsNotFound) {

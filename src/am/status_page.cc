@@ -79,8 +79,8 @@ history::JobPage LiveJobPage(const rpc::JobStatus& status, const LiveHistory& li
     }
     job.tasks.push_back(std::move(row));
   }
-  page.events = live.events;
-  page.metrics = live.metrics;
+  page.events.assign(live.events.begin(), live.events.end());
+  page.metrics.assign(live.metrics.begin(), live.metrics.end());
   page.config = live.config;
   page.now_ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
   page.tensorboard_url = status.tensorboard_url();

@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -54,8 +55,10 @@ struct LiveHistory {
   std::string framework;
   std::string backend;
   std::string queue;
-  std::vector<history::HistoryEvent> events;
-  std::vector<history::MetricSample> metrics;
+  // The newest first out: deques, so that a job of thousands of tasks never holds a vector and
+  // its doubled copy at once (an event is about 400 bytes).
+  std::deque<history::HistoryEvent> events;
+  std::deque<history::MetricSample> metrics;
   std::vector<history::ConfigRow> config;
 };
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -38,6 +39,9 @@ struct ChildError {
 };
 
 // Everything the child needs, built before the fork so that the child does not allocate.
+// The soft limit on open files before RaiseOpenFileLimit raised it; -1 while it has not.
+std::atomic<int64_t> original_open_files{-1};
+
 struct ChildPlan {
   std::vector<std::string> arg_strings;
   std::vector<char*> argv;
@@ -56,6 +60,9 @@ struct ChildPlan {
   int parent_death_signal = 0;
   pid_t parent_pid = 0;
   int max_fd = 0;  // For the fallback when close_range is not available.
+  // The soft limit on open files the child gets back (RaiseOpenFileLimit raised this process's);
+  // -1: as this process has it.
+  int64_t open_files = -1;
   std::optional<internal::SandboxPlan> sandbox;
 };
 
@@ -149,6 +156,13 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
   sigemptyset(&default_action.sa_mask);
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &default_action, nullptr);
+  }
+  if (plan.open_files >= 0) {
+    struct rlimit limit {};
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+      limit.rlim_cur = static_cast<rlim_t>(plan.open_files);
+      setrlimit(RLIMIT_NOFILE, &limit);  // lowering the soft limit cannot fail
+    }
   }
   // In a sandbox, this is its init until EnterSandbox returns in the command's own process,
   // whose parent is then that init (pid 1).
@@ -305,6 +319,7 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
     }
     plan.sandbox = internal::PrepareSandbox(*options.sandbox);
   }
+  plan.open_files = original_open_files.load();
   struct rlimit limit {};
   plan.max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
                     ? static_cast<int>(limit.rlim_cur)
@@ -474,6 +489,23 @@ absl::StatusOr<std::optional<ExitStatus>> WaitForExitFor(pid_t pid, int timeout_
     std::this_thread::sleep_for(std::min(pause, std::chrono::milliseconds(left)));
     pause = std::min(pause * 2, std::chrono::milliseconds(20));
   }
+}
+
+absl::StatusOr<int64_t> RaiseOpenFileLimit(int64_t at_most) {
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return absl::ErrnoToStatus(errno, "cannot read the limit on open files");
+  }
+  const rlim_t target = std::min<rlim_t>(limit.rlim_max, static_cast<rlim_t>(at_most));
+  if (limit.rlim_cur >= target) return static_cast<int64_t>(limit.rlim_cur);
+  const rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = target;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return absl::ErrnoToStatus(errno, "cannot raise the limit on open files");
+  }
+  int64_t unset = -1;
+  original_open_files.compare_exchange_strong(unset, static_cast<int64_t>(before));
+  return static_cast<int64_t>(target);
 }
 
 }  // namespace tony

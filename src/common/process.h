@@ -122,4 +122,11 @@ struct ExitStatus {
 // busy-looping and without relying on SIGCHLD.
 [[nodiscard]] absl::StatusOr<std::optional<ExitStatus>> WaitForExitFor(pid_t pid, int timeout_ms);
 
+// Raises this process's soft limit on open files to its hard limit, at most `at_most`, and
+// returns the limit now in force. A server that holds a connection per task needs more than the
+// 1024 that systemd and most shells give by default, with a hard limit far above. The processes
+// Spawn starts afterwards get the soft limit as it was before: a program may expect it (select()
+// cannot watch a descriptor past 1023).
+absl::StatusOr<int64_t> RaiseOpenFileLimit(int64_t at_most);
+
 }  // namespace tony

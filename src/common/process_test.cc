@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -372,6 +373,39 @@ TEST(HasExitedTest, RunningChildHasNotExited) {
   EXPECT_FALSE(*HasExited(*pid));
   kill(*pid, SIGKILL);
   EXPECT_TRUE(WaitForExit(*pid).ok());
+}
+
+}  // namespace
+}  // namespace tony
+
+namespace tony {
+namespace {
+
+// The process's soft limit is raised (a server holding a connection per task), and what it
+// starts afterwards sees the limit it would have seen before.
+TEST_F(SpawnTest, RaisingTheOpenFileLimitLeavesChildrenTheOneBefore) {
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  if (saved.rlim_max < 1024) GTEST_SKIP() << "the hard limit is below 1024";
+  struct rlimit low = saved;
+  low.rlim_cur = 512;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+
+  absl::StatusOr<int64_t> raised = RaiseOpenFileLimit(1000);
+  ASSERT_TRUE(raised.ok()) << raised.status();
+  EXPECT_EQ(*raised, 1000);
+  struct rlimit now {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &now), 0);
+  EXPECT_EQ(now.rlim_cur, 1000u);
+  EXPECT_EQ(now.rlim_max, saved.rlim_max) << "the hard limit stays";
+  // Never lowered, and never past the hard limit.
+  EXPECT_EQ(*RaiseOpenFileLimit(800), 1000);
+  EXPECT_EQ(*RaiseOpenFileLimit(INT64_MAX), static_cast<int64_t>(saved.rlim_max));
+
+  const ExitStatus status = Run(Command({"sh", "-c", "ulimit -Sn"}));
+  EXPECT_EQ(status.exit_code, 0);
+  EXPECT_EQ(Contents(Out()), "512\n");
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
 }
 
 }  // namespace

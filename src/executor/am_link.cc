@@ -6,6 +6,7 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "rpc/auth.h"
+#include "rpc/cluster_pack.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::executor {
@@ -84,7 +85,13 @@ absl::StatusOr<rpc::WaitClusterSpecResponse> AmLink::WaitClusterSpec(int64_t tim
     cancelled = cancelled_;
   }
   if (cancelled) return absl::CancelledError("stopped before the cluster spec came");
-  if (status.ok()) return response;
+  if (status.ok()) {
+    if (absl::Status unpacked = rpc::UnpackCluster(&response); !unpacked.ok()) {
+      return absl::FailedPreconditionError(
+          StrCat("the AM's cluster spec cannot be read: ", unpacked.message()));
+    }
+    return response;
+  }
   std::string why = StrCat("no cluster spec from the AM: ", GrpcError(status));
   return status.error_code() == grpc::StatusCode::UNAVAILABLE ? absl::UnavailableError(why)
                                                               : absl::FailedPreconditionError(why);

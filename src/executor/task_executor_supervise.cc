@@ -13,6 +13,7 @@
 #include "common/proc_table.h"
 #include "common/process.h"
 #include "common/strings.h"
+#include "config/heartbeat_pace.h"
 #include "executor/stack_report.h"
 #include "executor/supervision.h"
 #include "executor/task_context.h"
@@ -28,11 +29,20 @@ namespace fs = std::filesystem;
 int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& output_start) {
   const Clock* clock = SystemClock::Get();
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  // A large job's executors beat less often, within the same deadline (config/heartbeat_pace.h).
+  const config::HeartbeatPace pace = config::ExecutorHeartbeat(spec_);
+  if (pace.interval_ms != spec_.heartbeat_interval_ms) {
+    spdlog::info(
+        "heartbeats every {} ms, {} missed in a row allowed: the job's {} tasks stretch the "
+        "configured {} ms x {} (tony.task.heartbeat-interval-ms, tony.task.max-missed-heartbeats)",
+        pace.interval_ms, pace.max_missed, spec_.TotalTasks(), spec_.heartbeat_interval_ms,
+        spec_.max_missed_heartbeats);
+  }
   SupervisionLimits limits;
-  limits.heartbeat_interval_ms = spec_.heartbeat_interval_ms;
+  limits.heartbeat_interval_ms = pace.interval_ms;
   limits.stop_grace_ms = spec_.stop_grace_ms;
   limits.execution_timeout_ms = spec_.execution_timeout_ms;
-  limits.max_missed_heartbeats = spec_.max_missed_heartbeats;
+  limits.max_missed_heartbeats = pace.max_missed;
   if (link_->awaits_next_am()) limits.am_recovery_ms = spec_.am_recovery_timeout_ms;
   Supervision supervision(limits, clock, start_ms);
   HeartbeatState beat;
@@ -75,7 +85,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
         spdlog::warn(
             "the AM did not answer a heartbeat ({}); the task runs on, and is given up after {} "
             "missed heartbeats in a row (tony.task.max-missed-heartbeats)",
-            GrpcError(status), spec_.max_missed_heartbeats);
+            GrpcError(status), pace.max_missed);
       } else if (status.ok() && missed_before > 0) {
         spdlog::info("the AM answers again, after {} missed heartbeats over {} ms", missed_before,
                      clock->NowMs() - silent_since_ms);
