@@ -325,6 +325,7 @@ TEST_F(SpawnTest, SpawnsFromManyThreadsAtOnce) {
   constexpr int kPerThread = 25;
   std::atomic<int> succeeded{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {

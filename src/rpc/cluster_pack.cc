@@ -45,7 +45,7 @@ absl::Status UnpackCluster(WaitClusterSpecResponse* response) {
                                       " bytes, is not between 0 and ", kMaxClusterBytes));
   }
   std::string serialized(static_cast<size_t>(size), '\0');
-  uLongf length = static_cast<uLongf>(size);
+  auto length = static_cast<uLongf>(size);
   uLong consumed = response->packed_cluster().size();
   const int rc =
       uncompress2(reinterpret_cast<Bytef*>(serialized.data()), &length,

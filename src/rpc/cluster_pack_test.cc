@@ -55,6 +55,7 @@ TEST(ClusterPackTest, AThousandsOfTasksClusterPacksToAFractionOfItsSize) {
   std::mt19937 random(7);
   std::uniform_int_distribution<int> port(32768, 60999);
   std::vector<std::string> workers;
+  workers.reserve(4096);
   for (int i = 0; i < 4096; ++i) {
     workers.push_back("node" + std::to_string(i / 8) + ".rack" + std::to_string(i / 256) +
                       ".example.com:" + std::to_string(port(random)));
