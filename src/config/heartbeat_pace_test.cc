@@ -59,8 +59,8 @@ TEST_F(HeartbeatPaceTest, AConfiguredIntervalSlowerThanTheBudgetIsKept) {
 
 TEST_F(HeartbeatPaceTest, EveryPaceKeepsTheDeadlineAndTheBudgetWhereItCan) {
   for (int workers : {1, 100, 511, 512, 513, 777, 1000, 2048, 3000, 4096, 10000, 50000}) {
-    for (auto [interval, missed] : {std::pair<int64_t, int>{1000, 25}, {100, 3}, {5000, 10},
-                                    {1, 1000}, {250, 1}}) {
+    for (auto [interval, missed] :
+         {std::pair<int64_t, int>{1000, 25}, {100, 3}, {5000, 10}, {1, 1000}, {250, 1}}) {
       const HeartbeatPace pace = PaceOf(workers, interval, missed);
       const std::string where = StrCat(workers, " tasks at ", interval, " ms x ", missed);
       EXPECT_GE(pace.interval_ms, interval) << where;

@@ -88,11 +88,11 @@ TEST(ClusterPackTest, DamagedOrMisstatedBytesAreRefused) {
   std::string flipped = packed.bytes;
   flipped[flipped.size() / 2] ^= 0x55;
   const std::vector<Case> cases = {
-      {packed.bytes, packed.size + 1},                        // claims more than it holds
-      {packed.bytes, packed.size - 1},                        // claims less
+      {packed.bytes, packed.size + 1},                                 // claims more than it holds
+      {packed.bytes, packed.size - 1},                                 // claims less
       {packed.bytes.substr(0, packed.bytes.size() / 2), packed.size},  // cut short
-      {packed.bytes + "trailing", packed.size},               // more than one stream
-      {flipped, packed.size},                                 // damaged
+      {packed.bytes + "trailing", packed.size},                        // more than one stream
+      {flipped, packed.size},                                          // damaged
       {"not zlib at all", packed.size},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -105,7 +105,9 @@ TEST(ClusterPackTest, DamagedOrMisstatedBytesAreRefused) {
 
 TEST(ClusterPackTest, BytesThatInflateToSomethingElseDoNotParse) {
   // Valid zlib of bytes that are no ClusterAddresses (a field 1 of 5 bytes, cut after 2).
-  const std::string junk = "\x0a\x05" "ab";
+  const std::string junk =
+      "\x0a\x05"
+      "ab";
   uLongf length = compressBound(junk.size());
   std::string bytes(length, '\0');
   ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(bytes.data()), &length,
