@@ -35,6 +35,7 @@
 #include "am/application_master.h"
 #include "cluster/container_allocator.h"
 #include "common/clock.h"
+#include "common/process.h"
 #include "config/configuration.h"
 #include "config/heartbeat_pace.h"
 #include "config/job_spec.h"
@@ -199,6 +200,13 @@ std::pair<int64_t, int64_t> CpuTicksAndPeakRss(pid_t pid) {
 }
 
 int Main(int tasks, int heartbeat_seconds, int64_t heartbeat_ms, int connections) {
+  // A connection each, at --connections N: the AM raises its own limit, the simulated executors
+  // share this process's.
+  if (absl::StatusOr<int64_t> files = RaiseOpenFileLimit(65536);
+      !files.ok() || *files < 2 * static_cast<int64_t>(connections) + 64) {
+    std::cerr << "am_scale: too few open files for " << connections << " connections\n";
+    return 1;
+  }
   absl::StatusOr<rpc::JobCredentials> credentials = rpc::GenerateJobCredentials(/*tls=*/true);
   if (!credentials.ok()) return 1;
   int pipe_fds[2];
@@ -207,6 +215,7 @@ int Main(int tasks, int heartbeat_seconds, int64_t heartbeat_ms, int connections
   if (am_pid == 0) {
     close(pipe_fds[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    am::LimitMallocArenas();  // as `tony am` does
     spdlog::set_level(spdlog::level::warn);
     FILE* out = fdopen(pipe_fds[1], "w");
     GrantingAllocator allocator(out);

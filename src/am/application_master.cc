@@ -105,13 +105,17 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
 
 ApplicationMaster::~ApplicationMaster() = default;
 
-int ApplicationMaster::Run() {
+void LimitMallocArenas() {
   // glibc gives each thread that allocates while another holds an arena's lock an arena of its
   // own, up to 8 per core, and memory freed in one is not reused by the others: gRPC's threads
   // and the loop hand every call's buffers between them. Two arenas keep the AM of a 4,096-task
   // job about 8 MB smaller at its peak, at no measurable cost to its calls (bench/am_scale.py);
-  // Hadoop's daemons are run with MALLOC_ARENA_MAX for the same reason.
+  // Hadoop's daemons are run with MALLOC_ARENA_MAX for the same reason. glibc fixes the number
+  // the first time a second arena is needed, hence before any thread.
   mallopt(M_ARENA_MAX, 2);
+}
+
+int ApplicationMaster::Run() {
   // A connection per task: a job of thousands needs more descriptors than the usual soft limit
   // of 1024. The executors it starts locally get the limit as it was.
   if (absl::StatusOr<int64_t> files = RaiseOpenFileLimit(kAmMaxOpenFiles); !files.ok()) {

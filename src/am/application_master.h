@@ -84,6 +84,9 @@ struct AmOptions {
   std::string webhdfs_ca;
 };
 
+// Called first in the AM's process, before it starts any thread: at most two malloc arenas.
+void LimitMallocArenas();
+
 class ApplicationMaster final : public AmRequestHandler {
  public:
   ApplicationMaster(AmOptions options, config::JobSpec spec, cluster::ContainerAllocator* allocator,

@@ -20,19 +20,24 @@ void SpecBarrier::Wait(const TaskRef& task, const std::string& container_id,
 }
 
 const rpc::PackedCluster& SpecBarrier::Cluster() {
-  // Every change of an address changes the job's version; with thousands of tasks their waits
-  // come one by one after the release, and each would pack the whole cluster again.
+  // With thousands of tasks their waits come one by one after the release, and each would pack
+  // the whole cluster again: the packing is kept while the job's version stays, and past that
+  // while the addresses do (the version also moves with what heartbeats report).
   if (packed_version_ == job_->version()) return packed_;
+  packed_version_ = job_->version();
+  bool restarted = false;
   if (job_->gang_restarts() != restarts_seen_) {
     // A restarted gang meets afresh: nothing its last run stored may be read by the new one
     // (every member of that run has ended by now).
     restarts_seen_ = job_->gang_restarts();
     rendezvous_->Clear();
+    restarted = true;
   }
-  const std::map<std::string, std::vector<std::string>> spec = job_->ClusterSpec();
+  std::map<std::string, std::vector<std::string>> spec = job_->ClusterSpec();
+  if (!restarted && packed_.size > 0 && spec == packed_spec_) return packed_;
   rendezvous_->SizeScopes(spec);
   packed_ = rpc::PackCluster(spec);
-  packed_version_ = job_->version();
+  packed_spec_ = std::move(spec);
   return packed_;
 }
 

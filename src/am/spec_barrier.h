@@ -2,12 +2,13 @@
 // The gang barrier as the executors meet it: each executor's WaitClusterSpec waits here until the
 // state machine releases its task's cluster spec (and, for a Horovod worker, until the rendezvous
 // is known), and is then answered with the whole cluster. A task stopped before that, or whose
-// container ended, gets CANCELLED. Every waiter gets the same cluster, built and packed once per
-// version of the job (rpc/cluster_pack.h): with thousands of tasks, building or copying it per
-// waiter would cost O(tasks) each.
+// container ended, gets CANCELLED. Every waiter gets the same cluster, packed once for as long
+// as the addresses stay the same (rpc/cluster_pack.h): with thousands of tasks, building or
+// copying it per waiter would cost O(tasks) each.
 //
 // Threads: the AM's loop only.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,8 @@ class SpecBarrier {
   RendezvousHost* const rendezvous_;
   std::vector<Waiter> waiters_;
   int restarts_seen_ = 0;       // the gang restarts when the rendezvous was last cleared
-  int64_t packed_version_ = 0;  // the job's version packed_ was built at; 0: none
+  int64_t packed_version_ = 0;  // the job's version packed_ was last checked at; 0: never
+  std::map<std::string, std::vector<std::string>> packed_spec_;  // what packed_ holds
   rpc::PackedCluster packed_;
 };
 

@@ -48,11 +48,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The key that gave the job its (first) placement constraint, for messages.
-std::string PlacementKey(const config::JobSpec& spec) {
-  if (!spec.application_placement.empty()) return "tony.application.placement-spec";
-  for (const auto& [name, type] : spec.job_types) {
-    if (!type.placement.empty()) return StrCat("tony.", name, ".placement-spec");
+// The key that gave the job its (first) placement constraint, for messages: a type's own key,
+// else the one every type takes (tony.containers.placement-spec).
+std::string PlacementKey(const ValidatedJob& job) {
+  if (!job.spec.application_placement.empty()) return "tony.application.placement-spec";
+  for (const auto& [name, type] : job.spec.job_types) {
+    if (type.placement.empty()) continue;
+    const std::string own = StrCat("tony.", name, ".placement-spec");
+    return StripWhitespace(job.resolved.conf.Get(own)).empty() ? "tony.containers.placement-spec"
+                                                               : own;
   }
   return "";
 }
@@ -81,7 +85,7 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
   }
   if (job.spec.HasPlacement()) {
     if (absl::Status placement = cluster->CheckPlacementConstraints(); !placement.ok()) {
-      std::cerr << "tony: error: " << PlacementKey(job.spec) << ": " << placement.message() << "\n";
+      std::cerr << "tony: error: " << PlacementKey(job) << ": " << placement.message() << "\n";
       return placement.code() == absl::StatusCode::kFailedPrecondition ? client::kExitBadInput
                                                                        : client::kExitJobFailed;
     }
@@ -270,7 +274,7 @@ int RunSubmit(SubmitOptions& options) {
   if (!job) return client::kExitBadInput;
   if (job->spec.backend == "yarn") return RunSubmitOnYarn(options, *job);
   if (job->spec.HasPlacement()) {
-    std::cerr << "tony: warning: " << PlacementKey(job->spec)
+    std::cerr << "tony: warning: " << PlacementKey(*job)
               << " is for YARN's scheduler; the local backend runs every task on this machine\n";
   }
   const cluster::LocalCapacity capacity = cluster::ResolveLocalCapacity(job->spec.local);
@@ -328,6 +332,7 @@ int RunSubmit(SubmitOptions& options) {
 }
 
 int RunAm() {
+  am::LimitMallocArenas();
   SetUpRoleLogging("am");
   sigset_t stop;
   sigemptyset(&stop);

@@ -28,6 +28,9 @@ extern char** environ;
 namespace tony {
 namespace {
 
+// The soft limit on open files before RaiseOpenFileLimit raised it; -1 while it has not.
+std::atomic<int64_t> original_open_files{-1};
+
 // What the child was doing when it failed; sent to the parent with errno over the CLOEXEC pipe.
 enum class ChildStage : int { kSandbox, kSession, kParentDeathSignal, kStdio, kWorkingDir, kExec };
 
@@ -39,9 +42,6 @@ struct ChildError {
 };
 
 // Everything the child needs, built before the fork so that the child does not allocate.
-// The soft limit on open files before RaiseOpenFileLimit raised it; -1 while it has not.
-std::atomic<int64_t> original_open_files{-1};
-
 struct ChildPlan {
   std::vector<std::string> arg_strings;
   std::vector<char*> argv;
@@ -60,9 +60,10 @@ struct ChildPlan {
   int parent_death_signal = 0;
   pid_t parent_pid = 0;
   int max_fd = 0;  // For the fallback when close_range is not available.
-  // The soft limit on open files the child gets back (RaiseOpenFileLimit raised this process's);
-  // -1: as this process has it.
-  int64_t open_files = -1;
+  // The limit on open files the child gets back just before exec, when RaiseOpenFileLimit raised
+  // this process's soft limit; the sandbox's setup may still need the raised one.
+  bool restore_open_files = false;
+  struct rlimit open_files {};
   std::optional<internal::SandboxPlan> sandbox;
 };
 
@@ -157,13 +158,6 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &default_action, nullptr);
   }
-  if (plan.open_files >= 0) {
-    struct rlimit limit {};
-    if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
-      limit.rlim_cur = static_cast<rlim_t>(plan.open_files);
-      setrlimit(RLIMIT_NOFILE, &limit);  // lowering the soft limit cannot fail
-    }
-  }
   // In a sandbox, this is its init until EnterSandbox returns in the command's own process,
   // whose parent is then that init (pid 1).
   pid_t expected_parent = plan.parent_pid;
@@ -214,6 +208,9 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
     kill(getpid(), plan.parent_death_signal);
     _exit(128 + plan.parent_death_signal);
   }
+
+  // No descriptor is opened past here. Lowering the soft limit cannot fail.
+  if (plan.restore_open_files) setrlimit(RLIMIT_NOFILE, &plan.open_files);
 
   // Like execvp: skip candidates that do not exist, remember EACCES, stop at any other error.
   // Unlike execvp, a file without a "#!" line is not retried with /bin/sh (ENOEXEC is reported).
@@ -319,8 +316,12 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
     }
     plan.sandbox = internal::PrepareSandbox(*options.sandbox);
   }
-  plan.open_files = original_open_files.load();
   struct rlimit limit {};
+  if (const int64_t original = original_open_files.load();
+      original >= 0 && getrlimit(RLIMIT_NOFILE, &plan.open_files) == 0) {
+    plan.open_files.rlim_cur = static_cast<rlim_t>(original);
+    plan.restore_open_files = true;
+  }
   plan.max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
                     ? static_cast<int>(limit.rlim_cur)
                     : 65536;
@@ -508,4 +509,9 @@ absl::StatusOr<int64_t> RaiseOpenFileLimit(int64_t at_most) {
   return static_cast<int64_t>(target);
 }
 
+namespace internal {
+
+void ForgetOpenFileLimitForTesting() { original_open_files.store(-1); }
+
+}  // namespace internal
 }  // namespace tony

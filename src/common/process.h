@@ -129,4 +129,9 @@ struct ExitStatus {
 // cannot watch a descriptor past 1023).
 absl::StatusOr<int64_t> RaiseOpenFileLimit(int64_t at_most);
 
+namespace internal {
+// Children get the soft limit as it is again, as before any RaiseOpenFileLimit (tests only).
+void ForgetOpenFileLimitForTesting();
+}  // namespace internal
+
 }  // namespace tony

@@ -406,6 +406,7 @@ TEST_F(SpawnTest, RaisingTheOpenFileLimitLeavesChildrenTheOneBefore) {
   const ExitStatus status = Run(Command({"sh", "-c", "ulimit -Sn"}));
   EXPECT_EQ(status.exit_code, 0);
   EXPECT_EQ(Contents(Out()), "512\n");
+  internal::ForgetOpenFileLimitForTesting();
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
 }
 

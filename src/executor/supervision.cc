@@ -48,7 +48,7 @@ bool Supervision::OnHeartbeat(bool ok) {
 
 int64_t Supervision::WaitMs() const {
   const int64_t now = clock_->NowMs();
-  int64_t wait = next_heartbeat_ms_ - now;
+  int64_t wait = std::min(next_heartbeat_ms_ - now, limits_.check_interval_ms);
   if (kill_at_ms_ != 0) wait = std::min(wait, kill_at_ms_ - now);
   return std::max<int64_t>(0, wait);
 }

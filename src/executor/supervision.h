@@ -15,10 +15,16 @@
 namespace tony::executor {
 
 struct SupervisionLimits {
-  int64_t heartbeat_interval_ms = 1000;  // tony.task.heartbeat-interval-ms
-  int64_t stop_grace_ms = 5000;          // tony.task.stop-grace-ms
-  int64_t execution_timeout_ms = 0;      // tony.task.executor.execution-timeout-ms; 0: none
-  int max_missed_heartbeats = 25;        // tony.task.max-missed-heartbeats
+  // Between heartbeats: tony.task.heartbeat-interval-ms, stretched for a large job
+  // (config/heartbeat_pace.h).
+  int64_t heartbeat_interval_ms = 1000;
+  // The loop wakes at least this often for what it checks besides heartbeats (the execution
+  // timeout, the Horovod driver's port): the configured interval, however far a large job
+  // stretches the heartbeats'.
+  int64_t check_interval_ms = 1000;
+  int64_t stop_grace_ms = 5000;      // tony.task.stop-grace-ms
+  int64_t execution_timeout_ms = 0;  // tony.task.executor.execution-timeout-ms; 0: none
+  int max_missed_heartbeats = 25;    // tony.task.max-missed-heartbeats
   // When a later AM attempt adopts the running tasks (tony.am.retry-count): how long the AM may be
   // silent before it counts as lost, however many heartbeats failed (tony.am.recovery-timeout-ms);
   // 0: no later attempt, the missed heartbeats alone decide.

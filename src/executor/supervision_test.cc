@@ -18,6 +18,29 @@ SupervisionLimits Limits() {
   return limits;
 }
 
+// A large job's executors beat every few seconds; the loop still wakes every configured interval,
+// so that the execution timeout is not late by a stretched interval.
+TEST(SupervisionTest, AStretchedHeartbeatStillLetsTheLoopCheckEveryConfiguredInterval) {
+  FakeClock clock;
+  SupervisionLimits limits = Limits();
+  limits.heartbeat_interval_ms = 6250;
+  limits.check_interval_ms = 1000;
+  limits.execution_timeout_ms = 2500;
+  Supervision supervision(limits, &clock, clock.NowMs());
+  ASSERT_TRUE(supervision.Check(0).heartbeat);
+  ASSERT_TRUE(supervision.OnHeartbeat(true));
+  EXPECT_EQ(supervision.WaitMs(), 1000);
+  clock.Advance(2000);
+  EXPECT_FALSE(supervision.Check(0).terminate);
+  EXPECT_EQ(supervision.WaitMs(), 1000);
+  clock.Advance(1000);
+  const Supervision::Due due = supervision.Check(0);
+  EXPECT_TRUE(due.terminate) << "the execution timeout, at most a configured interval late";
+  EXPECT_FALSE(due.heartbeat);
+  clock.Advance(3250);
+  EXPECT_TRUE(supervision.Check(0).heartbeat);
+}
+
 TEST(SupervisionTest, HeartbeatsAreDueAtOnceThenEveryIntervalAfterTheLast) {
   FakeClock clock;
   Supervision supervision(Limits(), &clock, clock.NowMs());

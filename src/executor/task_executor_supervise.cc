@@ -34,12 +34,16 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
   if (pace.interval_ms != spec_.heartbeat_interval_ms) {
     spdlog::info(
         "heartbeats every {} ms, {} missed in a row allowed: the job's {} tasks stretch the "
-        "configured {} ms x {} (tony.task.heartbeat-interval-ms, tony.task.max-missed-heartbeats)",
+        "configured {} ms x {} (tony.task.heartbeat-interval-ms, tony.task.max-missed-heartbeats) "
+        "within the same {} ms",
         pace.interval_ms, pace.max_missed, spec_.TotalTasks(), spec_.heartbeat_interval_ms,
-        spec_.max_missed_heartbeats);
+        spec_.max_missed_heartbeats, spec_.heartbeat_interval_ms * spec_.max_missed_heartbeats);
   }
+  const int64_t output_pieces_per_beat =
+      (pace.interval_ms + spec_.heartbeat_interval_ms - 1) / spec_.heartbeat_interval_ms;
   SupervisionLimits limits;
   limits.heartbeat_interval_ms = pace.interval_ms;
+  limits.check_interval_ms = std::min<int64_t>(spec_.heartbeat_interval_ms, 1000);
   limits.stop_grace_ms = spec_.stop_grace_ms;
   limits.execution_timeout_ms = spec_.execution_timeout_ms;
   limits.max_missed_heartbeats = pace.max_missed;
@@ -84,8 +88,9 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
       if (!status.ok() && missed_before == 0) {
         spdlog::warn(
             "the AM did not answer a heartbeat ({}); the task runs on, and is given up after {} "
-            "missed heartbeats in a row (tony.task.max-missed-heartbeats)",
-            GrpcError(status), pace.max_missed);
+            "missed heartbeats in a row ({} ms, tony.task.heartbeat-interval-ms x "
+            "tony.task.max-missed-heartbeats)",
+            GrpcError(status), pace.max_missed, pace.interval_ms * pace.max_missed);
       } else if (status.ok() && missed_before > 0) {
         spdlog::info("the AM answers again, after {} missed heartbeats over {} ms", missed_before,
                      clock->NowMs() - silent_since_ms);
@@ -106,8 +111,9 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
         return 1;
       }
       // The output printed since, for the job's history; a task that prints faster than this
-      // catches up at the end.
-      (void)shipper_->Ship(4);
+      // catches up at the end. A stretched interval ships as much per beat as the configured one
+      // would have over the same time.
+      (void)shipper_->Ship(static_cast<int>(4 * output_pieces_per_beat));
     }
     if (std::optional<std::string> why = WatchDriver(clock->NowMs() - start_ms)) begin_stop(*why);
     pollfd fds[2] = {{pidfd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};

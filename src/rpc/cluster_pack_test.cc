@@ -69,7 +69,9 @@ TEST(ClusterPackTest, AThousandsOfTasksClusterPacksToAFractionOfItsSize) {
 }
 
 TEST(ClusterPackTest, ASizeOutOfBoundsIsRefusedBeforeAnyAllocation) {
-  for (int64_t size : {int64_t{-1}, kMaxClusterBytes + 1, int64_t{1} << 62}) {
+  // The last: more than deflate could expand 1 byte to.
+  for (int64_t size :
+       {int64_t{-1}, kMaxClusterBytes + 1, int64_t{1} << 62, int64_t{2 * 1032 + 1}}) {
     WaitClusterSpecResponse response;
     response.set_packed_cluster("x");
     response.set_cluster_bytes(size);

@@ -44,12 +44,13 @@ TEST_F(YarnE2eTest, GangLargerThanTheWholeClusterIsBadInput) {
 // Placement itself: placement_e2e_test.
 TEST_F(YarnE2eTest, APlacementConstraintOnAClusterThatTakesNoneFailsSayingWhy) {
   TonyResult r = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=256m",
-                             "tony.worker.placement-spec=notin,node,worker"},
+                             "tony.containers.placement-spec=notin,node,worker"},
                             "echo the worker ran"));
   if (cluster_->Value("MINICLUSTER_HADOOP_VERSION").starts_with("2.")) {
     EXPECT_EQ(r.exit_code, 2) << Describe(r);
     EXPECT_TRUE(r.app_id.empty()) << r.out;
-    EXPECT_NE(r.err.find("tony: error: tony.worker.placement-spec: the cluster's "
+    // The key the constraint came from: every type's, not the worker's own.
+    EXPECT_NE(r.err.find("tony: error: tony.containers.placement-spec: the cluster's "
                          "ResourceManager"),
               std::string::npos)
         << r.err;
