@@ -73,6 +73,9 @@ TEST_F(SpecBarrierTest, AGangThatRestartsIsAnsweredWithItsNewAddresses) {
         {"tony.worker.instances", "2"},
         {"tony.worker.max-restarts", "1"},
         {"tony.worker.restart-backoff-ms", "0"}});
+  // Both hold the job Init replaced.
+  barrier_.reset();
+  rendezvous_ = std::make_unique<RendezvousHost>(&job_->spec(), nullptr);
   barrier_ = std::make_unique<SpecBarrier>(job_.get(), rendezvous_.get());
   StartAll();
   Call* first = Wait({"worker", 0}, "c_worker:0");
