@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "am/am_process.h"
 #include "am/application_master.h"
 #include "cluster/container_allocator.h"
 #include "common/clock.h"

@@ -1,12 +1,10 @@
 #include "am/application_master.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 
+#include "am/am_process.h"
 #include "am/c10d_store.h"
 #include "common/net.h"
-#include "common/process.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
@@ -31,12 +29,6 @@ cluster::FinalStatus ToFinalStatus(JobState state) {
 // How long the AM waits for the job's history to be written at the end (a stuck file system
 // must not hold the job's final status).
 constexpr int64_t kHistoryCloseTimeoutMs = 15000;
-
-// The control plane's transport memory besides the tasks' share (see Run).
-constexpr size_t kAmTransportBaseBytes = size_t{16} << 20;
-
-// What the AM raises its soft limit on open files to, at most (the hard limit permitting).
-constexpr int64_t kAmMaxOpenFiles = 65536;
 
 // Tick often enough for timely timeouts, never slower than a heartbeat interval.
 int64_t TickIntervalMs(const config::JobSpec& spec) {
@@ -105,50 +97,10 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
 
 ApplicationMaster::~ApplicationMaster() = default;
 
-void LimitMallocArenas() {
-  // glibc gives each thread that allocates while another holds an arena's lock an arena of its
-  // own, up to 8 per core, and memory freed in one is not reused by the others: gRPC's threads
-  // and the loop hand every call's buffers between them. Two arenas keep the AM of a 4,096-task
-  // job about 8 MB smaller at its peak, at no measurable cost to its calls (bench/am_scale.py);
-  // Hadoop's daemons are run with MALLOC_ARENA_MAX for the same reason. glibc fixes the number
-  // the first time a second arena is needed, hence before any thread.
-  mallopt(M_ARENA_MAX, 2);
-}
-
 int ApplicationMaster::Run() {
-  // A connection per task: a job of thousands needs more descriptors than the usual soft limit
-  // of 1024. The executors it starts locally get the limit as it was.
-  if (absl::StatusOr<int64_t> files = RaiseOpenFileLimit(kAmMaxOpenFiles); !files.ok()) {
-    spdlog::warn("[{}] {}", options_.app_id, ToStd(files.status().message()));
-  } else if (*files < 2 * static_cast<int64_t>(job_.spec().TotalTasks()) + 256) {
-    spdlog::warn(
-        "[{}] this AM may open at most {} files (ulimit -Hn) and holds a connection per task: a "
-        "job of {} tasks may run out",
-        options_.app_id, *files, job_.spec().TotalTasks());
-  }
-  service_ =
-      std::make_unique<AmService>(options_.app_id, options_.credentials.secret, &loop_, this);
-  grpc::ServerBuilder builder;
+  RaiseOpenFileLimitForTasks(options_.app_id, job_.spec().TotalTasks());
   const std::string bind = HostForAddress(options_.bind_host);
-  builder.AddListeningPort(StrCat(bind, ":0"), rpc::AmServerCredentials(options_.credentials),
-                           &port_);
-  builder.SetMaxReceiveMessageSize(rpc::kAmMaxReceiveBytes);
-  // What a connection may send before the AM reads it: the default window grows with the
-  // measured bandwidth (to megabytes per stream), which lets unauthenticated senders park data
-  // in the AM's memory while their calls are being refused. tony's calls are small.
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 * 1024);
-  // What the transport may hold of messages not yet delivered, all connections together: without
-  // it a caller with a credential makes the AM buffer a whole oversized message (64 MB, eight at
-  // once) before the size limit refuses it. Over the quota gRPC resets streams (ENHANCE_YOUR_CALM)
-  // instead of reading on. Every task may have one largest message in flight.
-  grpc::ResourceQuota quota("tony-am");
-  quota.Resize(kAmTransportBaseBytes +
-               static_cast<size_t>(job_.spec().TotalTasks()) * rpc::kAmMaxReceiveBytes);
-  builder.SetResourceQuota(quota);
-  builder.RegisterService(service_.get());
-  server_ = builder.BuildAndStart();
-  if (server_ == nullptr || port_ == 0) {
+  if (!StartServer(bind)) {
     spdlog::error("[{}] cannot start the control-plane server on {}", options_.app_id, bind);
     return 1;
   }
@@ -370,21 +322,15 @@ void ApplicationMaster::Execute(const Actions& actions) {
       // Answered below, once the whole batch is applied.
     } else if (std::holds_alternative<JobDecided>(action)) {
       decided_at_ms_ = clock_->NowMs();
-      // At once: an AM attempt that takes the job up after this one must not run it on.
+      // At once: an AM attempt that takes the job up after this one must not run it on. After
+      // what led to it, in the order it happened.
+      RecordTaskChanges();
       history_.RecordDecision(job_.state(), job_.diagnostics());
       spdlog::info("[{}] job {}{}{}", options_.app_id, ToString(job_.state()),
                    job_.diagnostics().empty() ? "" : ": ", job_.diagnostics());
     }
   }
-  history_.RecordTransitions(job_.TakeTransitions());
-  const std::vector<TaskEvent> notices = job_.TakeNotices();
-  for (const TaskEvent& notice : notices) {
-    if (notice.kind == "GANG_RESTART") {
-      spdlog::warn("[{}] gang restart {}: {}", options_.app_id, job_.gang_restarts(),
-                   notice.detail);
-    }
-  }
-  history_.RecordNotices(notices);
+  RecordTaskChanges();
   barrier_.Answer();
   results_.Poll();
   AnswerWatchers(/*all=*/false);
@@ -399,6 +345,17 @@ void ApplicationMaster::StopWithoutFinalStatus(const std::string& reason) {
                 reason, options_.am_attempt);
   abandoned_ = true;
   loop_.Stop();
+}
+
+void ApplicationMaster::RecordTaskChanges() {
+  const std::vector<TaskEvent> notices = job_.TakeNotices();
+  for (const TaskEvent& notice : notices) {
+    if (notice.kind == "GANG_RESTART") {
+      spdlog::warn("[{}] gang restart {}: {}", options_.app_id, job_.gang_restarts(),
+                   notice.detail);
+    }
+  }
+  history_.RecordChanges(job_.TakeTransitions(), notices);
 }
 
 void ApplicationMaster::Launch(const TaskRef& task) {
@@ -476,7 +433,7 @@ void ApplicationMaster::Complete() {
   if (finishing_) return;
   finishing_ = true;
   job_.FinishRemaining();
-  history_.RecordTransitions(job_.TakeTransitions());
+  RecordTaskChanges();
   history_.RecordJobEnd(job_.state(), job_.diagnostics());
   finisher_ = std::thread([this, state = ToFinalStatus(job_.state()),
                            diagnostics = job_.diagnostics(), json = status_.FinalJson(),

@@ -84,9 +84,6 @@ struct AmOptions {
   std::string webhdfs_ca;
 };
 
-// Called first in the AM's process, before it starts any thread: at most two malloc arenas.
-void LimitMallocArenas();
-
 class ApplicationMaster final : public AmRequestHandler {
  public:
   ApplicationMaster(AmOptions options, config::JobSpec spec, cluster::ContainerAllocator* allocator,
@@ -123,7 +120,12 @@ class ApplicationMaster final : public AmRequestHandler {
                         Reply<rpc::AcknowledgeFinalResponse> reply) override;
 
  private:
+  // Starts the control plane's gRPC server on `bind` (service_, server_, port_); false if it
+  // did not start.
+  bool StartServer(const std::string& bind);
   void Execute(const Actions& actions);
+  // Writes what the state machine's tasks went through into the history, in order.
+  void RecordTaskChanges();
   void Launch(const TaskRef& task);
   // Answers the job watches that are due, or (all) every one.
   void AnswerWatchers(bool all);

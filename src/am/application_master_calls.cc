@@ -1,9 +1,11 @@
-// The AM's answers to the calls of executors, clients and watchers (AmRequestHandler): each runs
-// on the AM's loop and turns the call into the state machine's events and the parts' replies.
-// Split from application_master.cc; the class is ApplicationMaster's (application_master.h).
+// The AM's gRPC server, and its answers to the calls of executors, clients and watchers
+// (AmRequestHandler): each runs on the AM's loop and turns the call into the state machine's
+// events and the parts' replies. Split from application_master.cc; the class is
+// ApplicationMaster's (application_master.h).
 
 #include "am/application_master.h"
 #include "common/strings.h"
+#include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::am {
@@ -11,7 +13,35 @@ namespace {
 
 TaskRef FromProto(const rpc::TaskRef& ref) { return TaskRef{ref.type(), ref.index()}; }
 
+// The control plane's transport memory besides the tasks' share (see StartServer).
+constexpr size_t kAmTransportBaseBytes = size_t{16} << 20;
+
 }  // namespace
+
+bool ApplicationMaster::StartServer(const std::string& bind) {
+  service_ =
+      std::make_unique<AmService>(options_.app_id, options_.credentials.secret, &loop_, this);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(StrCat(bind, ":0"), rpc::AmServerCredentials(options_.credentials),
+                           &port_);
+  builder.SetMaxReceiveMessageSize(rpc::kAmMaxReceiveBytes);
+  // What a connection may send before the AM reads it: the default window grows with the
+  // measured bandwidth (to megabytes per stream), which lets unauthenticated senders park data
+  // in the AM's memory while their calls are being refused. tony's calls are small.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 * 1024);
+  // What the transport may hold of messages not yet delivered, all connections together: without
+  // it a caller with a credential makes the AM buffer a whole oversized message (64 MB, eight at
+  // once) before the size limit refuses it. Over the quota gRPC resets streams (ENHANCE_YOUR_CALM)
+  // instead of reading on. Every task may have one largest message in flight.
+  grpc::ResourceQuota quota("tony-am");
+  quota.Resize(kAmTransportBaseBytes +
+               static_cast<size_t>(job_.spec().TotalTasks()) * rpc::kAmMaxReceiveBytes);
+  builder.SetResourceQuota(quota);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  return server_ != nullptr && port_ != 0;
+}
 
 void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,
                                      Reply<rpc::RegisterTaskResponse> reply) {
@@ -75,7 +105,7 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
   response->set_stop(answer.stop);
   response->set_dump_stacks(answer.dump_stacks);
   response->set_reason(answer.reason);
-  history_.RecordNotices(job_.TakeNotices());
+  RecordTaskChanges();
   if (const TaskRecord* record = job_.Find(FromProto(request.task()));
       record != nullptr && record->container_id == request.container_id()) {
     history_.RecordMetrics(request, record->attempt);

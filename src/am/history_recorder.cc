@@ -99,70 +99,78 @@ void HistoryRecorder::RecordEvent(const history::HistoryEvent& event) {
   }
 }
 
-void HistoryRecorder::RecordTransitions(const std::vector<TaskTransition>& transitions) {
+void HistoryRecorder::RecordChanges(const std::vector<TaskTransition>& transitions,
+                                    const std::vector<TaskEvent>& notices) {
+  // Each list is in the order it happened; merged by time, a transition first when both are of
+  // the same millisecond (the state machine makes the transition before it tells of it).
+  size_t n = 0;
   for (const TaskTransition& t : transitions) {
-    history::HistoryEvent event;
-    event.time_ms = t.wall_ms;
-    event.task = t.task.ToString();
-    event.attempt = t.attempt;
-    switch (t.to) {
-      case TaskState::kRequested:
-        event.kind = history::kEventTaskRequested;
-        break;
-      case TaskState::kAllocated:
-        if (t.from == TaskState::kFailed) {
-          // Restarted in the container it has (a gang restart): no request in between.
-          history::HistoryEvent restarted = event;
-          restarted.kind = history::kEventTaskRestarted;
-          restarted.diagnostics = t.diagnostics;
-          RecordEvent(restarted);
-        }
-        event.kind = history::kEventTaskAllocated;
-        event.container = t.container_id;
-        event.host = t.host;
-        break;
-      case TaskState::kRegistered:
-        event.kind = history::kEventTaskRegistered;
-        event.container = t.container_id;
-        event.address = StrCat(t.host, ":", t.port);
-        break;
-      case TaskState::kRunning:
-        event.kind = history::kEventTaskStarted;
-        event.container = t.container_id;
-        break;
-      case TaskState::kSucceeded:
-      case TaskState::kFailed:
-      case TaskState::kFinished:
-        event.kind = history::kEventTaskFinished;
-        event.state = EndStateName(t.to);
-        event.container = t.container_id;
-        event.exit_code = t.exit_code;
-        event.diagnostics = t.diagnostics;
-        break;
-      case TaskState::kNew:
-        if (t.from != TaskState::kFailed) continue;
-        event.kind = history::kEventTaskRestarted;
-        event.diagnostics = t.diagnostics;
-        break;
-    }
-    RecordEvent(event);
+    for (; n < notices.size() && notices[n].wall_ms < t.wall_ms; ++n) RecordNotice(notices[n]);
+    RecordTransition(t);
   }
+  for (; n < notices.size(); ++n) RecordNotice(notices[n]);
 }
 
-void HistoryRecorder::RecordNotices(const std::vector<TaskEvent>& notices) {
-  for (const TaskEvent& notice : notices) {
-    history::HistoryEvent event;
-    event.time_ms = notice.wall_ms;
-    event.task = notice.task.ToString();
-    event.attempt = notice.attempt;
-    event.kind = notice.kind == "HUNG"           ? history::kEventTaskHung
-                 : notice.kind == "GANG_RESTART" ? history::kEventGangRestarted
-                 : notice.kind == "PREEMPTING"   ? history::kEventTaskPreempting
-                 : notice.kind == "MODEL_PARAMS" ? history::kEventModelParams
-                                                 : history::kEventTaskStraggling;
-    event.diagnostics = notice.detail;
-    RecordEvent(event);
+void HistoryRecorder::RecordTransition(const TaskTransition& t) {
+  history::HistoryEvent event;
+  event.time_ms = t.wall_ms;
+  event.task = t.task.ToString();
+  event.attempt = t.attempt;
+  switch (t.to) {
+    case TaskState::kRequested:
+      event.kind = history::kEventTaskRequested;
+      break;
+    case TaskState::kAllocated:
+      if (t.from == TaskState::kFailed) {
+        // Restarted in the container it has (a gang restart): no request in between.
+        history::HistoryEvent restarted = event;
+        restarted.kind = history::kEventTaskRestarted;
+        restarted.diagnostics = t.diagnostics;
+        RecordEvent(restarted);
+      }
+      event.kind = history::kEventTaskAllocated;
+      event.container = t.container_id;
+      event.host = t.host;
+      break;
+    case TaskState::kRegistered:
+      event.kind = history::kEventTaskRegistered;
+      event.container = t.container_id;
+      event.address = StrCat(t.host, ":", t.port);
+      break;
+    case TaskState::kRunning:
+      event.kind = history::kEventTaskStarted;
+      event.container = t.container_id;
+      break;
+    case TaskState::kSucceeded:
+    case TaskState::kFailed:
+    case TaskState::kFinished:
+      event.kind = history::kEventTaskFinished;
+      event.state = EndStateName(t.to);
+      event.container = t.container_id;
+      event.exit_code = t.exit_code;
+      event.diagnostics = t.diagnostics;
+      break;
+    case TaskState::kNew:
+      if (t.from != TaskState::kFailed) return;
+      event.kind = history::kEventTaskRestarted;
+      event.diagnostics = t.diagnostics;
+      break;
   }
+  RecordEvent(event);
+}
+
+void HistoryRecorder::RecordNotice(const TaskEvent& notice) {
+  history::HistoryEvent event;
+  event.time_ms = notice.wall_ms;
+  event.task = notice.task.ToString();
+  event.attempt = notice.attempt;
+  event.kind = notice.kind == "HUNG"           ? history::kEventTaskHung
+               : notice.kind == "GANG_RESTART" ? history::kEventGangRestarted
+               : notice.kind == "PREEMPTING"   ? history::kEventTaskPreempting
+               : notice.kind == "MODEL_PARAMS" ? history::kEventModelParams
+                                               : history::kEventTaskStraggling;
+  event.diagnostics = notice.detail;
+  RecordEvent(event);
 }
 
 void HistoryRecorder::RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int attempt) {

@@ -50,11 +50,12 @@ class HistoryRecorder {
   // Starts the history: the configuration, job.json from `status`, and the AM's start (and the
   // submission, on the first attempt).
   void Open(const std::string& tracking_url, const rpc::JobStatus& status);
-  // One event per transition the history records (see history_format.h).
-  void RecordTransitions(const std::vector<TaskTransition>& transitions);
-  // The state machine's HUNG, GANG_RESTART and STRAGGLER events (JobStateMachine::TakeNotices):
-  // TASK_HUNG, GANG_RESTARTED and TASK_STRAGGLING, with the reason as diagnostics.
-  void RecordNotices(const std::vector<TaskEvent>& notices);
+  // What the state machine took its tasks through since it was last asked, in the order it
+  // happened: an event per transition the history records (see history_format.h), and its HUNG,
+  // GANG_RESTART, STRAGGLER, PREEMPTING and MODEL_PARAMS notices (JobStateMachine::TakeNotices) as
+  // TASK_HUNG, GANG_RESTARTED, TASK_STRAGGLING, ... with the reason as diagnostics.
+  void RecordChanges(const std::vector<TaskTransition>& transitions,
+                     const std::vector<TaskEvent>& notices);
   // A heartbeat's sample of `attempt` of its task, at most one per task and metrics interval
   // (every GPU sample: the executor takes those at that interval).
   void RecordMetrics(const rpc::HeartbeatRequest& heartbeat, int attempt);
@@ -83,6 +84,8 @@ class HistoryRecorder {
 
  private:
   void RecordEvent(const history::HistoryEvent& event);
+  void RecordTransition(const TaskTransition& t);
+  void RecordNotice(const TaskEvent& notice);
   // An event of the job's own with its state (APPLICATION_DECIDED, APPLICATION_FINISHED).
   void RecordJobState(const char* kind, JobState state, const std::string& diagnostics);
   bool torn_events_ = false;  // the earlier attempt's events.jsonl ends in a partial line

@@ -85,7 +85,7 @@ TEST_F(HistoryRecorderTest, TheLiveCopyKeepsTheNewestEvents) {
     transitions[i].to = TaskState::kRequested;
     transitions[i].wall_ms = static_cast<int64_t>(i);
   }
-  recorder->RecordTransitions(transitions);
+  recorder->RecordChanges(transitions, {});
   const auto& events = recorder->live().events;
   EXPECT_LE(events.size(), HistoryRecorder::kLiveEvents);
   EXPECT_GT(events.size(), HistoryRecorder::kLiveEvents / 2);
@@ -94,8 +94,8 @@ TEST_F(HistoryRecorderTest, TheLiveCopyKeepsTheNewestEvents) {
 
 TEST_F(HistoryRecorderTest, HungAndStragglingTasksAreEventsWithTheirReason) {
   std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/false);
-  recorder->RecordNotices({{"HUNG", {"worker", 0}, 2, 5000, "worker:0 is hung: no progress"},
-                           {"STRAGGLER", {"worker", 0}, 2, 6000, "worker:0 is a straggler"}});
+  recorder->RecordChanges({}, {{"HUNG", {"worker", 0}, 2, 5000, "worker:0 is hung: no progress"},
+                               {"STRAGGLER", {"worker", 0}, 2, 6000, "worker:0 is a straggler"}});
   const auto& events = recorder->live().events;
   ASSERT_GE(events.size(), 2u);
   const history::HistoryEvent& hung = events[events.size() - 2];
@@ -112,8 +112,8 @@ TEST_F(HistoryRecorderTest, HungAndStragglingTasksAreEventsWithTheirReason) {
 // restarted, then allocated that same container, with no request between.
 TEST_F(HistoryRecorderTest, AGangRestartAndARestartInPlaceAreRecorded) {
   std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/false);
-  recorder->RecordNotices(
-      {{"GANG_RESTART", {"worker", 1}, 1, 7000, "worker:1 failed (exit code 3); restarting"}});
+  recorder->RecordChanges(
+      {}, {{"GANG_RESTART", {"worker", 1}, 1, 7000, "worker:1 failed (exit code 3); restarting"}});
   TaskTransition again;
   again.task = {"worker", 1};
   again.attempt = 1;
@@ -122,7 +122,7 @@ TEST_F(HistoryRecorderTest, AGangRestartAndARestartInPlaceAreRecorded) {
   again.wall_ms = 7001;
   again.container_id = "c1";
   again.diagnostics = "attempt 0 failed; again in its container";
-  recorder->RecordTransitions({again});
+  recorder->RecordChanges({again}, {});
   const auto& events = recorder->live().events;
   ASSERT_GE(events.size(), 3u);
   const history::HistoryEvent& gang = events[events.size() - 3];
@@ -134,6 +134,38 @@ TEST_F(HistoryRecorderTest, AGangRestartAndARestartInPlaceAreRecorded) {
   EXPECT_EQ(restarted.diagnostics, "attempt 0 failed; again in its container");
   EXPECT_EQ(events.back().kind, history::kEventTaskAllocated);
   EXPECT_EQ(events.back().container, "c1");
+}
+
+// Transitions and notices come from two lists; the history has them in the order they happened.
+TEST_F(HistoryRecorderTest, TransitionsAndNoticesAreRecordedInTheOrderTheyHappened) {
+  std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/false);
+  const size_t before = recorder->live().events.size();
+  std::vector<TaskTransition> transitions(3);
+  const int64_t times[] = {100, 300, 300};
+  const TaskState states[] = {TaskState::kRegistered, TaskState::kRunning, TaskState::kFailed};
+  for (size_t i = 0; i < transitions.size(); ++i) {
+    transitions[i].task = {"worker", 0};
+    transitions[i].to = states[i];
+    transitions[i].wall_ms = times[i];
+  }
+  recorder->RecordChanges(transitions, {{"HUNG", {"worker", 0}, 0, 50, "hung"},
+                                        {"STRAGGLER", {"worker", 0}, 0, 200, "slow"},
+                                        {"PREEMPTING", {"worker", 0}, 0, 300, "preempted"},
+                                        {"MODEL_PARAMS", {"worker", 0}, 0, 400, "{}"}});
+  const auto& events = recorder->live().events;
+  std::vector<std::string> kinds;
+  for (size_t i = before; i < events.size(); ++i) {
+    kinds.push_back(events[i].kind + "@" + std::to_string(events[i].time_ms));
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{
+                       history::kEventTaskHung + std::string("@50"),
+                       history::kEventTaskRegistered + std::string("@100"),
+                       history::kEventTaskStraggling + std::string("@200"),
+                       history::kEventTaskStarted + std::string("@300"),
+                       history::kEventTaskFinished + std::string("@300"),
+                       history::kEventTaskPreempting + std::string("@300"),
+                       history::kEventModelParams + std::string("@400"),
+                   }));
 }
 
 TEST_F(HistoryRecorderTest, RetriedOutputIsWrittenOnceAndAGapIsMarked) {

@@ -39,8 +39,7 @@ class RecoveryTest : public JobStateTest {
     options.app_id = "application_1_0001";
     HistoryRecorder recorder(options, &job_->spec(), &clock_);
     if (opened) recorder.Open("", rpc::JobStatus());
-    recorder.RecordTransitions(transitions);
-    recorder.RecordNotices(job_->TakeNotices());
+    recorder.RecordChanges(transitions, job_->TakeNotices());
     if (decided) recorder.RecordDecision(job_->state(), job_->diagnostics());
     const auto& events = recorder.live().events;
     return RecoverFromHistory(std::vector<history::HistoryEvent>(events.begin(), events.end()));

@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "am/am_process.h"
 #include "am/application_master.h"
 #include "cli/am_backend.h"
 #include "cli/config_command.h"
