@@ -29,6 +29,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Containers localized and started at once: unpacking is bound by the disk and a core each.
+constexpr int kLaunchThreads = 2;
+
 // YARN's default for yarn.nodemanager.sleep-delay-before-sigkill.ms.
 constexpr int64_t kOverMemorySigkillDelayMs = 250;
 
@@ -72,6 +75,7 @@ absl::Status LocalContainerAllocator::Start(const std::string& am_host, int am_p
   absl::Status written =
       WriteFile(StrCat(options_.job_dir, "/am.address"), StrCat(am_host, ":", am_port, "\n"), 0600);
   if (!written.ok()) return written;
+  launches_ = std::make_unique<WorkerPool>(kLaunchThreads);
   monitor_ = std::thread([this] { MonitorLoop(); });
   return absl::OkStatus();
 }
@@ -131,6 +135,41 @@ void LocalContainerAllocator::FreeLocked(const LocalContainer& local) {
 }
 
 absl::Status LocalContainerAllocator::Launch(const Container& container, const LaunchSpec& spec) {
+  {
+    MutexLock lock(mu_);
+    if (shutdown_ || launches_ == nullptr) {
+      return absl::FailedPreconditionError(StrCat("cannot launch ", container.id, ": shut down"));
+    }
+    if (!containers_.contains(container.id)) {
+      return absl::FailedPreconditionError(StrCat(container.id, " was released"));
+    }
+  }
+  // Localizing may unpack a venv of gigabytes: on the pool's threads, not the caller's (the AM's
+  // loop).
+  launches_->Submit([this, container, spec] {
+    {
+      MutexLock lock(mu_);
+      if (shutdown_ || !containers_.contains(container.id)) return;  // stopped or released
+    }
+    const absl::Status launched = LaunchNow(container, spec);
+    if (launched.ok()) return;
+    {
+      MutexLock lock(mu_);
+      auto it = containers_.find(container.id);
+      if (shutdown_ || it == containers_.end()) return;  // stopped or released meanwhile
+      FreeLocked(it->second);
+      containers_.erase(it);
+      ended_before_launch_.push_back({container.id, kExitLaunchFailed,
+                                      std::string(ToStd(launched.message())),
+                                      ContainerExit::Cause::kLaunchFailed});
+    }
+    Wake();
+  });
+  return absl::OkStatus();
+}
+
+absl::Status LocalContainerAllocator::LaunchNow(const Container& container,
+                                                const LaunchSpec& spec) {
   const std::string work_dir = StrCat(options_.job_dir, "/containers/", container.id);
   std::error_code ec;
   fs::create_directories(work_dir, ec);
@@ -211,7 +250,7 @@ void LocalContainerAllocator::Stop(const std::string& container_id, int64_t grac
       FreeLocked(local);
       containers_.erase(it);
       // Answered on the monitor's thread, as every callback (container_allocator.h).
-      stopped_before_launch_.push_back(
+      ended_before_launch_.push_back(
           {container_id, 0, "stopped before launch", ContainerExit::Cause::kStoppedByAm});
     } else {
       local.stopping = true;
@@ -353,6 +392,8 @@ void LocalContainerAllocator::Shutdown() {
   }
   Wake();
   if (monitor_.joinable()) monitor_.join();
+  // What the pool started since is killed there (shutdown_); its work directories go below.
+  launches_.reset();
   {
     MutexLock lock(mu_);
     for (auto& [id, local] : containers_) {
@@ -524,7 +565,7 @@ void LocalContainerAllocator::MonitorLoop() {
       MutexLock lock(mu_);
       if (shutdown_) return;
       granted = GrantLocked();
-      stopped.swap(stopped_before_launch_);
+      stopped.swap(ended_before_launch_);
       fds.push_back({wake_fd_, POLLIN, 0});
       ids.emplace_back();
       const int64_t now = clock_->NowMs();
@@ -564,8 +605,9 @@ void LocalContainerAllocator::MonitorLoop() {
         if (fds[i].revents & (POLLIN | POLLHUP)) Reap(ids[i]);
       }
     }
-    if (options_.enforce_memory && clock_->NowMs() >= next_memory_check) {
-      CheckMemory();
+    if (clock_->NowMs() >= next_memory_check) {
+      // Also when not enforced: the next poll's timeout is counted from it.
+      if (options_.enforce_memory) CheckMemory();
       next_memory_check = clock_->NowMs() + options_.memory_check_interval_ms;
     }
   }

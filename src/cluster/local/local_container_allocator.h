@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "cluster/local/local_capacity.h"
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "common/worker_pool.h"
 
 namespace tony::cluster {
 
@@ -86,6 +88,8 @@ class LocalContainerAllocator final : public ContainerAllocator {
   // guard only while it runs.
   static void Signal(const LocalContainer& local, int sig, bool tree);
   void MonitorLoop();
+  // Localizes the container's files and starts its executor (on launches_' threads).
+  absl::Status LaunchNow(const Container& container, const LaunchSpec& spec);
   // Puts `resource` into `work_dir`: copied, unpacked, or, when shared, linked to the job's one
   // read-only copy (unpacked by the first task that needs it).
   absl::Status Localize(const LocalResource& resource, const std::string& work_dir);
@@ -112,7 +116,7 @@ class LocalContainerAllocator final : public ContainerAllocator {
   mutable Mutex mu_;
   std::deque<ContainerRequest> pending_ TONY_GUARDED_BY(mu_);
   std::map<std::string, LocalContainer> containers_ TONY_GUARDED_BY(mu_);
-  std::vector<ContainerExit> stopped_before_launch_
+  std::vector<ContainerExit> ended_before_launch_
       TONY_GUARDED_BY(mu_);  // for the monitor to report
   ResourceAsk free_ TONY_GUARDED_BY(mu_);
   std::vector<int> free_gpus_ TONY_GUARDED_BY(mu_);
@@ -123,6 +127,9 @@ class LocalContainerAllocator final : public ContainerAllocator {
   std::optional<FinalStatus> final_status_ TONY_GUARDED_BY(mu_);
   std::string unsaved_record_ TONY_GUARDED_BY(mu_);
   std::thread monitor_;
+  Mutex shared_mu_;  // held while the job's shared copies are looked for and unpacked
+  // Launches, off the caller's thread; from Start until Shutdown.
+  std::unique_ptr<WorkerPool> launches_;
 };
 
 }  // namespace tony::cluster

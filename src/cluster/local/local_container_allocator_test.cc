@@ -1,5 +1,5 @@
-// The local allocator's granting and its callbacks, with containers that are never launched (no
-// processes: the end-to-end suites launch real ones).
+// The local allocator's granting, launching and callbacks: mostly with containers that are never
+// launched; the launching cases start /bin/sh (the end-to-end suites launch real executors).
 
 #include "cluster/local/local_container_allocator.h"
 
@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/archive.h"
 #include "common/files.h"
 #include "common/proc_table.h"
 #include "common/process.h"
@@ -101,6 +102,70 @@ TEST_F(LocalContainerAllocatorTest, ContainerStoppedBeforeLaunchIsReportedOnTheA
   EXPECT_EQ(completed_[0].container_id, id);
   EXPECT_EQ(completed_[0].cause, ContainerExit::Cause::kStoppedByAm);
   EXPECT_NE(completed_on_[0], std::this_thread::get_id());
+}
+
+// A launch returns at once and localizes on the allocator's pool: one that cannot is reported as
+// a failed launch, from the allocator's thread, and its capacity goes back.
+TEST_F(LocalContainerAllocatorTest, ALaunchThatCannotLocalizeIsReportedAsAFailedLaunch) {
+  LocalContainerAllocator& allocator = Start({1024, 4, 0});
+  allocator.Request({"worker", {1024, 1, 0}, ""});
+  ASSERT_TRUE(WaitForGrants(1));
+  LaunchSpec spec;
+  spec.argv = {"/bin/true"};
+  spec.resources = {{dir_ + "/no-such-venv.zip", "venv", /*is_archive=*/true, /*shared=*/true}};
+  const Container container = Granted()[0];
+  ASSERT_TRUE(allocator.Launch(container, spec).ok());
+  ASSERT_TRUE(WaitForCompletions(1));
+  {
+    std::lock_guard lock(mu_);
+    EXPECT_EQ(completed_[0].container_id, container.id);
+    EXPECT_EQ(completed_[0].cause, ContainerExit::Cause::kLaunchFailed);
+    EXPECT_EQ(completed_[0].exit_code, kExitLaunchFailed);
+    EXPECT_NE(completed_[0].diagnostics.find("no-such-venv.zip"), std::string::npos)
+        << completed_[0].diagnostics;
+    EXPECT_NE(completed_on_[0], std::this_thread::get_id());
+  }
+  EXPECT_EQ(allocator.RunningContainers(), 0);
+  allocator.Request({"worker", {1024, 1, 0}, ""});  // all of the capacity is free again
+  EXPECT_TRUE(WaitForGrants(2));
+}
+
+// Containers launched together, on the pool's threads at once, share one read-only copy of the
+// job's venv, unpacked by one of them while the others wait: every task sees it whole.
+TEST_F(LocalContainerAllocatorTest, ContainersLaunchedTogetherShareOneUnpackedVenv) {
+  const std::string venv = dir_ + "/venv-src";
+  fs::create_directories(venv + "/lib");
+  ASSERT_TRUE(WriteFile(venv + "/lib/marker", "whole\n", 0644).ok());
+  for (int i = 0; i < 200; ++i) {  // enough entries that unpacking takes a while
+    ASSERT_TRUE(WriteFile(venv + "/lib/f" + std::to_string(i), std::string(4096, 'x'), 0644).ok());
+  }
+  ASSERT_TRUE(CreateZipFromDirectory(venv, dir_ + "/venv.zip").ok());
+  constexpr int kTasks = 4;
+  LocalContainerAllocator& allocator = Start({kTasks * 256, kTasks, 0});
+  for (int i = 0; i < kTasks; ++i) allocator.Request({"worker", {256, 1, 0}, ""});
+  ASSERT_TRUE(WaitForGrants(kTasks));
+  LaunchSpec spec;
+  spec.argv = {"/bin/sh", "-c", "cat venv/lib/marker > seen"};
+  spec.resources = {{dir_ + "/venv.zip", "venv", /*is_archive=*/true, /*shared=*/true}};
+  for (const Container& container : Granted()) {
+    ASSERT_TRUE(allocator.Launch(container, spec).ok());
+  }
+  ASSERT_TRUE(WaitForCompletions(kTasks));
+  {
+    std::lock_guard lock(mu_);
+    for (const ContainerExit& exit : completed_) {
+      EXPECT_EQ(exit.cause, ContainerExit::Cause::kExited) << exit.diagnostics;
+      EXPECT_EQ(exit.exit_code, 0) << exit.container_id << ": " << exit.diagnostics;
+    }
+  }
+  for (const Container& container : Granted()) {
+    const std::string work_dir = dir_ + "/containers/" + container.id;
+    absl::StatusOr<std::string> seen = ReadFile(work_dir + "/seen");
+    ASSERT_TRUE(seen.ok()) << seen.status();
+    EXPECT_EQ(*seen, "whole\n") << container.id;
+    EXPECT_EQ(fs::read_symlink(work_dir + "/venv"), fs::path(dir_) / "shared" / "venv");
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/shared/venv.partial"));
 }
 
 // Grants come strictly in the order asked, as capacity frees: a large request is not overtaken

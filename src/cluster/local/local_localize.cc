@@ -48,8 +48,10 @@ absl::Status LocalContainerAllocator::Localize(const LocalResource& resource,
   std::error_code ec;
   if (resource.shared && resource.is_archive && !resource.name.empty()) {
     // One read-only copy for the whole job (a retried AM finds it too): unpacked beside, then
-    // renamed into place, so that a copy that exists is whole.
+    // renamed into place, so that a copy that exists is whole. The containers launched at the
+    // same time wait for the one that unpacks it.
     const fs::path shared = fs::path(options_.job_dir) / kSharedDir / resource.name;
+    MutexLock unpacking(shared_mu_);
     if (!fs::exists(shared, ec)) {
       const fs::path partial = shared.string() + ".partial";
       if (absl::Status removed = RemoveTree(partial.string()); !removed.ok()) return removed;
