@@ -1,14 +1,12 @@
 #include "am/gloo_rendezvous.h"
 
 #include <microhttpd.h>
-#include <netdb.h>
 #include <sys/socket.h>
 
 #include <memory>
 #include <string_view>
 #include <utility>
 
-#include "common/net.h"
 #include "common/strings.h"
 
 namespace tony::am {
@@ -28,20 +26,19 @@ struct GlooRendezvous::Request {
 GlooRendezvous::~GlooRendezvous() { Stop(); }
 
 absl::StatusOr<int> GlooRendezvous::Start(const std::string& bind_host) {
-  if (daemon_ != nullptr) return absl::FailedPreconditionError("the rendezvous already runs");
-  absl::StatusOr<ListenAddress> address = ResolveListenAddress(bind_host, "Horovod's rendezvous");
-  if (!address.ok()) return address.status();
-  const bool ipv6 = address->family == AF_INET6;
-
-  const MHD_AcceptPolicyCallback may_connect = [](void* self, const sockaddr* peer,
-                                                  socklen_t) -> MHD_Result {
+  HttpServerOptions http;
+  http.name = "Horovod's rendezvous";
+  http.bind_host = bind_host;
+  http.max_connections = kMaxConnections;
+  http.idle_timeout_s = kConnectionTimeoutSeconds;
+  http.self = this;
+  http.accept = [](void* self, const sockaddr* peer, socklen_t) -> MHD_Result {
     return static_cast<GlooRendezvous*>(self)->peers_.Admits(peer) ? MHD_YES : MHD_NO;
   };
   // Called once with the headers, then with each piece of the body, then once more with none:
   // the request is answered then.
-  const MHD_AccessHandlerCallback answer =
-      [](void* self, MHD_Connection* connection, const char* url, const char* method, const char*,
-         const char* data, size_t* size, void** context) -> MHD_Result {
+  http.answer = [](void* self, MHD_Connection* connection, const char* url, const char* method,
+                   const char*, const char* data, size_t* size, void** context) -> MHD_Result {
     if (*context == nullptr) {
       *context = new Request;
       return MHD_YES;
@@ -58,38 +55,17 @@ absl::StatusOr<int> GlooRendezvous::Start(const std::string& bind_host) {
     }
     auto [code, body] = static_cast<GlooRendezvous*>(self)->Handle(
         method == nullptr ? "" : method, url == nullptr ? "" : url, *request);
-    MHD_Response* response =
-        MHD_create_response_from_buffer(body.size(), body.data(), MHD_RESPMEM_MUST_COPY);
-    if (response == nullptr) return MHD_NO;
-    const MHD_Result queued = MHD_queue_response(connection, code, response);
-    MHD_destroy_response(response);
-    return queued;
+    return QueueOnce(connection, code, MakeResponse(body, "application/octet-stream")) ? MHD_YES
+                                                                                       : MHD_NO;
   };
-  const MHD_RequestCompletedCallback completed = [](void*, MHD_Connection*, void** context,
-                                                    MHD_RequestTerminationCode) {
+  http.on_completed = [](void*, MHD_Connection*, void** context, MHD_RequestTerminationCode) {
     delete static_cast<Request*>(*context);
     *context = nullptr;
   };
-  daemon_ = MHD_start_daemon(
-      MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0), 0, may_connect, this, answer, this,
-      MHD_OPTION_SOCK_ADDR, reinterpret_cast<const sockaddr*>(&address->address),
-      MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_TIMEOUT,
-      kConnectionTimeoutSeconds, MHD_OPTION_NOTIFY_COMPLETED, completed, this, MHD_OPTION_END);
-  if (daemon_ == nullptr) {
-    return absl::InternalError(StrCat("cannot start Horovod's rendezvous on '", bind_host, "'"));
-  }
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
-  if (info == nullptr || info->port == 0) {
-    Stop();
-    return absl::InternalError("Horovod's rendezvous has no port");
-  }
-  return static_cast<int>(info->port);
+  return server_.Start(http);
 }
 
-void GlooRendezvous::Stop() {
-  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
-  daemon_ = nullptr;
-}
+void GlooRendezvous::Stop() { server_.Stop(); }
 
 void GlooRendezvous::AllowHost(const std::string& host) { peers_.Allow(host); }
 

@@ -28,10 +28,9 @@
 
 #include "absl/status/statusor.h"
 #include "am/peer_allow_list.h"
+#include "common/http_server.h"
 #include "common/mutex.h"
 
-struct MHD_Daemon;
-struct MHD_Connection;
 struct sockaddr;
 
 namespace tony::am {
@@ -79,7 +78,7 @@ class GlooRendezvous final : public RendezvousStore {
   std::pair<unsigned, std::string> Handle(const std::string& method, const std::string& url,
                                           const Request& request);
 
-  MHD_Daemon* daemon_ = nullptr;
+  HttpServer server_;
   PeerAllowList peers_;
   Mutex mu_;
   std::map<std::string, std::map<std::string, std::string>> store_ TONY_GUARDED_BY(mu_);

@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -16,7 +15,7 @@
 #include <string_view>
 #include <utility>
 
-#include "common/http_unescape.h"
+#include "common/http_server.h"
 #include "common/net.h"
 #include "common/strings.h"
 #include "google/protobuf/util/json_util.h"
@@ -175,30 +174,6 @@ std::string EncodePath(std::string_view path) {
   return out;
 }
 
-MHD_Response* MakeResponse(std::string_view body, const char* content_type) {
-  MHD_Response* response = MHD_create_response_from_buffer(
-      body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
-  if (response == nullptr) return nullptr;
-  MHD_add_response_header(response, "Content-Type", content_type);
-  MHD_add_response_header(response, "Cache-Control", "no-store");
-  MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
-  // Escaping is the defence; this is the second line: no script runs on the page.
-  MHD_add_response_header(response, "Content-Security-Policy",
-                          "default-src 'none'; style-src 'unsafe-inline'");
-  return response;
-}
-
-bool Queue(MHD_Connection* connection, unsigned code, MHD_Response* response) {
-  return response != nullptr && MHD_queue_response(connection, code, response) == MHD_YES;
-}
-
-// For a response made for one request only.
-bool QueueOnce(MHD_Connection* connection, unsigned code, MHD_Response* response) {
-  const bool queued = Queue(connection, code, response);
-  if (response != nullptr) MHD_destroy_response(response);
-  return queued;
-}
-
 }  // namespace
 
 StatusPage::~StatusPage() {
@@ -213,7 +188,7 @@ absl::StatusOr<int> StatusPage::Start(const std::string& host, int port) {
 }
 
 absl::StatusOr<int> StatusPage::Start(const StatusPageOptions& options) {
-  if (daemon_ != nullptr) return absl::FailedPreconditionError("the status page already runs");
+  if (server_.running()) return absl::FailedPreconditionError("the status page already runs");
   if (options.proxy_addresses.empty() != options.proxy_base_url.empty()) {
     return absl::InvalidArgumentError(
         "the status page needs both the web proxy's addresses and its base URL, or neither");
@@ -241,63 +216,33 @@ absl::StatusOr<int> StatusPage::Start(const StatusPageOptions& options) {
     other_peers_.clear();
   }
 
-  const std::string& host = options.bind_host;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(options.port);
-  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
-      rc != 0 || found == nullptr) {
-    return absl::InvalidArgumentError(
-        StrCat("the status page cannot listen on '", host, "': ", gai_strerror(rc)));
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
-  const bool ipv6 = found->ai_family == AF_INET6;
-  const MHD_AcceptPolicyCallback may_connect = [](void* self, const sockaddr* peer,
-                                                  socklen_t) -> MHD_Result {
+  HttpServerOptions http;
+  http.name = "the status page";
+  http.bind_host = options.bind_host;
+  http.port = options.port;
+  http.max_connections = options.max_connections > 0 ? options.max_connections : ConnectionLimit();
+  http.idle_timeout_s = kPageConnectionTimeoutSeconds;
+  http.connection_memory_bytes = kConnectionMemoryBytes;
+  http.self = this;
+  http.accept = [](void* self, const sockaddr* peer, socklen_t) -> MHD_Result {
     return static_cast<StatusPage*>(self)->MayConnect(peer) ? MHD_YES : MHD_NO;
   };
-  const MHD_NotifyConnectionCallback on_connection = [](void* self, MHD_Connection* connection,
-                                                        void** context,
-                                                        MHD_ConnectionNotificationCode code) {
+  http.on_connection = [](void* self, MHD_Connection* connection, void** context,
+                          MHD_ConnectionNotificationCode code) {
     static_cast<StatusPage*>(self)->OnConnection(connection, context,
                                                  code == MHD_CONNECTION_NOTIFY_STARTED);
   };
   // Answered on the first call, once the headers are in; a body (nothing here takes one) is
   // read and dropped.
-  const MHD_AccessHandlerCallback answer =
-      [](void* self, MHD_Connection* connection, const char* url, const char* method, const char*,
-         const char*, size_t* upload_size, void** request) -> MHD_Result {
-    if (*request != nullptr) {
-      if (upload_size != nullptr) *upload_size = 0;
-      return MHD_YES;
-    }
-    *request = self;
+  http.answer = [](void* self, MHD_Connection* connection, const char* url, const char* method,
+                   const char*, const char*, size_t* upload_size, void** request) -> MHD_Result {
+    if (!FirstCallOfRequest(request, upload_size)) return MHD_YES;
     return static_cast<StatusPage*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
   };
-  daemon_ = MHD_start_daemon(
-      MHD_USE_AUTO_INTERNAL_THREAD | (ipv6 ? MHD_USE_IPv6 : 0), static_cast<uint16_t>(options.port),
-      may_connect, this, answer, this, MHD_OPTION_SOCK_ADDR, found->ai_addr,
-      MHD_OPTION_CONNECTION_LIMIT,
-      options.max_connections > 0 ? options.max_connections : ConnectionLimit(),
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes, MHD_OPTION_CONNECTION_TIMEOUT,
-      kPageConnectionTimeoutSeconds, MHD_OPTION_NOTIFY_CONNECTION, on_connection, this,
-      MHD_OPTION_UNESCAPE_CALLBACK, &UnescapeRefusingNul, nullptr, MHD_OPTION_END);
-  if (daemon_ == nullptr) return absl::InternalError("cannot start the status page's HTTP server");
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
-  if (info == nullptr || info->port == 0) {
-    Stop();
-    return absl::InternalError("the status page's HTTP server has no port");
-  }
-  return static_cast<int>(info->port);
+  return server_.Start(http);
 }
 
-void StatusPage::Stop() {
-  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
-  daemon_ = nullptr;
-}
+void StatusPage::Stop() { server_.Stop(); }
 
 void StatusPage::Update(const rpc::JobStatus& status, const LiveHistory& live) {
   std::string json_text;

@@ -36,13 +36,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/http_server.h"
 #include "common/mutex.h"
 #include "history/history_reader.h"
 #include "rpc/tony.pb.h"
 
-struct MHD_Daemon;
-struct MHD_Connection;
-struct MHD_Response;
 struct sockaddr;
 
 namespace tony::am {
@@ -106,7 +104,7 @@ class StatusPage {
   void OnConnection(MHD_Connection* connection, void** context, bool opened);
   bool Answer(MHD_Connection* connection, const char* url, const char* method);
 
-  MHD_Daemon* daemon_ = nullptr;
+  HttpServer server_;
   // Set by Start before the daemon runs; read-only while it does.
   std::set<PeerAddress> proxies_;
   std::string redirect_base_;

@@ -140,13 +140,15 @@ std::string HostForAddress(const std::string& host) {
 }
 
 absl::StatusOr<ListenAddress> ResolveListenAddress(const std::string& bind_host,
-                                                   std::string_view what) {
+                                                   std::string_view what, int port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
   addrinfo* found = nullptr;
-  const int rc = getaddrinfo(bind_host.empty() ? nullptr : bind_host.c_str(), "0", &hints, &found);
+  const std::string service = std::to_string(port);
+  const int rc =
+      getaddrinfo(bind_host.empty() ? nullptr : bind_host.c_str(), service.c_str(), &hints, &found);
   if (rc != 0 || found == nullptr) {
     if (found != nullptr) freeaddrinfo(found);
     return absl::InvalidArgumentError(absl::StrCat(std::string(what), " cannot listen on '",

@@ -68,15 +68,15 @@ std::optional<IpAddress> IpAddressOf(const sockaddr* address);
 // resolves to none. May block on the resolver.
 std::vector<IpAddress> ResolveIpAddresses(const std::string& host);
 
-// Where a server of the AM's listens: the first address `bind_host` (a literal or a name; "" for
-// every address) stands for, port 0. InvalidArgument, naming `what` and the host, if it stands for
-// none. May block on the resolver.
+// Where a server listens: the first address `bind_host` (a literal or a name; "" for every
+// address) stands for, with `port` (0: the system picks). InvalidArgument, naming `what` and the
+// host, if it stands for none. May block on the resolver.
 struct ListenAddress {
   sockaddr_storage address{};
   socklen_t size = 0;
   int family = 0;  // AF_INET or AF_INET6
 };
 absl::StatusOr<ListenAddress> ResolveListenAddress(const std::string& bind_host,
-                                                   std::string_view what);
+                                                   std::string_view what, int port = 0);
 
 }  // namespace tony

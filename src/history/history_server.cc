@@ -1,7 +1,6 @@
 #include "history/history_server.h"
 
 #include <microhttpd.h>
-#include <netdb.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +8,7 @@
 #include <regex>
 
 #include "common/clock.h"
-#include "common/http_unescape.h"
+#include "common/http_server.h"
 #include "common/strings.h"
 #include "history/history_pages.h"
 #include "history/history_reader.h"
@@ -51,48 +50,30 @@ std::string ReadWhole(HistoryFs& fs, const std::string& path, std::string* probl
 HistoryServer::~HistoryServer() { Stop(); }
 
 absl::StatusOr<int> HistoryServer::Start(HistoryServerOptions options) {
-  if (daemon_ != nullptr) return absl::FailedPreconditionError("the history server already runs");
+  if (server_.running()) return absl::FailedPreconditionError("the history server already runs");
   options_ = std::move(options);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(options_.port);
-  if (int rc = getaddrinfo(options_.host.c_str(), service.c_str(), &hints, &found);
-      rc != 0 || found == nullptr) {
-    return absl::InvalidArgumentError(
-        StrCat("cannot listen on '", options_.host, "': ", gai_strerror(rc)));
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
-  const MHD_AccessHandlerCallback answer =
-      [](void* self, MHD_Connection* connection, const char* url, const char* method, const char*,
-         const char*, size_t* upload_size, void** request) -> MHD_Result {
-    if (*request != nullptr) {
-      if (upload_size != nullptr) *upload_size = 0;
-      return MHD_YES;
-    }
-    *request = self;
-    return static_cast<HistoryServer*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
-  };
   // A few polling threads, each with many connections: a client that holds a connection
   // (sending its request a byte at a time, or never) costs a slot and 32 KiB, never a thread, so
   // hundreds of them leave the server answering everyone else. One address may hold a fraction of
   // the slots; idle connections go after kIdleSeconds.
-  daemon_ = MHD_start_daemon(
-      MHD_USE_AUTO_INTERNAL_THREAD | (found->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-      static_cast<uint16_t>(options_.port), nullptr, nullptr, answer, this, MHD_OPTION_SOCK_ADDR,
-      found->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, kServerThreads, MHD_OPTION_CONNECTION_LIMIT,
-      kMaxConnections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, kMaxConnectionsPerAddress,
-      MHD_OPTION_CONNECTION_TIMEOUT, kIdleSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      static_cast<size_t>(32 * 1024), MHD_OPTION_UNESCAPE_CALLBACK, &UnescapeRefusingNul, nullptr,
-      MHD_OPTION_END);
-  if (daemon_ == nullptr) {
-    return absl::InvalidArgumentError(StrCat("cannot listen on ", options_.host, ":", options_.port,
-                                             " (in use, or not this host's)"));
-  }
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
-  const int port = info != nullptr ? info->port : 0;
+  HttpServerOptions http;
+  http.name = "the history server";
+  http.bind_host = options_.host;
+  http.port = options_.port;
+  http.threads = kServerThreads;
+  http.max_connections = kMaxConnections;
+  http.max_per_address = kMaxConnectionsPerAddress;
+  http.idle_timeout_s = kIdleSeconds;
+  http.connection_memory_bytes = 32 * 1024;
+  http.self = this;
+  http.answer = [](void* self, MHD_Connection* connection, const char* url, const char* method,
+                   const char*, const char*, size_t* upload_size, void** request) -> MHD_Result {
+    if (!FirstCallOfRequest(request, upload_size)) return MHD_YES;
+    return static_cast<HistoryServer*>(self)->Answer(connection, url, method) ? MHD_YES : MHD_NO;
+  };
+  absl::StatusOr<int> started = server_.Start(http);
+  if (!started.ok()) return started.status();
+  const int port = *started;
   if (options_.retention_sec > 0) {
     purger_ = std::thread([this] {
       mu_.lock();
@@ -122,10 +103,7 @@ void HistoryServer::Stop() {
   }
   wake_.NotifyAll();
   if (purger_.joinable()) purger_.join();
-  if (daemon_ != nullptr) {
-    MHD_stop_daemon(daemon_);
-    daemon_ = nullptr;
-  }
+  server_.Stop();
 }
 
 std::vector<std::string> HistoryServer::Purge(int64_t now_ms) {
@@ -280,19 +258,10 @@ bool HistoryServer::Answer(MHD_Connection* connection, const char* url, const ch
       : get
           ? Page(url == nullptr ? "/" : url, Query(connection, "state"), Query(connection, "user"))
           : std::pair<int, std::string>{405, RenderMessage("Only GET", "", "/")};
-  MHD_Response* response = MHD_create_response_from_buffer(page.second.size(), page.second.data(),
-                                                           MHD_RESPMEM_MUST_COPY);
-  if (response == nullptr) return false;
-  MHD_add_response_header(response, "Content-Type", is_metrics ? kMetricsContentType : kHtml);
-  MHD_add_response_header(response, "Cache-Control", "no-store");
-  MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
   // The pages run no script and load nothing from elsewhere.
-  MHD_add_response_header(response, "Content-Security-Policy",
-                          "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-  const bool queued =
-      MHD_queue_response(connection, static_cast<unsigned>(page.first), response) == MHD_YES;
-  MHD_destroy_response(response);
-  return queued;
+  return QueueOnce(connection, static_cast<unsigned>(page.first),
+                   MakeResponse(page.second, is_metrics ? kMetricsContentType : kHtml,
+                                "default-src 'none'; style-src 'unsafe-inline'; img-src data:"));
 }
 
 }  // namespace tony::history

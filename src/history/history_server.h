@@ -20,11 +20,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/http_server.h"
 #include "common/mutex.h"
 #include "history/history_format.h"
-
-struct MHD_Daemon;
-struct MHD_Connection;
 
 namespace tony::history {
 
@@ -64,7 +62,7 @@ class HistoryServer {
   std::pair<int, std::string> LogPageFor(const std::string& app_id, const std::string& file);
 
   HistoryServerOptions options_;
-  MHD_Daemon* daemon_ = nullptr;
+  HttpServer server_;
   Mutex mu_;
   CondVar wake_;
   bool stopping_ TONY_GUARDED_BY(mu_) = false;
