@@ -55,8 +55,10 @@ absl::StatusOr<int> GlooRendezvous::Start(const std::string& bind_host) {
     }
     auto [code, body] = static_cast<GlooRendezvous*>(self)->Handle(
         method == nullptr ? "" : method, url == nullptr ? "" : url, *request);
-    return QueueOnce(connection, code, MakeResponse(body, "application/octet-stream")) ? MHD_YES
-                                                                                       : MHD_NO;
+    // The bytes alone, as Horovod's store client expects them.
+    MHD_Response* response =
+        MHD_create_response_from_buffer(body.size(), body.data(), MHD_RESPMEM_MUST_COPY);
+    return QueueOnce(connection, code, response) ? MHD_YES : MHD_NO;
   };
   http.on_completed = [](void*, MHD_Connection*, void** context, MHD_RequestTerminationCode) {
     delete static_cast<Request*>(*context);
