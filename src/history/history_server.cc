@@ -64,7 +64,7 @@ absl::StatusOr<int> HistoryServer::Start(HistoryServerOptions options) {
   http.max_connections = kMaxConnections;
   http.max_per_address = kMaxConnectionsPerAddress;
   http.idle_timeout_s = kIdleSeconds;
-  http.connection_memory_bytes = 32 * 1024;
+  http.connection_memory_bytes = size_t{32} * 1024;
   http.self = this;
   http.answer = [](void* self, MHD_Connection* connection, const char* url, const char* method,
                    const char*, const char*, size_t* upload_size, void** request) -> MHD_Result {

@@ -141,7 +141,7 @@ TEST_F(LocalContainerAllocatorTest, ContainersLaunchedTogetherShareOneUnpackedVe
   }
   ASSERT_TRUE(CreateZipFromDirectory(venv, dir_ + "/venv.zip").ok());
   constexpr int kTasks = 4;
-  LocalContainerAllocator& allocator = Start({kTasks * 256, kTasks, 0});
+  LocalContainerAllocator& allocator = Start({int64_t{kTasks} * 256, kTasks, 0});
   for (int i = 0; i < kTasks; ++i) allocator.Request({"worker", {256, 1, 0}, ""});
   ASSERT_TRUE(WaitForGrants(kTasks));
   LaunchSpec spec;
