@@ -101,11 +101,11 @@ void HistoryRecorder::RecordEvent(const history::HistoryEvent& event) {
 
 void HistoryRecorder::RecordChanges(const std::vector<TaskTransition>& transitions,
                                     const std::vector<TaskEvent>& notices) {
-  // Each list is in the order it happened; merged by time, a transition first when both are of
-  // the same millisecond (the state machine makes the transition before it tells of it).
+  // Each list is in the order the state machine made it, and both are numbered in that order
+  // (seq): merged by it, a cause comes before what it led to within the same millisecond too.
   size_t n = 0;
   for (const TaskTransition& t : transitions) {
-    for (; n < notices.size() && notices[n].wall_ms < t.wall_ms; ++n) RecordNotice(notices[n]);
+    for (; n < notices.size() && notices[n].seq < t.seq; ++n) RecordNotice(notices[n]);
     RecordTransition(t);
   }
   for (; n < notices.size(); ++n) RecordNotice(notices[n]);

@@ -51,9 +51,10 @@ class HistoryRecorder {
   // submission, on the first attempt).
   void Open(const std::string& tracking_url, const rpc::JobStatus& status);
   // What the state machine took its tasks through since it was last asked, in the order it
-  // happened: an event per transition the history records (see history_format.h), and its HUNG,
-  // GANG_RESTART, STRAGGLER, PREEMPTING and MODEL_PARAMS notices (JobStateMachine::TakeNotices) as
-  // TASK_HUNG, GANG_RESTARTED, TASK_STRAGGLING, ... with the reason as diagnostics.
+  // made them (TaskTransition::seq, TaskEvent::seq): an event per transition the history records
+  // (see history_format.h), and its HUNG, GANG_RESTART, STRAGGLER, PREEMPTING and MODEL_PARAMS
+  // notices (JobStateMachine::TakeNotices) as TASK_HUNG, GANG_RESTARTED, TASK_STRAGGLING, ... with
+  // the reason as diagnostics.
   void RecordChanges(const std::vector<TaskTransition>& transitions,
                      const std::vector<TaskEvent>& notices);
   // A heartbeat's sample of `attempt` of its task, at most one per task and metrics interval

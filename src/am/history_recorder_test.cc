@@ -136,22 +136,25 @@ TEST_F(HistoryRecorderTest, AGangRestartAndARestartInPlaceAreRecorded) {
   EXPECT_EQ(events.back().container, "c1");
 }
 
-// Transitions and notices come from two lists; the history has them in the order they happened.
-TEST_F(HistoryRecorderTest, TransitionsAndNoticesAreRecordedInTheOrderTheyHappened) {
+// Transitions and notices come from two lists; the history has them in the order the state
+// machine made them, within the same millisecond too.
+TEST_F(HistoryRecorderTest, TransitionsAndNoticesAreRecordedInTheOrderTheyWereMade) {
   std::unique_ptr<HistoryRecorder> recorder = Recorder(/*with_fs=*/false);
   const size_t before = recorder->live().events.size();
   std::vector<TaskTransition> transitions(3);
   const int64_t times[] = {100, 300, 300};
+  const uint64_t seqs[] = {2, 4, 6};
   const TaskState states[] = {TaskState::kRegistered, TaskState::kRunning, TaskState::kFailed};
   for (size_t i = 0; i < transitions.size(); ++i) {
     transitions[i].task = {"worker", 0};
     transitions[i].to = states[i];
     transitions[i].wall_ms = times[i];
+    transitions[i].seq = seqs[i];
   }
-  recorder->RecordChanges(transitions, {{"HUNG", {"worker", 0}, 0, 50, "hung"},
-                                        {"STRAGGLER", {"worker", 0}, 0, 200, "slow"},
-                                        {"PREEMPTING", {"worker", 0}, 0, 300, "preempted"},
-                                        {"MODEL_PARAMS", {"worker", 0}, 0, 400, "{}"}});
+  recorder->RecordChanges(transitions, {{"HUNG", {"worker", 0}, 0, 50, "hung", 1},
+                                        {"STRAGGLER", {"worker", 0}, 0, 200, "slow", 3},
+                                        {"PREEMPTING", {"worker", 0}, 0, 300, "preempted", 5},
+                                        {"MODEL_PARAMS", {"worker", 0}, 0, 400, "{}", 7}});
   const auto& events = recorder->live().events;
   std::vector<std::string> kinds;
   for (size_t i = before; i < events.size(); ++i) {
@@ -162,8 +165,8 @@ TEST_F(HistoryRecorderTest, TransitionsAndNoticesAreRecordedInTheOrderTheyHappen
                        history::kEventTaskRegistered + std::string("@100"),
                        history::kEventTaskStraggling + std::string("@200"),
                        history::kEventTaskStarted + std::string("@300"),
-                       history::kEventTaskFinished + std::string("@300"),
                        history::kEventTaskPreempting + std::string("@300"),
+                       history::kEventTaskFinished + std::string("@300"),
                        history::kEventModelParams + std::string("@400"),
                    }));
 }

@@ -391,7 +391,7 @@ void JobStateMachine::SetState(TaskRecord& task, TaskState state) {
     transition.diagnostics = task.diagnostics;
   }
   task.state = state;
-  transitions_.push_back(std::move(transition));
+  AddTransition(std::move(transition));
 }
 
 void JobStateMachine::StopTask(TaskRecord& task, Actions& actions) {

@@ -79,6 +79,8 @@ struct TaskEvent {
   int attempt = 0;  // the new attempt
   int64_t wall_ms = 0;
   std::string detail;
+  // Of a notice (TakeNotices): where the state machine made it, among notices and transitions.
+  uint64_t seq = 0;
 };
 
 // A task's change of state, as the job's history records it. A restart is two: the ended attempt
@@ -94,6 +96,7 @@ struct TaskTransition {
   int port = 0;
   std::optional<int> exit_code;  // terminal states
   std::string diagnostics;       // terminal states, and why a restart
+  uint64_t seq = 0;              // where the state machine made it, among transitions and notices
 };
 
 struct TaskRecord {
@@ -354,6 +357,15 @@ class JobStateMachine {
   void Changed() { ++version_; }
   // Every change of a task's state goes through here, so that it is recorded.
   void SetState(TaskRecord& task, TaskState state);
+  // Queue a transition and a notice for the history, numbered in the order they were made.
+  void AddTransition(TaskTransition transition) {
+    transition.seq = ++changes_;
+    transitions_.push_back(std::move(transition));
+  }
+  void AddNotice(TaskEvent notice) {
+    notice.seq = ++changes_;
+    notices_.push_back(std::move(notice));
+  }
 
   config::JobSpec spec_;
   const Clock* clock_;
@@ -362,6 +374,7 @@ class JobStateMachine {
   std::vector<TaskEvent> events_;
   std::vector<TaskEvent> notices_;
   std::vector<TaskTransition> transitions_;
+  uint64_t changes_ = 0;        // notices and transitions made: the last one's seq
   bool gang_released_ = false;  // the cluster spec went out; later registrations get it at once
   int gang_restarts_ = 0;
   int counted_gang_restarts_ = 0;   // of tony.application.max-gang-restarts

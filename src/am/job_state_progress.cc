@@ -45,7 +45,7 @@ void JobStateMachine::FindStragglers() {
     if (newly) {
       task.straggler_reported = true;
       events_.push_back({"STRAGGLER", task.ref, task.attempt, clock_->WallMs(), task.straggler});
-      notices_.push_back(events_.back());
+      AddNotice(events_.back());
     }
   }
 }
@@ -111,7 +111,7 @@ HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::stri
                         " ms (tony.task.hang-timeout-ms = ", spec_.hang_timeout_ms, ")",
                         task->progress.has_step ? StrCat(", at step ", task->progress.step) : "");
     events_.push_back({"HUNG", ref, task->attempt, now_wall, task->hung});
-    notices_.push_back(events_.back());
+    AddNotice(events_.back());
     // The rest of the gang's stacks too: a hang is often a wait on another member.
     for (TaskRecord& other : tasks_) {
       if (&other != task && other.state == TaskState::kRunning && !other.stop_requested) {

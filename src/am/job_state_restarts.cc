@@ -36,9 +36,8 @@ void JobStateMachine::EndAttempt(TaskRecord& task, const std::string& detail, Ta
   const int64_t now_wall = clock_->WallMs();
   task.previous_attempts.push_back(
       {task.attempt, task.container_id, *task.exit_code, task.diagnostics, now_wall});
-  transitions_.push_back({task.ref, task.attempt, task.state, TaskState::kFailed, now_wall,
-                          task.container_id, task.host, task.port, task.exit_code,
-                          task.diagnostics});
+  AddTransition({task.ref, task.attempt, task.state, TaskState::kFailed, now_wall,
+                 task.container_id, task.host, task.port, task.exit_code, task.diagnostics});
   task.attempt += 1;
   // The old address stays in the cluster spec until the new attempt registers its own.
   task.exit_code.reset();
@@ -169,7 +168,7 @@ bool JobStateMachine::MaybeRestartGang(TaskRecord& failed, bool executor_waits, 
       StrCat(why, "; restarting the gang in ", backoff, " ms", limit,
              stopped.empty() ? "" : StrCat(", stopping ", Join(stopped, ", ")));
   events_.push_back({"GANG_RESTART", failed.ref, failed.attempt + 1, clock_->WallMs(), detail});
-  notices_.push_back(events_.back());
+  AddNotice(events_.back());
   RestartMember(
       failed, executor_waits,
       StrCat("attempt ", failed.attempt, " failed (", ExitText(*failed.exit_code), "); ", reason),

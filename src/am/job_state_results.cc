@@ -73,7 +73,7 @@ Actions JobStateMachine::OnPreemptionNotice(const std::string& container_id) {
   task->preempting = StrCat("the cluster preempts its container ", container_id,
                             "; the task was stopped first so that it could checkpoint");
   events_.push_back({"PREEMPTING", task->ref, task->attempt, clock_->WallMs(), task->preempting});
-  notices_.push_back(events_.back());
+  AddNotice(events_.back());
   Changed();
   return {};
 }

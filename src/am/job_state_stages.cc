@@ -65,7 +65,7 @@ void JobStateMachine::SetModelParams(const TaskRef& ref, const std::string& cont
     return;
   }
   model_params_ = std::move(params);
-  notices_.push_back({"MODEL_PARAMS", ref, task->attempt, clock_->WallMs(), model_params_});
+  AddNotice({"MODEL_PARAMS", ref, task->attempt, clock_->WallMs(), model_params_});
   Changed();
 }
 

@@ -43,8 +43,11 @@ absl::StatusOr<int> HttpServer::Start(const HttpServerOptions& options) {
       static_cast<uint16_t>(options.port), options.accept, options.self, options.answer,
       options.self, MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
   if (daemon_ == nullptr) {
-    return absl::InvalidArgumentError(StrCat(options.name, " cannot listen on ", options.bind_host,
-                                             ":", options.port, " (in use, or not this host's)"));
+    const std::string host = options.bind_host.empty() ? "every address" : options.bind_host;
+    return absl::InvalidArgumentError(
+        options.port == 0 ? StrCat(options.name, " cannot listen on ", host)
+                          : StrCat(options.name, " cannot listen on port ", options.port, " of ",
+                                   host, " (in use, or not this host's)"));
   }
   const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
   if (info == nullptr || info->port == 0) {

@@ -75,7 +75,10 @@ absl::Status LocalContainerAllocator::Start(const std::string& am_host, int am_p
   absl::Status written =
       WriteFile(StrCat(options_.job_dir, "/am.address"), StrCat(am_host, ":", am_port, "\n"), 0600);
   if (!written.ok()) return written;
-  launches_ = std::make_unique<WorkerPool>(kLaunchThreads);
+  {
+    MutexLock lock(mu_);
+    launches_ = std::make_unique<WorkerPool>(kLaunchThreads);
+  }
   monitor_ = std::thread([this] { MonitorLoop(); });
   return absl::OkStatus();
 }
@@ -135,26 +138,28 @@ void LocalContainerAllocator::FreeLocked(const LocalContainer& local) {
 }
 
 absl::Status LocalContainerAllocator::Launch(const Container& container, const LaunchSpec& spec) {
-  {
-    MutexLock lock(mu_);
-    if (shutdown_ || launches_ == nullptr) {
-      return absl::FailedPreconditionError(StrCat("cannot launch ", container.id, ": shut down"));
-    }
-    if (!containers_.contains(container.id)) {
-      return absl::FailedPreconditionError(StrCat(container.id, " was released"));
-    }
+  MutexLock lock(mu_);
+  if (shutdown_ || launches_ == nullptr) {
+    return absl::FailedPreconditionError(StrCat("cannot launch ", container.id, ": shut down"));
+  }
+  if (!containers_.contains(container.id)) {
+    return absl::FailedPreconditionError(StrCat(container.id, " was released"));
   }
   // Localizing may unpack a venv of gigabytes: on the pool's threads, not the caller's (the AM's
-  // loop).
+  // loop). Queued under mu_, so that Shutdown cannot take the pool away meanwhile (the pool's
+  // queue has a lock of its own, which its threads never hold while they run the work).
   launches_->Submit([this, container, spec] {
-    {
-      MutexLock lock(mu_);
-      if (shutdown_ || !containers_.contains(container.id)) return;  // stopped or released
+    if (!Launching(container.id)) return;  // stopped or released
+    absl::Status launched;
+    try {
+      launched = LaunchNow(container, spec);
+    } catch (const std::exception& e) {
+      // Nothing would report it else: the task would wait for its container for ever.
+      launched = absl::InternalError(StrCat("cannot launch ", container.id, ": ", e.what()));
     }
-    const absl::Status launched = LaunchNow(container, spec);
     if (launched.ok()) return;
     {
-      MutexLock lock(mu_);
+      MutexLock failed(mu_);
       auto it = containers_.find(container.id);
       if (shutdown_ || it == containers_.end()) return;  // stopped or released meanwhile
       FreeLocked(it->second);
@@ -168,6 +173,11 @@ absl::Status LocalContainerAllocator::Launch(const Container& container, const L
   return absl::OkStatus();
 }
 
+bool LocalContainerAllocator::Launching(const std::string& container_id) const {
+  MutexLock lock(mu_);
+  return !shutdown_ && containers_.contains(container_id);
+}
+
 absl::Status LocalContainerAllocator::LaunchNow(const Container& container,
                                                 const LaunchSpec& spec) {
   const std::string work_dir = StrCat(options_.job_dir, "/containers/", container.id);
@@ -179,7 +189,14 @@ absl::Status LocalContainerAllocator::LaunchNow(const Container& container,
         StrCat("cannot create the directories of ", container.id, ": ", ec.message()));
   }
   for (const LocalResource& resource : spec.resources) {
+    // A container stopped meanwhile unpacks nothing more (Shutdown waits for this thread).
+    if (!Launching(container.id)) {
+      return absl::FailedPreconditionError(StrCat(container.id, " was released"));
+    }
     if (absl::Status s = Localize(resource, work_dir); !s.ok()) return s;
+  }
+  if (!Launching(container.id)) {
+    return absl::FailedPreconditionError(StrCat(container.id, " was released"));
   }
   SpawnOptions spawn;
   spawn.argv = spec.argv;
@@ -231,6 +248,8 @@ absl::Status LocalContainerAllocator::LaunchNow(const Container& container,
       SignalTree(*pid, SIGKILL);
       if (pidfd >= 0) close(pidfd);
       (void)WaitForExit(*pid);
+      if (options_.keep_containers)
+        fs::remove(KeptContainerPath(options_.job_dir, container.id), ec);
       return absl::FailedPreconditionError(StrCat(container.id, " was released"));
     }
     it->second.pid = *pid;
@@ -393,7 +412,12 @@ void LocalContainerAllocator::Shutdown() {
   Wake();
   if (monitor_.joinable()) monitor_.join();
   // What the pool started since is killed there (shutdown_); its work directories go below.
-  launches_.reset();
+  std::unique_ptr<WorkerPool> launches;
+  {
+    MutexLock lock(mu_);
+    launches = std::move(launches_);
+  }
+  launches.reset();
   {
     MutexLock lock(mu_);
     for (auto& [id, local] : containers_) {

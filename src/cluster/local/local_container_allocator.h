@@ -88,6 +88,8 @@ class LocalContainerAllocator final : public ContainerAllocator {
   // guard only while it runs.
   static void Signal(const LocalContainer& local, int sig, bool tree);
   void MonitorLoop();
+  // Whether a launch of the container is still wanted: not stopped, released or shut down.
+  bool Launching(const std::string& container_id) const;
   // Localizes the container's files and starts its executor (on launches_' threads).
   absl::Status LaunchNow(const Container& container, const LaunchSpec& spec);
   // Puts `resource` into `work_dir`: copied, unpacked, or, when shared, linked to the job's one
@@ -129,7 +131,7 @@ class LocalContainerAllocator final : public ContainerAllocator {
   std::thread monitor_;
   Mutex shared_mu_;  // held while the job's shared copies are looked for and unpacked
   // Launches, off the caller's thread; from Start until Shutdown.
-  std::unique_ptr<WorkerPool> launches_;
+  std::unique_ptr<WorkerPool> launches_ TONY_GUARDED_BY(mu_);
 };
 
 }  // namespace tony::cluster
