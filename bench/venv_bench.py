@@ -16,11 +16,14 @@ interleaved:
 
 Reported, as median/min over the runs: the client's wall time (submit to exit) and what the venv
 adds to it over `none`; and per task, that addition divided by N; with the ratio tony ÷ pertask.
+Locally also the longest the AM's loop was held by one task, the most over the runs (the AM logs
+it at exit): unpacking a venv must not hold it.
 YARN runs need a running mini cluster (--cluster-dir DIR, from scripts/hadoop-minicluster start).
 """
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -76,10 +79,26 @@ def run(args, backend, mode, n, zpath):
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           timeout=args.timeout)
     total = time.monotonic() - t0
+    stall = longest_loop_task_ms(os.path.join(tmp, "home")) if backend == "local" else None
     shutil.rmtree(tmp, ignore_errors=True)
     if proc.returncode != 0:
         sys.exit("%s %s N=%d failed:\n%s" % (backend, mode, n, proc.stdout.decode()[-3000:]))
-    return total * 1000
+    return total * 1000, stall
+
+
+def longest_loop_task_ms(home):
+    """The AM's "the loop's longest task took N ms" from its log below `home` (local jobs)."""
+    for base, _, files in os.walk(home):
+        for name in files:
+            try:
+                with open(os.path.join(base, name), errors="replace") as f:
+                    for line in f:
+                        m = re.search(r"the loop's longest task took (\d+) ms", line)
+                        if m:
+                            return int(m.group(1))
+            except OSError:
+                pass
+    return None
 
 
 def main():
@@ -101,21 +120,28 @@ def main():
         zpath = build_venv(work, args.size_mb)
         print("venv.zip: %.0f MB, built in %.0f s; %d repeats" %
               (os.path.getsize(zpath) / 1e6, time.monotonic() - t0, args.repeats))
-        print("%-6s %3s  %-8s %16s %16s %14s" %
-              ("", "N", "mode", "total ms", "venv adds ms", "per task ms"))
+        print("%-6s %3s  %-8s %16s %16s %14s %14s" %
+              ("", "N", "mode", "total ms", "venv adds ms", "per task ms", "AM loop max ms"))
         for backend in backends:
             for n in [int(x) for x in args.tasks.split(",")]:
                 times = {m: [] for m in ("none", "tony", "pertask")}
+                stalls = {m: [] for m in times}
                 for _ in range(args.repeats):
                     for mode in times:
-                        times[mode].append(run(args, backend, mode, n, zpath))
+                        ms, stall = run(args, backend, mode, n, zpath)
+                        times[mode].append(ms)
+                        if stall is not None:
+                            stalls[mode].append(stall)
                 base = statistics.median(times["none"])
                 added = {}
                 for mode, values in times.items():
                     med = statistics.median(values)
                     added[mode] = med - base
-                    extra = "" if mode == "none" else "%16.0f %14.0f" % (added[mode], added[mode] / n)
-                    print("%-6s %3d  %-8s %8.0f/%-7.0f%s" % (backend, n, mode, med, min(values), extra))
+                    extra = ("%16s %14s" % ("", "") if mode == "none" else
+                             "%16.0f %14.0f" % (added[mode], added[mode] / n))
+                    loop = "%14d" % max(stalls[mode]) if stalls[mode] else ""
+                    print("%-6s %3d  %-8s %8.0f/%-7.0f%s %s" %
+                          (backend, n, mode, med, min(values), extra, loop))
                 if added["pertask"] > 0:
                     print("%-6s %3d  ratio tony/pertask (venv's cost): %.2f" %
                           (backend, n, added["tony"] / added["pertask"]))
