@@ -135,6 +135,8 @@ TEST_F(LocalContainerAllocatorTest, ALaunchThatCannotLocalizeIsReportedAsAFailed
 TEST_F(LocalContainerAllocatorTest, ContainersLaunchedTogetherShareOneUnpackedVenv) {
   const std::string venv = dir_ + "/venv-src";
   fs::create_directories(venv + "/lib");
+  // 0644 as a real venv's files are (the zip keeps modes); the test's directory itself is mkdtemp's
+  // 0700, so no other user reaches them.
   ASSERT_TRUE(WriteFile(venv + "/lib/marker", "whole\n", 0644).ok());
   for (int i = 0; i < 200; ++i) {  // enough entries that unpacking takes a while
     ASSERT_TRUE(WriteFile(venv + "/lib/f" + std::to_string(i), std::string(4096, 'x'), 0644).ok());
