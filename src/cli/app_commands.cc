@@ -17,7 +17,7 @@
 #include "common/strings.h"
 #include "config/job_spec.h"
 #include "config/value_parsers.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/yarn/yarn_client.h"
 #include "history/history_format.h"
 #include "history/history_reader.h"
 #include "history/history_server.h"

@@ -5,8 +5,8 @@
 #include "cli/roles.h"
 #include "config/config_loader.h"
 #include "config/job_spec.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/yarn/yarn_client.h"
 
 namespace tony::cli {
 

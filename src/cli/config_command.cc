@@ -8,12 +8,12 @@
 #include "cluster/staging.h"
 #include "common/strings.h"
 #include "config/key_catalog.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/nameservice.h"
-#include "hadoop/truststore.h"
-#include "hadoop/viewfs.h"
-#include "hadoop/webhdfs.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/hdfs/nameservice.h"
+#include "hadoop/hdfs/viewfs.h"
+#include "hadoop/hdfs/webhdfs.h"
+#include "hadoop/http/truststore.h"
+#include "hadoop/yarn/yarn_client.h"
 
 namespace tony::cli {
 

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "cluster/yarn/hdfs_token_refresher.h"
 #include "config/job_spec.h"
-#include "hadoop/credentials.h"
+#include "hadoop/common/credentials.h"
 
 namespace tony::cli {
 

@@ -10,8 +10,8 @@
 #include "cluster/yarn/yarn_cluster_client.h"
 #include "config/configuration.h"
 #include "config/job_spec.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/kerberos.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/sasl/kerberos.h"
 #include "history/history_format.h"
 
 namespace tony::cli {

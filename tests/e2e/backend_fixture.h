@@ -23,10 +23,10 @@
 #include "curl/curl.h"
 #include "e2e/metrics_check.h"
 #include "e2e/tony_runner.h"
-#include "hadoop/hadoop_conf.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/hdfs/webhdfs.h"
 #include "hadoop/test_cluster.h"
-#include "hadoop/webhdfs.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/yarn/yarn_client.h"
 #include "nlohmann/json.hpp"
 
 namespace tony::testing {

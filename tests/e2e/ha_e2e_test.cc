@@ -11,8 +11,8 @@
 #include <regex>
 
 #include "e2e/backend_fixture.h"
-#include "hadoop/namenode_client.h"
-#include "hadoop/nameservice.h"
+#include "hadoop/hdfs/namenode_client.h"
+#include "hadoop/hdfs/nameservice.h"
 
 namespace tony::testing {
 namespace {

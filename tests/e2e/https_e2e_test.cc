@@ -91,7 +91,7 @@ TEST_P(HttpsE2eTest, TheJobIsStagedAndItsHistoryWrittenOverHttps) {
 
 TEST_P(HttpsE2eTest, ATruststoreWithoutTheClustersCaIsOneLineNamingIt) {
   // Two CAs, neither the cluster's.
-  const std::string other = TonyRunner::SourcePath("src/hadoop/testdata/truststore/two.jks");
+  const std::string other = TonyRunner::SourcePath("src/hadoop/http/testdata/truststore/two.jks");
   TonyResult r = SubmitWith(ConfWith(SslClient(other, "changeit")));
   ExpectRefused(r, "TLS certificate is not trusted by the truststore " + other);
 }

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "hadoop/test_cluster.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/yarn/yarn_client.h"
 
 namespace tony::testing {
 

@@ -10,7 +10,7 @@
 #include <regex>
 
 #include "e2e/backend_fixture.h"
-#include "hadoop/truststore.h"
+#include "hadoop/http/truststore.h"
 
 namespace tony::testing {
 namespace {

@@ -31,11 +31,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/strings.h"
-#include "hadoop/am_rm_client.h"
-#include "hadoop/credentials.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/nm_client.h"
-#include "hadoop/rpc_codec.h"
+#include "hadoop/common/credentials.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/ipc/rpc_codec.h"
+#include "hadoop/yarn/am_rm_client.h"
+#include "hadoop/yarn/nm_client.h"
 
 namespace tony::hadoop {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "common/strings.h"
 #include "gtest/gtest.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/yarn/yarn_client.h"
 
 #ifndef AM_PROTOCOLS_IT_AM
 #error "AM_PROTOCOLS_IT_AM must name the helper AM binary"

@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "common/strings.h"
-#include "hadoop/gssapi_mechanism.h"
 #include "hadoop/gssapi_test_server.h"
-#include "hadoop/kerberos.h"
-#include "hadoop/sasl.h"
+#include "hadoop/sasl/gssapi_mechanism.h"
+#include "hadoop/sasl/kerberos.h"
+#include "hadoop/sasl/sasl.h"
 #include "hadoop/test_cluster.h"
 
 namespace tony::testing {

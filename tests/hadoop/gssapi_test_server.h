@@ -14,7 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/strings.h"
-#include "hadoop/sasl.h"
+#include "hadoop/sasl/gssapi_mechanism.h"
+#include "hadoop/sasl/sasl.h"
 
 namespace tony::testing {
 

@@ -21,8 +21,8 @@
 
 #include "common/strings.h"
 #include "e2e/tony_runner.h"
-#include "hadoop/credentials.h"
-#include "hadoop/namenode_client.h"
+#include "hadoop/common/credentials.h"
+#include "hadoop/hdfs/namenode_client.h"
 #include "hadoop/test_cluster.h"
 
 namespace tony::testing {

@@ -15,7 +15,7 @@
 
 #include "common/files.h"
 #include "common/strings.h"
-#include "hadoop/webhdfs.h"
+#include "hadoop/hdfs/webhdfs.h"
 
 namespace tony::hadoop {
 namespace {

@@ -17,10 +17,10 @@
 
 #include "common/archive.h"
 #include "e2e/tony_runner.h"
-#include "hadoop/hadoop_conf.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/hdfs/webhdfs.h"
 #include "hadoop/test_cluster.h"
-#include "hadoop/webhdfs.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/yarn/yarn_client.h"
 
 namespace tony::testing {
 

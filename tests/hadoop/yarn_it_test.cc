@@ -17,9 +17,9 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "gtest/gtest.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/rpc_codec.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/ipc/rpc_codec.h"
+#include "hadoop/yarn/yarn_client.h"
 
 namespace tony::hadoop {
 namespace {

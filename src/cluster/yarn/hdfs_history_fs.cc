@@ -1,7 +1,7 @@
 #include "cluster/yarn/hdfs_history_fs.h"
 
 #include "common/strings.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/yarn/yarn_client.h"
 
 namespace tony::cluster {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "hadoop/webhdfs.h"
+#include "hadoop/hdfs/webhdfs.h"
 #include "history/history_format.h"
 #include "history/history_fs.h"
 

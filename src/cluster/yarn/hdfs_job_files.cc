@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/strings.h"
-#include "hadoop/viewfs.h"
+#include "hadoop/hdfs/viewfs.h"
 
 namespace tony::cluster {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/webhdfs.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/hdfs/webhdfs.h"
+#include "hadoop/yarn/yarn_client.h"
 
 namespace tony::cluster {
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/strings.h"
-#include "hadoop/temp_conf_dir.h"
+#include "hadoop/common/temp_conf_dir.h"
 
 namespace tony::cluster {
 namespace {

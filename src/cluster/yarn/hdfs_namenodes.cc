@@ -1,8 +1,8 @@
 #include "cluster/yarn/hdfs_namenodes.h"
 
 #include "common/strings.h"
-#include "hadoop/failover.h"
-#include "hadoop/viewfs.h"
+#include "hadoop/hdfs/viewfs.h"
+#include "hadoop/ipc/failover.h"
 
 namespace tony::cluster {
 namespace {

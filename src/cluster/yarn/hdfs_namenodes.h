@@ -15,12 +15,12 @@
 
 #include "absl/status/statusor.h"
 #include "common/mutex.h"
-#include "hadoop/credentials.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/http_transport.h"
-#include "hadoop/nameservice.h"
-#include "hadoop/webhdfs.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/common/credentials.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/hdfs/nameservice.h"
+#include "hadoop/hdfs/webhdfs.h"
+#include "hadoop/http/http_transport.h"
+#include "hadoop/yarn/yarn_client.h"
 
 namespace tony::cluster {
 

@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "common/strings.h"
-#include "hadoop/failover.h"
-#include "hadoop/namenode_client.h"
-#include "hadoop/nameservice.h"
+#include "hadoop/hdfs/namenode_client.h"
+#include "hadoop/hdfs/nameservice.h"
+#include "hadoop/ipc/failover.h"
 
 namespace tony::cluster {
 

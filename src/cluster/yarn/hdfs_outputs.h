@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "hadoop/credentials.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/http_transport.h"
-#include "hadoop/webhdfs.h"
+#include "hadoop/common/credentials.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/hdfs/webhdfs.h"
+#include "hadoop/http/http_transport.h"
 
 namespace tony::cluster {
 

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "common/strings.h"
-#include "hadoop/namenode_client.h"
+#include "hadoop/hdfs/namenode_client.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::cluster {

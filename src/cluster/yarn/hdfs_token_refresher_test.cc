@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hadoop/writable.h"
+#include "hadoop/common/writable.h"
 
 namespace tony::cluster {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "common/strings.h"
-#include "hadoop/namenode_client.h"
-#include "hadoop/viewfs.h"
+#include "hadoop/hdfs/namenode_client.h"
+#include "hadoop/hdfs/viewfs.h"
 
 namespace tony::cluster {
 

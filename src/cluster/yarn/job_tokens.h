@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "hadoop/credentials.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/http_transport.h"
-#include "hadoop/kerberos.h"
-#include "hadoop/kms.h"
-#include "hadoop/nameservice.h"
+#include "hadoop/common/credentials.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/hdfs/kms.h"
+#include "hadoop/hdfs/nameservice.h"
+#include "hadoop/http/http_transport.h"
+#include "hadoop/sasl/kerberos.h"
 
 namespace tony::cluster {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "hadoop/am_rm_client.h"
+#include "hadoop/yarn/am_rm_client.h"
 
 namespace tony::cluster {
 

@@ -16,11 +16,11 @@
 #include "common/files.h"
 #include "common/strings.h"
 #include "common/worker_pool.h"
-#include "hadoop/credentials.h"
-#include "hadoop/failover.h"
-#include "hadoop/nameservice.h"
-#include "hadoop/truststore.h"
-#include "hadoop/viewfs.h"
+#include "hadoop/common/credentials.h"
+#include "hadoop/hdfs/nameservice.h"
+#include "hadoop/hdfs/viewfs.h"
+#include "hadoop/http/truststore.h"
+#include "hadoop/ipc/failover.h"
 #include "rpc/launch_contract.h"
 
 namespace tony::cluster {

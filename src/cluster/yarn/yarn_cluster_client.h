@@ -20,9 +20,9 @@
 #include "cluster/yarn/hdfs_job_files.h"
 #include "cluster/yarn/hdfs_namenodes.h"
 #include "cluster/yarn/yarn_asks.h"
-#include "hadoop/hadoop_conf.h"
-#include "hadoop/webhdfs.h"
-#include "hadoop/yarn_client.h"
+#include "hadoop/common/hadoop_conf.h"
+#include "hadoop/hdfs/webhdfs.h"
+#include "hadoop/yarn/yarn_client.h"
 #include "history/history_format.h"
 
 namespace tony::cluster {

@@ -27,10 +27,10 @@
 #include "cluster/yarn/yarn_asks.h"
 #include "cluster/yarn/yarn_placement.h"
 #include "common/mutex.h"
-#include "hadoop/am_rm_client.h"
-#include "hadoop/failover.h"
-#include "hadoop/nm_client.h"
-#include "hadoop/webhdfs.h"
+#include "hadoop/hdfs/webhdfs.h"
+#include "hadoop/ipc/failover.h"
+#include "hadoop/yarn/am_rm_client.h"
+#include "hadoop/yarn/nm_client.h"
 
 namespace tony::cluster {
 

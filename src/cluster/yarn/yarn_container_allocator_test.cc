@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "hadoop/fake_rpc_server.h"
+#include "hadoop/yarn/fake_rpc_server.h"
 
 namespace tony::cluster {
 namespace {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "config/placement_constraint.h"
-#include "hadoop/am_rm_client.h"
-#include "hadoop/yarn_am.pb.h"
+#include "hadoop/yarn/am_rm_client.h"
+#include "hadoop/yarn/yarn_am.pb.h"
 
 namespace tony::cluster {
 
