@@ -19,7 +19,7 @@ class ScriptedCluster final : public cluster::ClusterClient {
   std::string JobDir(const std::string& app_id) const override { return root_ + "/jobs/" + app_id; }
   absl::Status Submit(const cluster::AmSubmission&) override {
     submitted = true;
-    return absl::OkStatus();
+    return submit_status;
   }
   absl::StatusOr<cluster::AppReport> GetReport(const std::string& app_id) override {
     ++report_calls;
@@ -42,7 +42,7 @@ class ScriptedCluster final : public cluster::ClusterClient {
   }
   absl::Status MakeOutputDir(const std::string& dir) override {
     made_output_dir = dir;
-    return absl::OkStatus();
+    return make_output_dir_status;
   }
   absl::StatusOr<std::vector<cluster::AppReport>> ListApplications(const std::string&,
                                                                    bool) override {
@@ -55,6 +55,8 @@ class ScriptedCluster final : public cluster::ClusterClient {
   bool submitted = false;
   std::vector<bool> kills;  // `force` of each Kill
   std::string made_output_dir;
+  absl::Status submit_status;           // what Submit answers
+  absl::Status make_output_dir_status;  // what MakeOutputDir answers
 
  private:
   const std::string root_;

@@ -52,6 +52,22 @@ TonyClient::TonyClient(cluster::ClusterClient* cluster, std::ostream& out, std::
 
 void TonyClient::OnInterrupt(int sig) { follower_->Interrupt(sig); }
 
+int RefusedSubmissionExitCode(const absl::Status& refused) {
+  // Refused credentials or rights, configuration the user can fix, a precondition of the
+  // cluster's that the job does not meet, or a cluster with no active server to take it
+  // (kUnavailable: no active NameNode or ResourceManager). Nothing runs in any of these.
+  switch (refused.code()) {
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kUnavailable:
+      return kExitBadInput;
+    default:
+      return kExitJobFailed;
+  }
+}
+
 int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
                        const config::JobSpec& job_spec, const SubmitContext& context) {
   config::ResolvedConfig resolved = resolved_config;
@@ -106,15 +122,7 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
     err_ << "tony: error: output directory of " << *app_id << ": " << made.message() << "\n";
     std::error_code ec;
     std::filesystem::remove_all(job_dir, ec);
-    // As a refused submission (below): the user's to fix, or no server to take it; nothing runs.
-    const absl::StatusCode code = made.code();
-    return code == absl::StatusCode::kFailedPrecondition ||
-                   code == absl::StatusCode::kPermissionDenied ||
-                   code == absl::StatusCode::kInvalidArgument ||
-                   code == absl::StatusCode::kUnauthenticated ||
-                   code == absl::StatusCode::kUnavailable
-               ? kExitBadInput
-               : kExitJobFailed;
+    return RefusedSubmissionExitCode(made);
   }
   follower_ = std::make_unique<JobFollower>(cluster_, SystemFollowerEnv(*credentials), out_);
   signals_ =
@@ -146,16 +154,8 @@ int TonyClient::Submit(const config::ResolvedConfig& resolved_config,
   if (absl::Status submitted = cluster_->Submit(submission); !submitted.ok()) {
     err_ << "tony: error: cannot start the AM of " << *app_id << ": " << submitted.message()
          << "\n";
-    // Refused credentials, configuration the user can fix, or a cluster with no active server
-    // to take the job (kUnavailable: no active NameNode or ResourceManager; Submit removed what
-    // it staged): nothing runs.
-    const absl::StatusCode code = submitted.code();
-    return code == absl::StatusCode::kUnauthenticated ||
-                   code == absl::StatusCode::kPermissionDenied ||
-                   code == absl::StatusCode::kInvalidArgument ||
-                   code == absl::StatusCode::kUnavailable
-               ? kExitBadInput
-               : kExitJobFailed;
+    // Submit removed what it staged.
+    return RefusedSubmissionExitCode(submitted);
   }
   out_ << "tony: submitted " << *app_id << " (" << spec.TotalTasks() << " tasks, backend "
        << spec.backend << ")\n"

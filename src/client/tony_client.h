@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "client/job_follower.h"
 #include "client/line_sink.h"
 #include "cluster/cluster_client.h"
@@ -36,6 +37,11 @@ struct SubmitContext {
 inline constexpr int kExitSucceeded = 0;
 inline constexpr int kExitJobFailed = 1;
 inline constexpr int kExitBadInput = 2;
+
+// The exit code of a submission the cluster refused, as the output directory's creation or the
+// AM's submission: kExitBadInput where the user can fix it or nothing could take the job,
+// kExitJobFailed otherwise. One rule for both, since nothing has started in either.
+int RefusedSubmissionExitCode(const absl::Status& refused);
 inline constexpr int kExitInterrupted = 130;
 
 void BlockInterruptSignals();

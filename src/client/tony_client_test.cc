@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "client/scripted_cluster.h"
 #include "config/config_loader.h"
@@ -47,6 +49,47 @@ TEST(TonyClientTest, AnAmThatDoesNotStartInTimeFailsTheJobAndIsKilled) {
             std::string::npos)
       << out.str() << err.str();
   fs::remove_all(pattern);
+}
+
+// A submission the cluster refuses, at the output directory or at the AM's submission, exits by
+// one rule: 2 where the user can fix it or nothing could take the job, 1 otherwise. Nothing is
+// submitted after a refused output directory, and the job directory staged for it goes.
+TEST(TonyClientTest, ARefusedSubmissionExitsByOneRuleWhereverItIsRefused) {
+  const std::vector<std::pair<absl::Status, int>> cases = {
+      {absl::FailedPreconditionError("not met"), kExitBadInput},
+      {absl::PermissionDeniedError("no"), kExitBadInput},
+      {absl::InvalidArgumentError("bad"), kExitBadInput},
+      {absl::UnauthenticatedError("who"), kExitBadInput},
+      {absl::UnavailableError("no active server"), kExitBadInput},
+      {absl::InternalError("broke"), kExitJobFailed},
+      {absl::UnknownError("remote"), kExitJobFailed},
+  };
+  config::ResolvedConfig resolved;
+  resolved.conf = config::KeyCatalog::BuiltIn().Defaults();
+  resolved.conf.Set("tony.containers.command", "true", config::ValueSource::ConfFlag());
+  absl::StatusOr<config::JobSpec> spec = config::BuildJobSpec(resolved.conf);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  BlockInterruptSignals();
+  for (const bool at_output_dir : {true, false}) {
+    for (const auto& [refusal, expected] : cases) {
+      SCOPED_TRACE(testing::Message()
+                   << (at_output_dir ? "output directory: " : "submission: ") << refusal);
+      char pattern[] = "/tmp/tony-client-test-XXXXXX";
+      ASSERT_NE(mkdtemp(pattern), nullptr);
+      ScriptedCluster cluster(pattern);
+      (at_output_dir ? cluster.make_output_dir_status : cluster.submit_status) = refusal;
+      std::ostringstream out, err;
+      TonyClient client(&cluster, out, err);
+      EXPECT_EQ(client.Submit(resolved, *spec, {pattern, "/bin/true"}), expected) << err.str();
+      EXPECT_NE(err.str().find(std::string(refusal.message())), std::string::npos) << err.str();
+      EXPECT_EQ(cluster.submitted, !at_output_dir);
+      EXPECT_TRUE(cluster.kills.empty());
+      if (at_output_dir) {
+        EXPECT_FALSE(fs::exists(cluster.JobDir(ScriptedCluster::kAppId)));
+      }
+      fs::remove_all(pattern);
+    }
+  }
 }
 
 }  // namespace
