@@ -133,7 +133,7 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   // goes on calling while the RMs fail over or restart.
   if (schedulers->size() > 1) yarn.ha_schedulers = *schedulers;
   yarn.default_fs = launch.default_fs;
-  if (launch.has_hadoop_conf) {
+  if (!launch.hadoop_conf_path.empty()) {
     // The client's configuration, for the user's files on other NameNodes (ViewFS mounts,
     // tony.other.namenodes): the AM must resolve them as the client did, or not at all.
     absl::StatusOr<hadoop::HadoopConf> conf =
@@ -164,6 +164,8 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   }
   for (const auto& [alias, secret] : credentials->secrets()) {
     if (alias.starts_with("dfs-kms-")) yarn.task_secrets[alias] = secret;
+    // The job's configuration goes to each task as it came to the AM (cluster::kFinalConfSecret).
+    if (alias == cluster::kFinalConfSecret) yarn.task_secrets[alias] = secret;
   }
   // The AM's own WebHDFS calls use the first: its default file system's (with ViewFS or
   // tony.other.namenodes there are others, and the credentials keep no order).
@@ -171,8 +173,7 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
       yarn.hdfs_tokens.begin(), yarn.hdfs_tokens.end(),
       [&launch](const hadoop::Token& token) { return token.service == launch.webhdfs_token; });
   yarn.common_files = {
-      {"tony", !launch.binary_path.empty() ? launch.binary_path : StrCat(staging, "/tony")},
-      {cluster::kFinalConfFile, StrCat(staging, "/", cluster::kFinalConfFile)}};
+      {"tony", !launch.binary_path.empty() ? launch.binary_path : StrCat(staging, "/tony")}};
   if (!launch.node_hints.empty()) {
     absl::StatusOr<std::vector<cluster::NodeHint>> parsed =
         cluster::ParseNodeHints(launch.node_hints);
@@ -223,7 +224,8 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
                                    : staging.empty()
                                        ? ""
                                        : StrCat(yarn.default_fs, staging, "/checkpoints");
-  backend.options.conf_file = cluster::kFinalConfFile;  // localized into every task's directory
+  // Written into every task's directory from its credentials (cluster::kFinalConfSecret).
+  backend.options.conf_file = cluster::kFinalConfFile;
   backend.options.executable = "./tony";
   const char* nm_host = std::getenv("NM_HOST");
   backend.options.host = nm_host != nullptr ? nm_host : "localhost";
@@ -235,9 +237,9 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   }
   backend.options.has_src = launch.has_src;
   // Tasks reach HDFS with the client's configuration and, without Kerberos, as the job's user.
-  if (launch.has_hadoop_conf) {
+  if (!launch.hadoop_conf_path.empty()) {
     backend.options.task_resources.push_back(
-        {StrCat(staging, "/", cluster::kHadoopConfZip), cluster::kHadoopConfDir, true});
+        {launch.hadoop_conf_path, cluster::kHadoopConfDir, true});
   }
   if (const char* user = std::getenv("HADOOP_USER_NAME"); user != nullptr && *user) {
     backend.options.task_env["HADOOP_USER_NAME"] = user;

@@ -8,6 +8,7 @@
 
 #include "cluster/staging.h"
 #include "cluster/yarn/job_tokens.h"
+#include "common/files.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
 #include "rpc/job_credentials.h"
@@ -60,6 +61,14 @@ absl::StatusOr<std::map<std::string, std::string>> TakeContainerSecrets() {
         s.code(), StrCat("cannot remove tony's credentials from ", path, ": ", ToStd(s.message())));
   }
   return secrets;
+}
+
+absl::Status WriteFinalConf(const std::string& path,
+                            const std::vector<std::pair<std::string, std::string>>& secrets) {
+  for (const auto& [alias, text] : secrets) {
+    if (alias == cluster::kFinalConfSecret) return WriteFile(path, text, 0600);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status MergeTokensIntoFile(const std::string& path, const std::string& fresh) {

@@ -362,6 +362,16 @@ int RunAm() {
   const char* job_dir_env = std::getenv("TONY_JOB_DIR");
   const std::string job_dir = job_dir_env != nullptr ? job_dir_env : fs::current_path().string();
   const std::string conf_file = StrCat(job_dir, "/", cluster::kFinalConfFile);
+  if (on_yarn) {
+    // The client sent the job's configuration in the container's credentials.
+    absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
+    absl::Status written =
+        credentials.ok() ? WriteFinalConf(conf_file, credentials->secrets()) : credentials.status();
+    if (!written.ok()) {
+      spdlog::error("cannot start: the job's configuration: {}", ToStd(written.message()));
+      return 2;
+    }
+  }
   absl::StatusOr<config::Configuration> conf = LoadFinalConf(conf_file);
   absl::StatusOr<config::JobSpec> spec =
       conf.ok() ? config::BuildJobSpec(*conf) : absl::StatusOr<config::JobSpec>(conf.status());
@@ -424,6 +434,13 @@ int RunExecutor(char* role_arg) {
   if (!secrets.ok()) {
     spdlog::error("{}", ToStd(secrets.status().message()));
     return 2;
+  }
+  if (auto conf = secrets->find(cluster::kFinalConfSecret); conf != secrets->end()) {
+    // YARN: the AM sent the job's configuration in the container's credentials.
+    if (absl::Status written = WriteFinalConf(options->conf_file, {*conf}); !written.ok()) {
+      spdlog::error("the job's configuration: {}", ToStd(written.message()));
+      return 2;
+    }
   }
   auto credential = secrets->find(rpc::kTaskCredentialAlias);
   if (credential == secrets->end()) {

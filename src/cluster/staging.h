@@ -12,6 +12,11 @@
 namespace tony::cluster {
 
 inline constexpr char kFinalConfFile[] = "tony-final.xml";
+// YARN: the entry of the AM's and the executors' container credentials that carries
+// kFinalConfFile's text, rather than a file staged on HDFS (not a secret: it rides with them so
+// that a job starts without waiting for a NameNode to close a file). Its "tony." prefix takes it
+// out of the credentials file the user's process can read, like tony's other entries there.
+inline constexpr char kFinalConfSecret[] = "tony.final-conf";
 inline constexpr char kSrcZip[] = "src.zip";
 inline constexpr char kVenvZip[] = "venv.zip";
 inline constexpr char kVenvDir[] = "venv";

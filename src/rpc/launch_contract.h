@@ -36,7 +36,9 @@ inline constexpr char kEnvWebHdfsCa[] = "TONY_WEBHDFS_CA";  // PEM file the AM t
 inline constexpr char kEnvWebHdfsToken[] = "TONY_WEBHDFS_TOKEN";
 inline constexpr char kEnvHasSrc[] = "TONY_HAS_SRC";
 inline constexpr char kEnvHasVenv[] = "TONY_HAS_VENV";
-inline constexpr char kEnvHasHadoopConf[] = "TONY_HAS_HADOOP_CONF";
+// YARN: the client's Hadoop configuration, zipped, on HDFS (the content-addressed cache), for the
+// task containers; unset when the client had none.
+inline constexpr char kEnvHadoopConfPath[] = "TONY_HADOOP_CONF_PATH";
 inline constexpr char kEnvYarnNodes[] = "TONY_YARN_NODES";
 inline constexpr char kEnvYarnWebProxy[] = "TONY_YARN_WEB_PROXY";  // host:port
 inline constexpr char kEnvAmKeytab[] = "TONY_AM_KEYTAB";           // the user's keytab, localized
@@ -70,7 +72,7 @@ inline constexpr std::array<std::string_view, 30> kInternalVariables = {
     kEnvStagingDir,    kEnvYarnScheduler,    kEnvSubmittedMs,
     kEnvBinaryPath,    kEnvAmKeytab,         kEnvDefaultFs,
     kEnvWebHdfs,       kEnvWebHdfsCa,        kEnvWebHdfsToken,
-    kEnvHasSrc,        kEnvHasVenv,          kEnvHasHadoopConf,
+    kEnvHasSrc,        kEnvHasVenv,          kEnvHadoopConfPath,
     kEnvYarnNodes,     kEnvYarnWebProxy,     kEnvAmAddress,
     kEnvConfFile,      kEnvTaskType,         kEnvTaskIndex,
     kEnvTaskAttempt,   kEnvContainerId,      kEnvLogDir,
@@ -100,7 +102,7 @@ struct AmLaunch {
   std::string node_hints;  // "host@rack,..." (cluster/yarn/yarn_asks.h), or ""
   bool has_src = false;
   bool has_venv = false;
-  bool has_hadoop_conf = false;
+  std::string hadoop_conf_path;  // the zipped Hadoop configuration on HDFS, or ""
 
   std::map<std::string, std::string> ToEnv() const {
     std::map<std::string, std::string> env = {{kEnvAppId, app_id}};
@@ -122,7 +124,7 @@ struct AmLaunch {
     set(kEnvYarnNodes, node_hints);
     set(kEnvHasSrc, has_src ? "1" : "");
     set(kEnvHasVenv, has_venv ? "1" : "");
-    set(kEnvHasHadoopConf, has_hadoop_conf ? "1" : "");
+    set(kEnvHadoopConfPath, hadoop_conf_path);
     return env;
   }
 };
@@ -173,7 +175,7 @@ inline absl::StatusOr<AmLaunch> ReadAmLaunch(const EnvLookup& lookup = [](const 
   launch.node_hints = get(kEnvYarnNodes);
   launch.has_src = !get(kEnvHasSrc).empty();
   launch.has_venv = !get(kEnvHasVenv).empty();
-  launch.has_hadoop_conf = !get(kEnvHasHadoopConf).empty();
+  launch.hadoop_conf_path = get(kEnvHadoopConfPath);
   return launch;
 }
 

@@ -36,7 +36,7 @@ AmLaunch FullYarnLaunch() {
   launch.node_hints = "n1@/rack1,n2@/rack2";
   launch.has_src = true;
   launch.has_venv = true;
-  launch.has_hadoop_conf = true;
+  launch.hadoop_conf_path = "/user/alice/.tony/cache/hadoop-conf-0123abcd.zip";
   return launch;
 }
 
@@ -61,7 +61,7 @@ TEST(AmLaunchTest, WhatABackendWritesTheAmReadsBack) {
   EXPECT_EQ(read->node_hints, written.node_hints);
   EXPECT_TRUE(read->has_src);
   EXPECT_TRUE(read->has_venv);
-  EXPECT_TRUE(read->has_hadoop_conf);
+  EXPECT_EQ(read->hadoop_conf_path, written.hadoop_conf_path);
 }
 
 TEST(AmLaunchTest, EveryVariableItWritesIsOneTheExecutorRemoves) {
@@ -83,7 +83,8 @@ TEST(AmLaunchTest, ALocalLaunchCarriesNothingOfYarns) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_FALSE(read->on_yarn);
   EXPECT_EQ(read->submitted_ms, 0);
-  EXPECT_FALSE(read->has_src || read->has_venv || read->has_hadoop_conf);
+  EXPECT_FALSE(read->has_src || read->has_venv);
+  EXPECT_EQ(read->hadoop_conf_path, "");
 }
 
 TEST(AmLaunchTest, ErrorsNameTheVariable) {

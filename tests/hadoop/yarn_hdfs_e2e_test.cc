@@ -172,7 +172,9 @@ TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
   EXPECT_EQ(count, 2u) << out;
   // Nothing of it was copied into the job's staging directory.
   const std::string staging = "/user/" + hadoop::HadoopUser() + "/.tony/" + r.app_id;
-  EXPECT_TRUE(hdfs.GetFileStatus(staging + "/tony-final.xml").ok());
+  absl::StatusOr<hadoop::FileStatus> kept = hdfs.GetFileStatus(staging);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_TRUE(kept->is_directory);
   EXPECT_EQ(hdfs.GetFileStatus(staging + "/venv.zip").status().code(), absl::StatusCode::kNotFound);
   absl::StatusOr<std::vector<hadoop::FileStatus>> staged = hdfs.ListStatus(staging + "/resources");
   EXPECT_TRUE(staged.ok() && staged->empty());
@@ -226,29 +228,42 @@ TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
   (void)hdfs.Delete(base, /*recursive=*/true);
 }
 
-// The tony binary is staged once per content, into the user's cache, not with every job: a second
-// job reuses the file (same modification time), the staging directory holds no copy, and entries
-// a month old go, while a recent one of another binary stays.
+// The tony binary and the client's Hadoop configuration are staged once per content, into the
+// user's cache, not with every job, and the job's configuration is not staged at all (it travels
+// in the containers' credentials, and each task still finds tony-final.xml in its directory): a
+// second job reuses the cached files (same modification time), the staging directory holds no
+// copy, and entries a month old go, while a recent one of another binary stays.
 TEST_F(YarnE2eTest, TheBinaryIsCachedByContentAndOldEntriesGo) {
   hadoop::WebHdfsClient hdfs = Hdfs();
   const std::string cache = "/user/" + cluster_->user() + "/.tony/cache";
   TonyResult first = Run(Submit(
       {"tony.worker.instances=1", "tony.worker.memory=128m", "tony.application.keep-staging=true"},
-      "cmp ./tony " + std::string(TONY_BINARY) + " && echo same"));
+      "cmp ./tony " + std::string(TONY_BINARY) +
+          " && echo same && grep -c '<name>tony.worker.instances</name>' tony-final.xml" +
+          " && test -f hadoop-conf/core-site.xml && echo conf-here"));
   ASSERT_EQ(first.exit_code, 0) << Describe(first);
-  EXPECT_NE(ContainerStdout(first.app_id).find("same"), std::string::npos);
+  const std::string out = ContainerStdout(first.app_id);
+  EXPECT_NE(out.find("same\n1\nconf-here"), std::string::npos) << out;
   const std::string staging = "/user/" + cluster_->user() + "/.tony/" + first.app_id;
-  EXPECT_EQ(hdfs.GetFileStatus(staging + "/tony").status().code(), absl::StatusCode::kNotFound);
+  for (const char* name : {"tony", "tony-final.xml", "hadoop-conf.zip"}) {
+    EXPECT_EQ(hdfs.GetFileStatus(staging + "/" + name).status().code(), absl::StatusCode::kNotFound)
+        << name;
+  }
   absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs.ListStatus(cache);
   ASSERT_TRUE(entries.ok()) << entries.status();
   std::optional<hadoop::FileStatus> cached;
+  std::optional<hadoop::FileStatus> cached_conf;
   for (const hadoop::FileStatus& entry : *entries) {
     if (entry.path_suffix.starts_with("tony-") && !entry.path_suffix.ends_with(".partial") &&
         entry.length == static_cast<int64_t>(fs::file_size(TONY_BINARY))) {
       cached = entry;
     }
+    if (entry.path_suffix.starts_with("hadoop-conf-") && entry.path_suffix.ends_with(".zip")) {
+      cached_conf = entry;
+    }
   }
   ASSERT_TRUE(cached.has_value()) << "no cached binary in " << cache;
+  ASSERT_TRUE(cached_conf.has_value()) << "no cached Hadoop configuration in " << cache;
   (void)hdfs.Delete(staging, /*recursive=*/true);
 
   // Someone else's old binary and a recent one, as earlier clients left them.
@@ -266,6 +281,11 @@ TEST_F(YarnE2eTest, TheBinaryIsCachedByContentAndOldEntriesGo) {
   absl::StatusOr<hadoop::FileStatus> again = hdfs.GetFileStatus(cache + "/" + cached->path_suffix);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->modification_time_ms, cached->modification_time_ms) << "uploaded again";
+  absl::StatusOr<hadoop::FileStatus> conf_again =
+      hdfs.GetFileStatus(cache + "/" + cached_conf->path_suffix);
+  ASSERT_TRUE(conf_again.ok()) << conf_again.status();
+  EXPECT_EQ(conf_again->modification_time_ms, cached_conf->modification_time_ms)
+      << "the Hadoop configuration was uploaded again";
   // Old entries go when a binary is uploaded; this one was cached, so it is still there.
   EXPECT_TRUE(hdfs.GetFileStatus(old_entry).ok());
   (void)hdfs.Delete(cache + "/" + cached->path_suffix, /*recursive=*/false);

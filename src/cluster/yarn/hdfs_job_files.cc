@@ -14,8 +14,11 @@ namespace tony::cluster {
 namespace {
 
 constexpr int64_t kDayMs = int64_t{24} * 3600 * 1000;
-// How long a cached tony binary stays after it was uploaded.
-constexpr int64_t kBinaryCacheRetentionDays = 30;
+// How long a cached file stays after it was uploaded.
+constexpr int64_t kCacheRetentionDays = 30;
+// The names of the cache's entries: the tony binary's, the zipped Hadoop configuration's.
+constexpr char kBinaryPrefix[] = "tony-";
+constexpr char kHadoopConfPrefix[] = "hadoop-conf-";
 
 // The SHA-256 of the file's content, in hex.
 absl::StatusOr<std::string> FileSha256(const std::string& path) {
@@ -86,19 +89,32 @@ absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Upload(const std::string& lo
 
 absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::CachedBinary(const std::string& executable,
                                                                  const std::string& app_id) {
-  absl::StatusOr<std::string> digest = FileSha256(executable);
+  return Cached(executable, kBinaryPrefix, "", 0755, app_id);
+}
+
+absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::CachedHadoopConf(const std::string& zip,
+                                                                     const std::string& app_id) {
+  return Cached(zip, kHadoopConfPrefix, ".zip", 0600, app_id);
+}
+
+absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Cached(const std::string& local,
+                                                           const std::string& prefix,
+                                                           const std::string& suffix,
+                                                           int permission,
+                                                           const std::string& app_id) {
+  absl::StatusOr<std::string> digest = FileSha256(local);
   if (!digest.ok()) return digest.status();
   const std::string dir = StrCat(root_, "/cache");
-  const std::string path = StrCat(dir, "/tony-", digest->substr(0, 32));
+  const std::string path = StrCat(dir, "/", prefix, digest->substr(0, 32), suffix);
   absl::StatusOr<hadoop::LocalResource> cached = Describe(path);
   if (cached.ok() || cached.status().code() != absl::StatusCode::kNotFound) return cached;
   if (absl::Status s = hdfs_->Mkdirs(dir, 0700); !s.ok()) return s;
   const std::string partial = StrCat(path, ".", app_id, ".partial");
-  // 0755: the cache is the user's 0700 directory; the NodeManager localizes it as an executable.
-  absl::StatusOr<hadoop::LocalResource> uploaded = Upload(executable, partial, 0755);
+  // The cache is the user's 0700 directory; the binary is 0755 for the NodeManager to run it.
+  absl::StatusOr<hadoop::LocalResource> uploaded = Upload(local, partial, permission);
   if (!uploaded.ok()) return uploaded.status();
   if (absl::Status renamed = hdfs_->Rename(partial, path); !renamed.ok()) {
-    (void)hdfs_->Delete(partial, /*recursive=*/false);  // another job put the same binary there
+    (void)hdfs_->Delete(partial, /*recursive=*/false);  // another job put the same file there
   }
   // Old entries go; a job still running on one keeps its containers (their files are localized).
   if (absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_->ListStatus(dir);
@@ -109,9 +125,10 @@ absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::CachedBinary(const std::stri
     for (const hadoop::FileStatus& entry : *entries) {
       const std::string name = entry.path_suffix;
       const int64_t age_ms = now_ms - entry.modification_time_ms;
-      const bool old = name.ends_with(".partial") ? age_ms > kDayMs
-                                                  : age_ms > kBinaryCacheRetentionDays * kDayMs;
-      if (name.starts_with("tony-") && StrCat(dir, "/", name) != path && old) {
+      const bool old =
+          name.ends_with(".partial") ? age_ms > kDayMs : age_ms > kCacheRetentionDays * kDayMs;
+      const bool ours = name.starts_with(kBinaryPrefix) || name.starts_with(kHadoopConfPrefix);
+      if (ours && StrCat(dir, "/", name) != path && old) {
         (void)hdfs_->Delete(StrCat(dir, "/", name), /*recursive=*/false);
       }
     }

@@ -1,7 +1,8 @@
 #pragma once
 // A user's tony files on HDFS, as YARN localizes them: the jobs' staging directories and the
-// content-addressed cache of the tony binary, under one directory ("/user/alice/.tony") of one
-// file system (fs.defaultFS's, or with ViewFS the NameNode its mount table names for it).
+// content-addressed cache of the tony binary and of the Hadoop configuration, under one directory
+// ("/user/alice/.tony") of one file system (fs.defaultFS's, or with ViewFS the NameNode its mount
+// table names for it).
 //
 // Threads: every method may be called from several threads at once (the client uploads a job's
 // files side by side); the WebHdfsClient is shared.
@@ -40,13 +41,23 @@ class HdfsJobFiles {
                                                int permission = 0644);
   // The file at `path` as YARN localizes it: its URL, exact length and modification time.
   absl::StatusOr<hadoop::LocalResource> Describe(const std::string& path);
-  // `executable` in the binary cache, uploaded if it is not there yet (under a name of the job's
-  // own, then renamed into place, so that a cached binary is whole). Removes entries that were
-  // not replaced for 30 days, and partial uploads older than a day.
+  // `executable` in the cache, as "tony-<digest>" (0755).
   absl::StatusOr<hadoop::LocalResource> CachedBinary(const std::string& executable,
                                                      const std::string& app_id);
+  // The zipped Hadoop configuration in the cache, as "hadoop-conf-<digest>.zip" (0600; the
+  // NodeManager unpacks an archive by its name's extension).
+  absl::StatusOr<hadoop::LocalResource> CachedHadoopConf(const std::string& zip,
+                                                         const std::string& app_id);
 
  private:
+  // `local` in the content-addressed cache (<root>/cache/<prefix><digest><suffix>), uploaded if
+  // it is not there yet (under a name of the job's own, then renamed into place, so that a cached
+  // file is whole). Removes entries that were not replaced for 30 days, and partial uploads older
+  // than a day.
+  absl::StatusOr<hadoop::LocalResource> Cached(const std::string& local, const std::string& prefix,
+                                               const std::string& suffix, int permission,
+                                               const std::string& app_id);
+
   hadoop::WebHdfsClient* const hdfs_;
   const std::string fs_;
   const std::string root_;

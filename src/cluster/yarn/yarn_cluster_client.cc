@@ -261,6 +261,9 @@ absl::Status YarnClusterClient::ZipHadoopConf(const std::string& job_dir) const 
   fs::create_directories(scratch, ec);
   for (const auto& [name, path] : conf_.files()) {
     if (!ec) fs::copy_file(path, scratch / name, fs::copy_options::overwrite_existing, ec);
+    // The zip keeps each file's time: with the source's, the same configuration zips to the same
+    // bytes, which the cache finds by their digest.
+    if (!ec) fs::last_write_time(scratch / name, fs::last_write_time(path, ec), ec);
   }
   absl::Status zipped =
       ec ? absl::InternalError(StrCat("cannot copy the Hadoop configuration: ", ec.message()))
@@ -309,7 +312,11 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   hadoop::ContainerLaunchContext am;
   // Everything the client staged locally, except its private files, goes to HDFS: each upload
   // waits for the NameNode to close the file (hundreds of ms), so they run side by side, with the
-  // lookup (or upload) of the binary, on a few threads however many files the job has.
+  // lookup (or upload) of the binary, on a few threads however many files the job has. Three
+  // files are not uploaded with the job: the binary and the Hadoop configuration, which the cache
+  // keeps by content, and the job's configuration, which the AM gets in its credentials (it gives
+  // it to each task the same way), so that a job of nothing more starts without waiting for a
+  // NameNode to close a file.
   WorkerPool uploads(kUploadThreads);
   struct Staged {
     std::string relative;
@@ -322,7 +329,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
     const fs::directory_entry& entry = *it;
     if (!entry.is_regular_file(ec)) continue;
     const std::string relative = fs::relative(entry.path(), submission.job_dir).string();
-    if (relative.starts_with("logs/") ||
+    if (relative.starts_with("logs/") || relative == kFinalConfFile || relative == kHadoopConfZip ||
         std::find(submission.local_only_files.begin(), submission.local_only_files.end(),
                   relative) != submission.local_only_files.end()) {
       continue;
@@ -340,6 +347,16 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   }
   auto binary_future = uploads.Submit(
       [this, &submission] { return files_.CachedBinary(options_.executable, submission.app_id); });
+  const std::string hadoop_conf_zip = StrCat(submission.job_dir, "/", kHadoopConfZip);
+  const bool has_hadoop_conf = fs::exists(hadoop_conf_zip);
+  std::future<absl::StatusOr<hadoop::LocalResource>> hadoop_conf_future;
+  if (has_hadoop_conf) {
+    hadoop_conf_future = uploads.Submit([this, &hadoop_conf_zip, &submission] {
+      return files_.CachedHadoopConf(hadoop_conf_zip, submission.app_id);
+    });
+  }
+  absl::StatusOr<std::string> final_conf =
+      ReadFile(StrCat(submission.job_dir, "/", kFinalConfFile));
   absl::Status failed = ec ? absl::InternalError(StrCat("cannot read the job directory ",
                                                         submission.job_dir, ": ", ec.message()))
                            : absl::OkStatus();
@@ -349,21 +366,24 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
       if (failed.ok()) failed = uploaded.status();
       continue;
     }
-    if (file.relative == kFinalConfFile || file.relative == kAmKeytabFile ||
-        file.relative == kWebHdfsCaFile) {
+    if (file.relative == kAmKeytabFile || file.relative == kWebHdfsCaFile) {
       am.local_resources[file.relative] = *uploaded;
-    }
-    // The AM localizes the Hadoop configuration too (it reads it to get fresh tokens): the
-    // NodeManager then has every file the tasks share at hand when they start.
-    if (file.relative == kHadoopConfZip) {
-      am.local_resources[kHadoopConfDir] = *uploaded;
-      am.local_resources[kHadoopConfDir].type = hadoop::LocalResourceType::kArchive;
     }
   }
   absl::StatusOr<hadoop::LocalResource> binary = binary_future.get();
+  absl::StatusOr<hadoop::LocalResource> hadoop_conf =
+      has_hadoop_conf ? hadoop_conf_future.get() : hadoop::LocalResource{};
   if (!failed.ok()) return failed;
   if (!binary.ok()) return binary.status();
+  if (!hadoop_conf.ok()) return hadoop_conf.status();
+  if (!final_conf.ok()) return final_conf.status();
   am.local_resources["tony"] = *binary;
+  // The AM localizes the Hadoop configuration too (it reads it to get fresh tokens): the
+  // NodeManager then has every file the tasks share at hand when they start.
+  if (has_hadoop_conf) {
+    am.local_resources[kHadoopConfDir] = *hadoop_conf;
+    am.local_resources[kHadoopConfDir].type = hadoop::LocalResourceType::kArchive;
+  }
 
   absl::StatusOr<std::vector<hadoop::ServerAddress>> schedulers =
       conf_.RmAddresses("yarn.resourcemanager.scheduler.address");
@@ -374,6 +394,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   launch.submitted_ms = submission.submitted_ms;
   launch.staging_dir = staging;
   launch.binary_path = binary->url.file;
+  if (has_hadoop_conf) launch.hadoop_conf_path = hadoop_conf->url.file;
   launch.yarn_scheduler = hadoop::FormatServerList(*schedulers);
   // The AM works on the file system tony's files are on (with ViewFS, resolved here).
   launch.default_fs = home_.fs;
@@ -387,7 +408,6 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
         StrCat(conf_.YarnHttpsOnly() ? "https://" : "", hadoop::FormatServerList(*proxies));
   }
   launch.has_src = fs::exists(StrCat(submission.job_dir, "/", kSrcZip));
-  launch.has_hadoop_conf = fs::exists(StrCat(submission.job_dir, "/", kHadoopConfZip));
   launch.has_venv = fs::exists(StrCat(submission.job_dir, "/", kVenvZip));
   if (!options_.am_keytab.empty()) launch.keytab = kAmKeytabFile;
   if (std::vector<NodeHint> hints = NodeHints(); !hints.empty()) {
@@ -400,6 +420,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   for (auto& [name, value] : launch.ToEnv()) am.environment[name] = std::move(value);
   am.commands = {"./tony am 1>><LOG_DIR>/am.log 2>&1"};
   for (const auto& [alias, secret] : submission.secrets) credentials.AddSecret(alias, secret);
+  credentials.AddSecret(kFinalConfSecret, *final_conf);
   am.tokens = credentials.Serialize(hadoop::Credentials::Format::kWritable);
 
   hadoop::AppSubmission app;

@@ -64,8 +64,7 @@ struct YarnAllocatorOptions {
   // containers launched from then on, the AM's WebHDFS calls and, through
   // Callbacks::on_task_tokens, the running tasks.
   std::optional<TokenRefreshOptions> token_refresh;
-  // Files every task container gets besides the job's own: name -> HDFS path (the tony binary,
-  // tony-final.xml).
+  // Files every task container gets besides the job's own: name -> HDFS path (the tony binary).
   std::map<std::string, std::string> common_files;
   // The cluster's NodeManagers, named in every ask so that grants are node-local (yarn_asks.h).
   std::vector<NodeHint> node_hints;
