@@ -365,8 +365,11 @@ int RunAm() {
   if (on_yarn) {
     // The client sent the job's configuration in the container's credentials.
     absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
-    absl::Status written =
-        credentials.ok() ? WriteFinalConf(conf_file, credentials->secrets()) : credentials.status();
+    absl::Status written = !credentials.ok() ? credentials.status()
+                           : credentials->FindSecret(cluster::kFinalConfSecret) == nullptr
+                               ? absl::NotFoundError(StrCat("the container's credentials carry no ",
+                                                            cluster::kFinalConfSecret))
+                               : WriteFinalConf(conf_file, credentials->secrets());
     if (!written.ok()) {
       spdlog::error("cannot start: the job's configuration: {}", ToStd(written.message()));
       return 2;

@@ -232,7 +232,7 @@ TEST_F(YarnE2eTest, HdfsVenvAndResourcesAreLocalizedFromWhereTheyAre) {
 // user's cache, not with every job, and the job's configuration is not staged at all (it travels
 // in the containers' credentials, and each task still finds tony-final.xml in its directory): a
 // second job reuses the cached files (same modification time), the staging directory holds no
-// copy, and entries a month old go, while a recent one of another binary stays.
+// copy, and entries a month old go, while a recent one of another binary and the job's own stay.
 TEST_F(YarnE2eTest, TheBinaryIsCachedByContentAndOldEntriesGo) {
   hadoop::WebHdfsClient hdfs = Hdfs();
   const std::string cache = "/user/" + cluster_->user() + "/.tony/cache";
@@ -289,8 +289,15 @@ TEST_F(YarnE2eTest, TheBinaryIsCachedByContentAndOldEntriesGo) {
   // Old entries go when a binary is uploaded; this one was cached, so it is still there.
   EXPECT_TRUE(hdfs.GetFileStatus(old_entry).ok());
   (void)hdfs.Delete(cache + "/" + cached->path_suffix, /*recursive=*/false);
-  TonyResult third = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=128m"}, "true"));
+  // The job's own entries are spared however old: its Hadoop configuration, found in the cache
+  // while its binary is uploaded anew, stays for it to localize.
+  const std::string conf_entry = cache + "/" + cached_conf->path_suffix;
+  ASSERT_TRUE(hdfs.SetModificationTime(conf_entry, now_ms - 40LL * 24 * 3600 * 1000).ok());
+  TonyResult third = Run(Submit({"tony.worker.instances=1", "tony.worker.memory=128m"},
+                                "test -f hadoop-conf/core-site.xml && echo conf-here"));
   ASSERT_EQ(third.exit_code, 0) << Describe(third);
+  EXPECT_NE(ContainerStdout(third.app_id).find("conf-here"), std::string::npos);
+  EXPECT_TRUE(hdfs.GetFileStatus(conf_entry).ok()) << "the job's own entry was removed";
   EXPECT_EQ(hdfs.GetFileStatus(old_entry).status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(hdfs.GetFileStatus(recent_entry).ok());
   (void)hdfs.Delete(recent_entry, /*recursive=*/false);

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -88,20 +89,21 @@ absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Upload(const std::string& lo
 }
 
 absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::CachedBinary(const std::string& executable,
-                                                                 const std::string& app_id) {
-  return Cached(executable, kBinaryPrefix, "", 0755, app_id);
+                                                                 const std::string& app_id,
+                                                                 bool* uploaded) {
+  return Cached(executable, kBinaryPrefix, "", 0755, app_id, uploaded);
 }
 
 absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::CachedHadoopConf(const std::string& zip,
-                                                                     const std::string& app_id) {
-  return Cached(zip, kHadoopConfPrefix, ".zip", 0600, app_id);
+                                                                     const std::string& app_id,
+                                                                     bool* uploaded) {
+  return Cached(zip, kHadoopConfPrefix, ".zip", 0600, app_id, uploaded);
 }
 
-absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Cached(const std::string& local,
-                                                           const std::string& prefix,
-                                                           const std::string& suffix,
-                                                           int permission,
-                                                           const std::string& app_id) {
+absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Cached(
+    const std::string& local, const std::string& prefix, const std::string& suffix, int permission,
+    const std::string& app_id, bool* uploaded) {
+  *uploaded = false;
   absl::StatusOr<std::string> digest = FileSha256(local);
   if (!digest.ok()) return digest.status();
   const std::string dir = StrCat(root_, "/cache");
@@ -111,29 +113,33 @@ absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Cached(const std::string& lo
   if (absl::Status s = hdfs_->Mkdirs(dir, 0700); !s.ok()) return s;
   const std::string partial = StrCat(path, ".", app_id, ".partial");
   // The cache is the user's 0700 directory; the binary is 0755 for the NodeManager to run it.
-  absl::StatusOr<hadoop::LocalResource> uploaded = Upload(local, partial, permission);
-  if (!uploaded.ok()) return uploaded.status();
+  absl::StatusOr<hadoop::LocalResource> sent = Upload(local, partial, permission);
+  if (!sent.ok()) return sent.status();
   if (absl::Status renamed = hdfs_->Rename(partial, path); !renamed.ok()) {
     (void)hdfs_->Delete(partial, /*recursive=*/false);  // another job put the same file there
   }
-  // Old entries go; a job still running on one keeps its containers (their files are localized).
-  if (absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_->ListStatus(dir);
-      entries.ok()) {
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-    for (const hadoop::FileStatus& entry : *entries) {
-      const std::string name = entry.path_suffix;
-      const int64_t age_ms = now_ms - entry.modification_time_ms;
-      const bool old =
-          name.ends_with(".partial") ? age_ms > kDayMs : age_ms > kCacheRetentionDays * kDayMs;
-      const bool ours = name.starts_with(kBinaryPrefix) || name.starts_with(kHadoopConfPrefix);
-      if (ours && StrCat(dir, "/", name) != path && old) {
-        (void)hdfs_->Delete(StrCat(dir, "/", name), /*recursive=*/false);
-      }
+  *uploaded = true;
+  return Describe(path);
+}
+
+void HdfsJobFiles::RemoveOldCacheEntries(const std::vector<std::string>& in_use) {
+  const std::string dir = StrCat(root_, "/cache");
+  absl::StatusOr<std::vector<hadoop::FileStatus>> entries = hdfs_->ListStatus(dir);
+  if (!entries.ok()) return;
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  for (const hadoop::FileStatus& entry : *entries) {
+    const std::string& name = entry.path_suffix;
+    const std::string path = StrCat(dir, "/", name);
+    const int64_t age_ms = now_ms - entry.modification_time_ms;
+    const bool old =
+        name.ends_with(".partial") ? age_ms > kDayMs : age_ms > kCacheRetentionDays * kDayMs;
+    const bool ours = name.starts_with(kBinaryPrefix) || name.starts_with(kHadoopConfPrefix);
+    if (ours && old && std::find(in_use.begin(), in_use.end(), path) == in_use.end()) {
+      (void)hdfs_->Delete(path, /*recursive=*/false);
     }
   }
-  return Describe(path);
 }
 
 absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Describe(const std::string& path) {

@@ -8,6 +8,7 @@
 // files side by side); the WebHdfsClient is shared.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hadoop/common/hadoop_conf.h"
@@ -41,22 +42,27 @@ class HdfsJobFiles {
                                                int permission = 0644);
   // The file at `path` as YARN localizes it: its URL, exact length and modification time.
   absl::StatusOr<hadoop::LocalResource> Describe(const std::string& path);
-  // `executable` in the cache, as "tony-<digest>" (0755).
+  // `executable` in the cache, as "tony-<digest>" (0755). *uploaded says whether it was not
+  // there yet.
   absl::StatusOr<hadoop::LocalResource> CachedBinary(const std::string& executable,
-                                                     const std::string& app_id);
+                                                     const std::string& app_id, bool* uploaded);
   // The zipped Hadoop configuration in the cache, as "hadoop-conf-<digest>.zip" (0600; the
   // NodeManager unpacks an archive by its name's extension).
   absl::StatusOr<hadoop::LocalResource> CachedHadoopConf(const std::string& zip,
-                                                         const std::string& app_id);
+                                                         const std::string& app_id, bool* uploaded);
+  // Removes the cache's entries that were not replaced for 30 days, and partial uploads older
+  // than a day, except the paths in `in_use` (what the job being submitted uses, however old).
+  // A job still running on a removed entry keeps the containers it has; a container it starts
+  // later (a restart) cannot localize the entry any more.
+  void RemoveOldCacheEntries(const std::vector<std::string>& in_use);
 
  private:
   // `local` in the content-addressed cache (<root>/cache/<prefix><digest><suffix>), uploaded if
   // it is not there yet (under a name of the job's own, then renamed into place, so that a cached
-  // file is whole). Removes entries that were not replaced for 30 days, and partial uploads older
-  // than a day.
+  // file is whole).
   absl::StatusOr<hadoop::LocalResource> Cached(const std::string& local, const std::string& prefix,
                                                const std::string& suffix, int permission,
-                                               const std::string& app_id);
+                                               const std::string& app_id, bool* uploaded);
 
   hadoop::WebHdfsClient* const hdfs_;
   const std::string fs_;

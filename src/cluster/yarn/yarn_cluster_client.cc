@@ -260,10 +260,12 @@ absl::Status YarnClusterClient::ZipHadoopConf(const std::string& job_dir) const 
   std::error_code ec;
   fs::create_directories(scratch, ec);
   for (const auto& [name, path] : conf_.files()) {
-    if (!ec) fs::copy_file(path, scratch / name, fs::copy_options::overwrite_existing, ec);
+    if (ec) break;
+    fs::copy_file(path, scratch / name, fs::copy_options::overwrite_existing, ec);
     // The zip keeps each file's time: with the source's, the same configuration zips to the same
     // bytes, which the cache finds by their digest.
-    if (!ec) fs::last_write_time(scratch / name, fs::last_write_time(path, ec), ec);
+    const fs::file_time_type modified = ec ? fs::file_time_type{} : fs::last_write_time(path, ec);
+    if (!ec) fs::last_write_time(scratch / name, modified, ec);
   }
   absl::Status zipped =
       ec ? absl::InternalError(StrCat("cannot copy the Hadoop configuration: ", ec.message()))
@@ -345,15 +347,19 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
                                              StrCat(staging, "/", kAmKeytabFile), 0600);
                       })});
   }
-  auto binary_future = uploads.Submit(
-      [this, &submission] { return files_.CachedBinary(options_.executable, submission.app_id); });
+  bool binary_uploaded = false;
+  auto binary_future = uploads.Submit([this, &submission, &binary_uploaded] {
+    return files_.CachedBinary(options_.executable, submission.app_id, &binary_uploaded);
+  });
   const std::string hadoop_conf_zip = StrCat(submission.job_dir, "/", kHadoopConfZip);
   const bool has_hadoop_conf = fs::exists(hadoop_conf_zip);
+  bool hadoop_conf_uploaded = false;
   std::future<absl::StatusOr<hadoop::LocalResource>> hadoop_conf_future;
   if (has_hadoop_conf) {
-    hadoop_conf_future = uploads.Submit([this, &hadoop_conf_zip, &submission] {
-      return files_.CachedHadoopConf(hadoop_conf_zip, submission.app_id);
-    });
+    hadoop_conf_future =
+        uploads.Submit([this, &hadoop_conf_zip, &submission, &hadoop_conf_uploaded] {
+          return files_.CachedHadoopConf(hadoop_conf_zip, submission.app_id, &hadoop_conf_uploaded);
+        });
   }
   absl::StatusOr<std::string> final_conf =
       ReadFile(StrCat(submission.job_dir, "/", kFinalConfFile));
@@ -378,6 +384,12 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   if (!hadoop_conf.ok()) return hadoop_conf.status();
   if (!final_conf.ok()) return final_conf.status();
   am.local_resources["tony"] = *binary;
+  // Old entries go when a new one came in, but never one this job uses, however old.
+  if (binary_uploaded || hadoop_conf_uploaded) {
+    std::vector<std::string> in_use = {binary->url.file};
+    if (has_hadoop_conf) in_use.push_back(hadoop_conf->url.file);
+    files_.RemoveOldCacheEntries(in_use);
+  }
   // The AM localizes the Hadoop configuration too (it reads it to get fresh tokens): the
   // NodeManager then has every file the tasks share at hand when they start.
   if (has_hadoop_conf) {
