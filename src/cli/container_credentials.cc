@@ -63,12 +63,19 @@ absl::StatusOr<std::map<std::string, std::string>> TakeContainerSecrets() {
   return secrets;
 }
 
-absl::Status WriteFinalConf(const std::string& path,
-                            const std::vector<std::pair<std::string, std::string>>& secrets) {
-  for (const auto& [alias, text] : secrets) {
-    if (alias == cluster::kFinalConfSecret) return WriteFile(path, text, 0600);
+absl::Status WriteFinalConf(const std::string& path, const std::string& text) {
+  return WriteFile(path, text, 0600);
+}
+
+absl::Status WriteFinalConfFromContainer(const std::string& path) {
+  absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
+  if (!credentials.ok()) return credentials.status();
+  const std::string* text = credentials->FindSecret(cluster::kFinalConfSecret);
+  if (text == nullptr) {
+    return absl::NotFoundError(
+        StrCat("the container's credentials carry no ", cluster::kFinalConfSecret));
   }
-  return absl::OkStatus();
+  return WriteFinalConf(path, *text);
 }
 
 absl::Status MergeTokensIntoFile(const std::string& path, const std::string& fresh) {

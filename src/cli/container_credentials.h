@@ -25,12 +25,12 @@ absl::StatusOr<hadoop::Credentials> ContainerCredentials();
 // user's process, in the Writable layout Hadoop 2's readers know.
 absl::StatusOr<std::map<std::string, std::string>> TakeContainerSecrets();
 
-// YARN: writes the job's configuration that a container's credentials carry
-// (cluster::kFinalConfSecret, of `secrets`) to `path` (mode 0600), where tony reads it and where
-// the task finds it, as in TonY's containers. Nothing when the credentials carry none (the local
-// backend's job directory has the file).
-absl::Status WriteFinalConf(const std::string& path,
-                            const std::vector<std::pair<std::string, std::string>>& secrets);
+// YARN: writes the job's configuration, which comes in the containers' credentials
+// (cluster::kFinalConfSecret), to `path` (mode 0600), where tony reads it and where the task finds
+// it, as in TonY's containers.
+absl::Status WriteFinalConf(const std::string& path, const std::string& text);
+// The AM's: from its container's credentials, which must carry it (the client puts it there).
+absl::Status WriteFinalConfFromContainer(const std::string& path);
 
 // Replaces the tokens of the credentials file at `path` (a task's HADOOP_TOKEN_FILE_LOCATION)
 // with those of `fresh` by alias, adding new ones; the rest stays. Atomic: a task reading the file

@@ -362,18 +362,10 @@ int RunAm() {
   const char* job_dir_env = std::getenv("TONY_JOB_DIR");
   const std::string job_dir = job_dir_env != nullptr ? job_dir_env : fs::current_path().string();
   const std::string conf_file = StrCat(job_dir, "/", cluster::kFinalConfFile);
-  if (on_yarn) {
-    // The client sent the job's configuration in the container's credentials.
-    absl::StatusOr<hadoop::Credentials> credentials = ContainerCredentials();
-    absl::Status written = !credentials.ok() ? credentials.status()
-                           : credentials->FindSecret(cluster::kFinalConfSecret) == nullptr
-                               ? absl::NotFoundError(StrCat("the container's credentials carry no ",
-                                                            cluster::kFinalConfSecret))
-                               : WriteFinalConf(conf_file, credentials->secrets());
-    if (!written.ok()) {
-      spdlog::error("cannot start: the job's configuration: {}", ToStd(written.message()));
-      return 2;
-    }
+  if (absl::Status written = on_yarn ? WriteFinalConfFromContainer(conf_file) : absl::OkStatus();
+      !written.ok()) {
+    spdlog::error("cannot start: the job's configuration: {}", ToStd(written.message()));
+    return 2;
   }
   absl::StatusOr<config::Configuration> conf = LoadFinalConf(conf_file);
   absl::StatusOr<config::JobSpec> spec =
@@ -440,7 +432,7 @@ int RunExecutor(char* role_arg) {
   }
   if (auto conf = secrets->find(cluster::kFinalConfSecret); conf != secrets->end()) {
     // YARN: the AM sent the job's configuration in the container's credentials.
-    if (absl::Status written = WriteFinalConf(options->conf_file, {*conf}); !written.ok()) {
+    if (absl::Status written = WriteFinalConf(options->conf_file, conf->second); !written.ok()) {
       spdlog::error("the job's configuration: {}", ToStd(written.message()));
       return 2;
     }
