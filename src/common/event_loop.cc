@@ -6,14 +6,21 @@
 
 namespace tony {
 
+bool EventLoop::Enqueue(std::string name, Task task) {
+  MutexLock lock(mu_);
+  if (stopped_) return false;
+  queue_.emplace_back(std::move(name), std::move(task));
+  return true;
+}
+
 bool EventLoop::Post(std::string name, Task task) {
-  {
-    MutexLock lock(mu_);
-    if (stopped_) return false;
-    queue_.emplace_back(std::move(name), std::move(task));
-  }
+  if (!Enqueue(std::move(name), std::move(task))) return false;
   wake_.NotifyOne();
   return true;
+}
+
+bool EventLoop::PostUnhurried(std::string name, Task task) {
+  return Enqueue(std::move(name), std::move(task));
 }
 
 void EventLoop::Run(int64_t tick_interval_ms, const Task& tick) {

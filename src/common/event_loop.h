@@ -21,6 +21,9 @@ class EventLoop {
 
   // Queues `task`; `name` is for logs. Returns false, dropping the task, after Stop().
   bool Post(std::string name, Task task);
+  // Queues `task` without waking the loop: it runs at the loop's next wake, at the latest with
+  // the next tick. For work that many callers send at a steady pace and that may wait a tick.
+  bool PostUnhurried(std::string name, Task task);
   // Runs tasks, and `tick` every `tick_interval_ms` (measured on the steady clock), until Stop().
   void Run(int64_t tick_interval_ms, const Task& tick);
   // Ends Run() after the task in progress; tasks already queued stay queued. Any thread.
@@ -47,6 +50,7 @@ class EventLoop {
   std::deque<std::pair<std::string, Task>> queue_ TONY_GUARDED_BY(mu_);
   bool stopped_ TONY_GUARDED_BY(mu_) = false;
   Stall longest_ TONY_GUARDED_BY(mu_);
+  bool Enqueue(std::string name, Task task) TONY_EXCLUDES(mu_);
   std::atomic<std::thread::id> runner_{};  // the thread of the last Run; none before it
   // Notes how long `name` held the loop since `since`.
   void Measure(const std::string& name, std::chrono::steady_clock::time_point since)

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace tony {
 namespace {
@@ -64,6 +66,42 @@ TEST(EventLoopTest, TickRunsPeriodically) {
     if (++ticks == 3) loop.Stop();
   });
   EXPECT_EQ(ticks, 3);
+}
+
+// An unhurried task does not wake the loop, but it is not lost or reordered: the next wake runs
+// it, in its place in the queue.
+TEST(EventLoopTest, AnUnhurriedTaskRunsInItsPlaceAtTheNextWake) {
+  EventLoop loop;
+  std::vector<std::string> seen;
+  std::promise<void> running;
+  std::thread runner([&] { loop.Run(3'600'000, [] {}); });  // no tick within the test
+  ASSERT_TRUE(loop.Post("first", [&] { running.set_value(); }));
+  running.get_future().wait();
+  ASSERT_TRUE(loop.PostUnhurried("beat", [&] { seen.emplace_back("beat"); }));
+  ASSERT_TRUE(loop.Post("wake", [&] {
+    seen.emplace_back("wake");
+    loop.Stop();
+  }));
+  runner.join();
+  EXPECT_EQ(seen, (std::vector<std::string>{"beat", "wake"}));
+  EXPECT_FALSE(loop.PostUnhurried("late", [] {})) << "a stopped loop refuses new tasks";
+}
+
+// With nothing else to wake it, the loop runs an unhurried task by its next tick.
+TEST(EventLoopTest, AnUnhurriedTaskRunsByTheNextTickWhenNothingElseWakesTheLoop) {
+  EventLoop loop;
+  std::promise<void> running;
+  std::atomic<bool> ran = false;
+  std::thread runner([&] {
+    loop.Run(20, [&] {
+      if (ran) loop.Stop();
+    });
+  });
+  ASSERT_TRUE(loop.Post("first", [&] { running.set_value(); }));
+  running.get_future().wait();
+  ASSERT_TRUE(loop.PostUnhurried("beat", [&] { ran = true; }));
+  runner.join();  // the tick stops the loop once the task ran: a lost task would hang the test
+  EXPECT_TRUE(ran);
 }
 
 // The longest that one task held the loop is what the AM reports of its loop's stalls.
