@@ -199,7 +199,10 @@ int ApplicationMaster::Run() {
       !started.ok()) {
     spdlog::error("[{}] cannot start the container allocator: {}", options_.app_id,
                   ToStd(started.message()));
-    server_->Shutdown();
+    // Calls that came meanwhile are answered (the AM is starting) before the server stops.
+    loop_.Stop();
+    loop_.RunPending();
+    service_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     return 1;
   }
 
@@ -236,7 +239,7 @@ int ApplicationMaster::Run() {
   results_.AnswerAll();
   if (finisher_.joinable()) finisher_.join();
   AnswerWatchers(/*all=*/true);
-  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  service_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (renderer_) renderer_->Stop();
   status_page_.Stop();
   rendezvous_.Stop();

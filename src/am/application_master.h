@@ -120,7 +120,7 @@ class ApplicationMaster final : public AmRequestHandler {
                         Reply<rpc::AcknowledgeFinalResponse> reply) override;
 
  private:
-  // Starts the control plane's gRPC server on `bind` (service_, server_, port_); false if it
+  // Starts the control plane's gRPC server on `bind` (service_, port_); false if it
   // did not start.
   bool StartServer(const std::string& bind);
   void Execute(const Actions& actions);
@@ -148,7 +148,6 @@ class ApplicationMaster final : public AmRequestHandler {
   JobStateMachine job_;
   EventLoop loop_;
   std::unique_ptr<AmService> service_;
-  std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   StatusPage status_page_;
   std::unique_ptr<PageRenderer> renderer_;  // renders status_page_; none without a page

@@ -38,9 +38,7 @@ bool ApplicationMaster::StartServer(const std::string& bind) {
   quota.Resize(kAmTransportBaseBytes +
                static_cast<size_t>(job_.spec().TotalTasks()) * rpc::kAmMaxReceiveBytes);
   builder.SetResourceQuota(quota);
-  builder.RegisterService(service_.get());
-  server_ = builder.BuildAndStart();
-  return server_ != nullptr && port_ != 0;
+  return service_->Start(builder) && port_ != 0;
 }
 
 void ApplicationMaster::RegisterTask(const rpc::RegisterTaskRequest& request,

@@ -120,7 +120,7 @@ std::shared_ptr<grpc::ServerCredentials> AmServerCredentials(const JobCredential
   return server;
 }
 
-Principal CallPrincipal(const grpc::CallbackServerContext* context, std::string_view secret) {
+Principal CallPrincipal(const grpc::ServerContextBase* context, std::string_view secret) {
   // With TLS, the AuthProcessor has refused a call without a valid credential before its message
   // was read. The auth context is shared by every call on a connection, so the principal of this
   // call is taken from its own metadata, checked again (an HMAC: cheap).

@@ -20,7 +20,7 @@
 namespace grpc {
 class Channel;
 class ClientContext;
-class CallbackServerContext;
+class ServerContextBase;
 class ServerCredentials;
 }  // namespace grpc
 
@@ -62,7 +62,7 @@ Principal Authenticate(std::string_view value, std::string_view secret);
 std::shared_ptr<grpc::ServerCredentials> AmServerCredentials(const JobCredentials& credentials);
 
 // The caller of a call that reached a handler.
-Principal CallPrincipal(const grpc::CallbackServerContext* context, std::string_view secret);
+Principal CallPrincipal(const grpc::ServerContextBase* context, std::string_view secret);
 
 // A channel to the AM at `address` ("host:port"): TLS trusting only `am_cert_pem`, for the name
 // kAmTlsName; plaintext if it is empty.
