@@ -12,7 +12,7 @@ HeartbeatPace ExecutorHeartbeat(const JobSpec& spec) {
   const int64_t paced =
       (int64_t{spec.TotalTasks()} * 1000 + kHeartbeatsPerSecond - 1) / kHeartbeatsPerSecond;
   HeartbeatPace pace;
-  pace.interval_ms = std::max(interval, std::min(paced, deadline / 4));
+  pace.interval_ms = std::max(interval, std::min(paced, deadline / 3));
   pace.max_missed = static_cast<int>(std::max<int64_t>(deadline / pace.interval_ms, 1));
   return pace;
 }

@@ -1,9 +1,9 @@
 #pragma once
 // How often each executor of a job heartbeats. Every heartbeat is a TLS call the AM answers on its
-// loop, about 100 us of its CPU, so a job of thousands of tasks beating every second would keep
+// loop, 150 to 200 us of its CPU, so a job of thousands of tasks beating every second would keep
 // a good part of a core busy for nothing but liveness. A job of more than
 // kHeartbeatsPerSecond tasks stretches the configured interval (tony.task.heartbeat-interval-ms)
-// until the AM receives about that many heartbeats a second, and never past a quarter of the
+// until the AM receives about that many heartbeats a second, and never past a third of the
 // deadline the configuration sets for a silent task (interval x tony.task.max-missed-heartbeats):
 // a lost task is found within that same deadline, by the AM, as in a small job. The executor then
 // gives the AM as many missed beats as fit in the deadline. What a stretched interval costs: the

@@ -41,10 +41,13 @@ TEST_F(HeartbeatPaceTest, ALargerJobBeatsAtTheBudgetWithinTheSameDeadline) {
   EXPECT_EQ(odd.max_missed, 24);
 }
 
-TEST_F(HeartbeatPaceTest, TheStretchStopsAtAQuarterOfTheDeadline) {
-  const HeartbeatPace pace = PaceOf(4096);  // the budget alone would give 8 s
-  EXPECT_EQ(pace.interval_ms, 6250);
-  EXPECT_EQ(pace.max_missed, 4);
+TEST_F(HeartbeatPaceTest, TheStretchStopsAtAThirdOfTheDeadline) {
+  const HeartbeatPace at_budget = PaceOf(4096);  // the budget: 8 s, within 25 s / 3
+  EXPECT_EQ(at_budget.interval_ms, 8000);
+  EXPECT_EQ(at_budget.max_missed, 3);
+  const HeartbeatPace pace = PaceOf(8192);  // the budget alone would give 16 s
+  EXPECT_EQ(pace.interval_ms, 8333);
+  EXPECT_EQ(pace.max_missed, 3);
   // A deadline too short to stretch keeps the configured pace.
   const HeartbeatPace tight = PaceOf(4096, 1000, 2);
   EXPECT_EQ(tight.interval_ms, 1000);
@@ -66,7 +69,7 @@ TEST_F(HeartbeatPaceTest, EveryPaceKeepsTheDeadlineAndTheBudgetWhereItCan) {
       EXPECT_GE(pace.interval_ms, interval) << where;
       EXPECT_GE(pace.max_missed, 1) << where;
       EXPECT_LE(pace.interval_ms * pace.max_missed, interval * missed) << where;
-      if (pace.interval_ms < interval * missed / 4) {
+      if (pace.interval_ms < interval * missed / 3) {
         // Not capped: the job's heartbeats are within the budget.
         EXPECT_LE(int64_t{workers} * 1000, int64_t{kHeartbeatsPerSecond} * pace.interval_ms)
             << where;
