@@ -87,7 +87,7 @@ class RecordingHandler final : public AmRequestHandler {
 
  private:
   void Record(const char* name) {
-    TONY_DCHECK_ON_LOOP(*loop_);
+    EXPECT_TRUE(loop_->IsCurrent()) << name << " ran off the loop";
     MutexLock lock(mu_);
     calls_.emplace_back(name);
   }

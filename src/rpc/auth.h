@@ -31,8 +31,8 @@ inline constexpr char kAuthMetadataKey[] = "x-tony-auth";
 // The largest message the AM accepts: its requests are small (a task's diagnostics are capped
 // at kMaxDiagnosticsBytes); anything larger is refused before it is buffered whole.
 inline constexpr int kAmMaxReceiveBytes = 256 * 1024;
-inline constexpr size_t kMaxDiagnosticsBytes = 64 * 1024;
-inline constexpr size_t kMaxOutputTailBytes = 16 * 1024;
+inline constexpr size_t kMaxDiagnosticsBytes = size_t{64} * 1024;
+inline constexpr size_t kMaxOutputTailBytes = size_t{16} * 1024;
 
 struct Principal {
   enum class Kind { kNone, kJob, kTask };
