@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <future>
 #include <utility>
+#include <vector>
 
 #include "common/strings.h"
 #include "spdlog/spdlog.h"
@@ -213,23 +216,51 @@ absl::Status HistoryWriter::WriteBatch(std::deque<Op> batch) {
     }
     dirs_made_ = true;
   }
+  // Every file with something to write, side by side (the header says why).
+  struct Outcome {
+    absl::Status status;
+    size_t written = 0;  // appended bytes now in the file
+  };
+  std::vector<std::function<Outcome()>> work;
   for (auto& [file, state] : appended_) {
     if (state.unwritten.empty()) continue;
-    if (absl::Status s = WriteAppends(file, state); !s.ok()) failed(s);
+    work.emplace_back([this, &file, &state] {
+      Outcome outcome;
+      outcome.status = WriteAppends(file, state, &outcome.written);
+      return outcome;
+    });
   }
-  for (auto it = unreplaced_.begin(); it != unreplaced_.end();) {
-    if (absl::Status s = options_.fs->Write(StrCat(intermediate_dir_, "/", it->first), it->second);
-        !s.ok()) {
-      failed(s);
-      ++it;
-    } else {
-      it = unreplaced_.erase(it);
+  const size_t appended = work.size();
+  std::vector<std::string> replaced;
+  for (const auto& [file, content] : unreplaced_) {
+    replaced.push_back(file);
+    work.emplace_back([this, &file, &content] {
+      return Outcome{options_.fs->Write(StrCat(intermediate_dir_, "/", file), content)};
+    });
+  }
+  std::vector<Outcome> outcomes(work.size());
+  if (work.size() == 1) {
+    outcomes[0] = work[0]();
+  } else if (!work.empty()) {
+    if (pool_ == nullptr) pool_ = std::make_unique<WorkerPool>(kParallelWrites);
+    std::vector<std::future<Outcome>> futures;
+    futures.reserve(work.size());
+    for (std::function<Outcome()>& one : work) futures.push_back(pool_->Submit(std::move(one)));
+    for (size_t i = 0; i < futures.size(); ++i) outcomes[i] = futures[i].get();
+  }
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (i < appended) unwritten_bytes_ -= outcomes[i].written;
+    if (!outcomes[i].status.ok()) {
+      failed(outcomes[i].status);
+    } else if (i >= appended) {
+      unreplaced_.erase(replaced[i - appended]);
     }
   }
   return first;
 }
 
-absl::Status HistoryWriter::WriteAppends(const std::string& file, AppendedFile& state) {
+absl::Status HistoryWriter::WriteAppends(const std::string& file, AppendedFile& state,
+                                         size_t* written) const {
   const std::string path = StrCat(intermediate_dir_, "/", file);
   if (state.length < 0 && *fresh_dir_) state.length = 0;
   if (state.length < 0 || state.unsure) {
@@ -241,7 +272,7 @@ absl::Status HistoryWriter::WriteAppends(const std::string& file, AppendedFile& 
       const auto landed = static_cast<size_t>(
           std::clamp<int64_t>(length - state.length, 0, std::ssize(state.unwritten)));
       state.unwritten.erase(0, landed);
-      unwritten_bytes_ -= landed;
+      *written += landed;
     }
     state.length = length;
     state.unsure = false;
@@ -252,7 +283,7 @@ absl::Status HistoryWriter::WriteAppends(const std::string& file, AppendedFile& 
     return appended;
   }
   state.length += std::ssize(state.unwritten);
-  unwritten_bytes_ -= state.unwritten.size();
+  *written += state.unwritten.size();
   state.unwritten.clear();
   return absl::OkStatus();
 }

@@ -11,6 +11,11 @@
 // while the failure looks passing (an unavailable NameNode, a held lease), and gives up at once
 // on one that does not (no permission, a file where a directory should be, a full disk).
 //
+// The files of one batch are written side by side, at most kParallelWrites at once: on HDFS each
+// file's write waits for its close (the DataNode tries `complete` again every 400 ms until the
+// block is reported), so that a batch of many files, as the last one at a job's end, costs about
+// one such wait instead of one per file.
+//
 // Limits: at most max_pending_bytes wait in the queue, and as many again are kept after failed
 // appends; more is dropped (and counted, and said in job.json's "history_dropped_bytes"), as is
 // what is still unwritten when the writer stops. Each log file keeps at most max_log_bytes, then a
@@ -30,6 +35,7 @@
 
 #include "absl/status/status.h"
 #include "common/mutex.h"
+#include "common/worker_pool.h"
 #include "history/history_format.h"
 #include "history/history_fs.h"
 
@@ -50,6 +56,8 @@ struct HistoryWriterOptions {
 
 class HistoryWriter {
  public:
+  static constexpr int kParallelWrites = 8;
+
   explicit HistoryWriter(HistoryWriterOptions options);
   // Writes what is queued (as Close, without moving the job) and stops.
   ~HistoryWriter();
@@ -89,8 +97,10 @@ class HistoryWriter {
   void Loop();
   // Takes a batch in and writes everything not yet written; returns the first error.
   absl::Status WriteBatch(std::deque<Op> batch);
-  // Appends a file's unwritten bytes, first learning what an earlier failed append left there.
-  absl::Status WriteAppends(const std::string& file, AppendedFile& state);
+  // Appends a file's unwritten bytes, first learning what an earlier failed append left there;
+  // adds to `written` how many of them are now in the file. Touches only `state`: files are
+  // written side by side.
+  absl::Status WriteAppends(const std::string& file, AppendedFile& state, size_t* written) const;
   bool HasUnwritten() const { return unwritten_bytes_ > 0 || !unreplaced_.empty(); }
   absl::Status Move();
   void Warn(const absl::Status& error);
@@ -121,6 +131,7 @@ class HistoryWriter {
   std::map<std::string, std::string> unreplaced_;  // a Replace() not yet written: its last content
   size_t unwritten_bytes_ = 0;                     // of every AppendedFile::unwritten
   int64_t failures_ = 0;
+  std::unique_ptr<WorkerPool> pool_;  // made for the first batch of more than one file
   std::thread thread_;
 };
 

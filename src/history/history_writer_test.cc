@@ -6,8 +6,11 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <string>
+#include <vector>
 
 #include "common/files.h"
+#include "common/mutex.h"
 
 namespace tony::history {
 namespace {
@@ -301,6 +304,91 @@ TEST(HistoryWriterTest, AStuckFileSystemNeverBlocksTheCallerAndBoundsWhatWaits) 
   absl::Status closed = writer.Close("{}", 50);
   EXPECT_EQ(closed.code(), absl::StatusCode::kDeadlineExceeded) << closed;
   faulty->release.set_value();
+}
+
+// A file system whose writes and appends each wait, at most 10 s, until `together` of them are in
+// flight at once, and which counts the most that were.
+class TogetherFs final : public HistoryFs {
+ public:
+  TogetherFs(std::shared_ptr<HistoryFs> real, int together)
+      : real_(std::move(real)), together_(together) {}
+  int most() {
+    MutexLock lock(mu_);
+    return most_;
+  }
+  int gave_up() {
+    MutexLock lock(mu_);
+    return gave_up_;
+  }
+
+  absl::Status MakeDirs(const std::string& path) override { return real_->MakeDirs(path); }
+  absl::Status Write(const std::string& path, std::string_view data) override {
+    Meet();
+    return real_->Write(path, data);
+  }
+  absl::Status Append(const std::string& path, std::string_view data) override {
+    Meet();
+    return real_->Append(path, data);
+  }
+  absl::Status Rename(const std::string& from, const std::string& to) override {
+    return real_->Rename(from, to);
+  }
+  absl::StatusOr<std::vector<HistoryEntry>> List(const std::string& dir) override {
+    return real_->List(dir);
+  }
+  absl::StatusOr<std::string> Read(const std::string& path, int64_t offset,
+                                   int64_t length) override {
+    return real_->Read(path, offset, length);
+  }
+  absl::StatusOr<HistoryEntry> Stat(const std::string& path) override { return real_->Stat(path); }
+  absl::Status Remove(const std::string& path) override { return real_->Remove(path); }
+
+ private:
+  void Meet() {
+    MutexLock lock(mu_);
+    ++in_flight_;
+    most_ = std::max(most_, in_flight_);
+    met_.NotifyAll();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (most_ < together_) {
+      if (!met_.WaitUntil(mu_, deadline)) {
+        if (most_ < together_) ++gave_up_;
+        break;
+      }
+    }
+    --in_flight_;
+  }
+
+  std::shared_ptr<HistoryFs> real_;
+  const int together_;
+  Mutex mu_;
+  CondVar met_;
+  int in_flight_ TONY_GUARDED_BY(mu_) = 0;
+  int most_ TONY_GUARDED_BY(mu_) = 0;
+  int gave_up_ TONY_GUARDED_BY(mu_) = 0;  // calls that stopped waiting for the others
+};
+
+// On HDFS every file's write waits for its close: the files of a batch go side by side, so that
+// the last batch of a job (its events, metrics, logs, config and job.json) costs about one wait.
+TEST(HistoryWriterTest, TheFilesOfOneBatchAreWrittenSideBySide) {
+  TempDir tmp;
+  auto together = std::make_shared<TogetherFs>(LocalHistoryFs(), 5);
+  HistoryWriterOptions options = Options(together, tmp.path());
+  options.flush_interval_ms = 3'600'000;  // one batch: Close's
+  HistoryWriter writer(options);
+  writer.Replace(kConfigFile, "[]");
+  writer.Event(R"({"kind":"A"})");
+  writer.Metric(R"({"rss_bytes":1})");
+  writer.Log("worker-0-0.stdout", "out\n");
+  ASSERT_TRUE(writer.Close(R"({"state":"SUCCEEDED"})", 60000).ok());
+  EXPECT_EQ(together->most(), 5) << "five files, one at a time";
+  EXPECT_EQ(together->gave_up(), 0) << "a write waited for the others in vain";
+  const std::string dir = tmp.path() + "/finished/app_1";
+  EXPECT_EQ(Read(dir + "/config.json"), "[]");
+  EXPECT_EQ(Read(dir + "/events.jsonl"), "{\"kind\":\"A\"}\n");
+  EXPECT_EQ(Read(dir + "/metrics.jsonl"), "{\"rss_bytes\":1}\n");
+  EXPECT_EQ(Read(dir + "/logs/worker-0-0.stdout"), "out\n");
+  EXPECT_EQ(Read(dir + "/job.json"), R"({"state":"SUCCEEDED"})");
 }
 
 TEST(HistoryWriterTest, AFinishedDirectoryThatCannotBeMadeLeavesTheJobWhereItWas) {
