@@ -222,7 +222,9 @@ absl::Status HistoryWriter::WriteBatch(std::deque<Op> batch) {
     size_t written = 0;  // appended bytes now in the file
   };
   std::vector<std::function<Outcome()>> work;
-  for (auto& [file, state] : appended_) {
+  for (auto& entry : appended_) {
+    const std::string& file = entry.first;
+    AppendedFile& state = entry.second;
     if (state.unwritten.empty()) continue;
     work.emplace_back([this, &file, &state] {
       Outcome outcome;
@@ -232,7 +234,9 @@ absl::Status HistoryWriter::WriteBatch(std::deque<Op> batch) {
   }
   const size_t appended = work.size();
   std::vector<std::string> replaced;
-  for (const auto& [file, content] : unreplaced_) {
+  for (const auto& entry : unreplaced_) {
+    const std::string& file = entry.first;
+    const std::string& content = entry.second;
     replaced.push_back(file);
     work.emplace_back([this, &file, &content] {
       return Outcome{options_.fs->Write(StrCat(intermediate_dir_, "/", file), content)};
