@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <vector>
 
@@ -102,34 +103,44 @@ std::string LingeringTasksHint(const rpc::JobStatus& status, int64_t now_wall_ms
 }
 
 std::string ProgressLine(const rpc::JobStatus& status) {
-  // requested, running, succeeded, failed, stopped
-  std::map<std::string, std::array<int, 5>> counts;
+  // Each task state the line tells apart, in the order it names them. "waiting": no container
+  // asked for yet (a task of a later stage waits for the stages before it); "starting": its
+  // container granted, its executor starting or waiting for the cluster spec.
+  static constexpr const char* kNames[] = {"waiting",   "requested", "starting", "running",
+                                           "succeeded", "failed",    "stopped"};
+  constexpr size_t kKinds = std::size(kNames);
+  std::map<std::string, std::array<int, kKinds>> counts;
   for (const rpc::TaskStatus& task : status.tasks()) {
-    std::array<int, 5>& c = counts[task.type()];
+    std::array<int, kKinds>& c = counts[task.type()];
     switch (task.state()) {
-      case rpc::TASK_RUNNING:
+      case rpc::TASK_REQUESTED:
         ++c[1];
         break;
-      case rpc::TASK_SUCCEEDED:
+      case rpc::TASK_ALLOCATED:
+      case rpc::TASK_REGISTERED:
         ++c[2];
         break;
-      case rpc::TASK_FAILED:
+      case rpc::TASK_RUNNING:
         ++c[3];
         break;
-      case rpc::TASK_FINISHED:
+      case rpc::TASK_SUCCEEDED:
         ++c[4];
         break;
-      default:
+      case rpc::TASK_FAILED:
+        ++c[5];
+        break;
+      case rpc::TASK_FINISHED:
+        ++c[6];
+        break;
+      default:  // TASK_NEW
         ++c[0];
         break;
     }
   }
-  static constexpr const char* kNames[] = {"requested", "running", "succeeded", "failed",
-                                           "stopped"};
   std::vector<std::string> types;
   for (const auto& [type, c] : counts) {
     std::vector<std::string> parts;
-    for (int i = 0; i < 5; ++i) {
+    for (size_t i = 0; i < kKinds; ++i) {
       if (c[i] > 0) parts.push_back(StrCat(c[i], " ", kNames[i]));
     }
     types.push_back(StrCat(type, ": ", Join(parts, ", ")));

@@ -10,8 +10,9 @@
 
 namespace tony::client {
 
-// "worker: 2 running, 1 succeeded | ps: 1 running"; counts in the order requested, running,
-// succeeded, failed, stopped, zero counts left out.
+// "worker: 2 running, 1 succeeded | ps: 1 running"; counts in the order waiting (no container
+// asked for yet: a later stage's tasks), requested, starting (a container, the executor not yet
+// running the task), running, succeeded, failed, stopped; zero counts left out.
 std::string ProgressLine(const rpc::JobStatus& status);
 
 // How long tracked tasks may outlive a succeeded chief before LingeringTasksHint speaks up.

@@ -157,5 +157,27 @@ TEST(SummaryTest, ShowsProgressWhenATaskReportsItAndNamesAHungTask) {
   EXPECT_EQ(ProgressText(rpc::TaskProgress()), "-");
 }
 
+// A staged job's later tasks wait for the stages before them; they are not yet requested.
+TEST(ProgressLineTest, TellsWaitingRequestedStartingAndRunningApart) {
+  rpc::JobStatus status;
+  auto add = [&](const char* type, rpc::TaskState state) {
+    rpc::TaskStatus* task = status.add_tasks();
+    task->set_type(type);
+    task->set_state(state);
+  };
+  add("prepare", rpc::TASK_SUCCEEDED);
+  add("worker", rpc::TASK_RUNNING);
+  add("worker", rpc::TASK_REGISTERED);
+  add("worker", rpc::TASK_ALLOCATED);
+  add("worker", rpc::TASK_REQUESTED);
+  add("evaluator", rpc::TASK_NEW);
+  add("evaluator", rpc::TASK_NEW);
+  add("ps", rpc::TASK_FAILED);
+  add("ps", rpc::TASK_FINISHED);
+  EXPECT_EQ(ProgressLine(status),
+            "evaluator: 2 waiting | prepare: 1 succeeded | ps: 1 failed, 1 stopped | "
+            "worker: 1 requested, 2 starting, 1 running");
+}
+
 }  // namespace
 }  // namespace tony::client
