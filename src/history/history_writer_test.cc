@@ -126,10 +126,41 @@ TEST(HistoryWriterTest, ALogPastItsLimitIsCutWithANote) {
   EXPECT_EQ(writer.dropped_bytes(), 2 + 4);
 }
 
-// A file system that fails or blocks as the test says.
-class FaultyFs final : public HistoryFs {
+// A file system that does what `real` does; the fakes below change what they need.
+class ForwardingFs : public HistoryFs {
  public:
-  explicit FaultyFs(std::shared_ptr<HistoryFs> real) : real_(std::move(real)) {}
+  explicit ForwardingFs(std::shared_ptr<HistoryFs> real) : real_(std::move(real)) {}
+  absl::Status MakeDirs(const std::string& path) override { return real_->MakeDirs(path); }
+  absl::Status Write(const std::string& path, std::string_view data) override {
+    return real_->Write(path, data);
+  }
+  absl::Status Append(const std::string& path, std::string_view data) override {
+    return real_->Append(path, data);
+  }
+  absl::Status Rename(const std::string& from, const std::string& to) override {
+    return real_->Rename(from, to);
+  }
+  absl::StatusOr<std::vector<HistoryEntry>> List(const std::string& dir) override {
+    return real_->List(dir);
+  }
+  absl::StatusOr<std::string> Read(const std::string& path, int64_t offset,
+                                   int64_t length) override {
+    return real_->Read(path, offset, length);
+  }
+  absl::StatusOr<HistoryEntry> Stat(const std::string& path) override { return real_->Stat(path); }
+  absl::Status Remove(const std::string& path) override { return real_->Remove(path); }
+
+ protected:
+  HistoryFs& real() { return *real_; }
+
+ private:
+  std::shared_ptr<HistoryFs> real_;
+};
+
+// A file system that fails or blocks as the test says.
+class FaultyFs final : public ForwardingFs {
+ public:
+  explicit FaultyFs(std::shared_ptr<HistoryFs> real) : ForwardingFs(std::move(real)) {}
   std::atomic<bool> fail{false};
   std::promise<void> release;
   std::shared_future<void> gate;  // Append waits for it when valid
@@ -144,11 +175,11 @@ class FaultyFs final : public HistoryFs {
 
   absl::Status MakeDirs(const std::string& path) override {
     if (fail) return Failed();
-    return real_->MakeDirs(path);
+    return real().MakeDirs(path);
   }
   absl::Status Write(const std::string& path, std::string_view data) override {
     if (fail) return Failed();
-    return real_->Write(path, data);
+    return real().Write(path, data);
   }
   absl::Status Append(const std::string& path, std::string_view data) override {
     ++appends;
@@ -161,32 +192,22 @@ class FaultyFs final : public HistoryFs {
                           : landed == Landed::kHalf ? data.size() / 2
                                                     : 0;
       if (size > 0) {
-        EXPECT_TRUE(real_->Append(path, data.substr(0, size)).ok());
+        EXPECT_TRUE(real().Append(path, data.substr(0, size)).ok());
       }
       return append_error;
     }
-    return real_->Append(path, data);
+    return real().Append(path, data);
   }
   absl::Status Rename(const std::string& from, const std::string& to) override {
     if (fail) return Failed();
-    return real_->Rename(from, to);
+    return real().Rename(from, to);
   }
-  absl::StatusOr<std::vector<HistoryEntry>> List(const std::string& dir) override {
-    return real_->List(dir);
-  }
-  absl::StatusOr<std::string> Read(const std::string& path, int64_t offset,
-                                   int64_t length) override {
-    return real_->Read(path, offset, length);
-  }
-  absl::StatusOr<HistoryEntry> Stat(const std::string& path) override { return real_->Stat(path); }
-  absl::Status Remove(const std::string& path) override { return real_->Remove(path); }
 
  private:
   absl::Status Failed() {
     ++failures;
     return absl::ResourceExhaustedError("No space left on device");
   }
-  std::shared_ptr<HistoryFs> real_;
 };
 
 TEST(HistoryWriterTest, WhatAFailingFileSystemRefusedIsWrittenOnceItRecovers) {
@@ -308,10 +329,10 @@ TEST(HistoryWriterTest, AStuckFileSystemNeverBlocksTheCallerAndBoundsWhatWaits) 
 
 // A file system whose writes and appends each wait, at most 10 s, until `together` of them are in
 // flight at once, and which counts the most that were.
-class TogetherFs final : public HistoryFs {
+class TogetherFs final : public ForwardingFs {
  public:
   TogetherFs(std::shared_ptr<HistoryFs> real, int together)
-      : real_(std::move(real)), together_(together) {}
+      : ForwardingFs(std::move(real)), together_(together) {}
   int most() {
     MutexLock lock(mu_);
     return most_;
@@ -321,27 +342,14 @@ class TogetherFs final : public HistoryFs {
     return gave_up_;
   }
 
-  absl::Status MakeDirs(const std::string& path) override { return real_->MakeDirs(path); }
   absl::Status Write(const std::string& path, std::string_view data) override {
     Meet();
-    return real_->Write(path, data);
+    return real().Write(path, data);
   }
   absl::Status Append(const std::string& path, std::string_view data) override {
     Meet();
-    return real_->Append(path, data);
+    return real().Append(path, data);
   }
-  absl::Status Rename(const std::string& from, const std::string& to) override {
-    return real_->Rename(from, to);
-  }
-  absl::StatusOr<std::vector<HistoryEntry>> List(const std::string& dir) override {
-    return real_->List(dir);
-  }
-  absl::StatusOr<std::string> Read(const std::string& path, int64_t offset,
-                                   int64_t length) override {
-    return real_->Read(path, offset, length);
-  }
-  absl::StatusOr<HistoryEntry> Stat(const std::string& path) override { return real_->Stat(path); }
-  absl::Status Remove(const std::string& path) override { return real_->Remove(path); }
 
  private:
   void Meet() {
@@ -359,7 +367,6 @@ class TogetherFs final : public HistoryFs {
     --in_flight_;
   }
 
-  std::shared_ptr<HistoryFs> real_;
   const int together_;
   Mutex mu_;
   CondVar met_;
