@@ -75,9 +75,17 @@ void AmService::Shutdown(std::chrono::system_clock::time_point deadline) {
   if (server_ == nullptr || shut_down_) return;
   shut_down_ = true;
   // Asked for no more, the waiting calls end with the server's shutdown; the queue's own shutdown
-  // must come after it (gRPC's rule), and ends the thread once every call is freed.
-  stopping_ = true;
+  // must come after it (gRPC's rule), and ends the thread once every call is freed. An answer
+  // started after that would start on a shut-down queue: Call::Finish frees the call instead.
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
   server_->Shutdown(deadline);
+  {
+    MutexLock lock(mu_);
+    closed_ = true;
+  }
   queue_->Shutdown();
   thread_.join();
 }

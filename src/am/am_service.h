@@ -12,7 +12,6 @@
 // Threads: the service's thread takes the calls; handlers run on the AM's loop, and a Reply's
 // Send there starts the answer's write; Start and Shutdown, the AM's main thread.
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -21,6 +20,7 @@
 
 #include "am/am_reply.h"
 #include "common/event_loop.h"
+#include "common/mutex.h"
 #include "common/strings.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -73,8 +73,9 @@ class AmService {
   // Registers the service with `builder` (which has the listening port and limits), builds and
   // starts the server, and takes calls. False if the server did not start.
   bool Start(grpc::ServerBuilder& builder);
-  // Refuses new calls, cancels those still open at `deadline`, and returns once every call is
-  // done and the thread has ended. Once; later calls do nothing.
+  // Refuses new calls, cancels those still open at `deadline`, and returns once the calls
+  // answered by then are done and the thread has ended. A call whose Reply is still held is
+  // freed, unanswered, when the Reply is sent or dropped. Once; later calls do nothing.
   void Shutdown(std::chrono::system_clock::time_point deadline);
 
  private:
@@ -83,10 +84,10 @@ class AmService {
 
   // Who may make a call: the executor of the task it is about, or the job's client.
   enum class Caller { kTask, kJob };
-  // When the loop takes a call up: at once, or at its next wake, at the latest its next tick
-  // (which is at most the heartbeat interval). Heartbeats come from every executor at a steady
-  // pace and none needs its answer sooner; queued so, thousands a second wake the loop a few
-  // times a second instead of once each (a quarter of the AM's CPU at 4,096 tasks,
+  // When the loop takes a call up: at once, or at its next wake, at the latest just before its
+  // next tick (the heartbeat interval, kept between 20 and 200 ms). Heartbeats come from every
+  // executor at a steady pace and none needs its answer sooner; queued so, thousands a second wake
+  // the loop a few times a second instead of once each (a quarter of the AM's CPU at 4,096 tasks,
   // bench/README.md).
   enum class Wake { kNow, kAtNextTick };
 
@@ -127,7 +128,9 @@ class AmService {
   rpc::TonyAm::AsyncService async_;
   std::unique_ptr<grpc::ServerCompletionQueue> queue_;
   std::unique_ptr<grpc::Server> server_;
-  std::atomic<bool> stopping_ = false;  // no call is asked for any more
+  Mutex mu_;  // orders the asking for calls and the starting of answers against Shutdown
+  bool stopping_ TONY_GUARDED_BY(mu_) = false;  // no call is asked for any more
+  bool closed_ TONY_GUARDED_BY(mu_) = false;    // the queue is shut down: nothing starts on it
   bool shut_down_ = false;
   std::thread thread_;
 };
@@ -151,13 +154,21 @@ class AmService::Call final : public Tag {
       return;
     }
     arrived_ = true;  // the next completion is the answer's
-    if (!service_->stopping_) (new Call(service_, kind_))->Arm();
+    {
+      MutexLock lock(service_->mu_);
+      if (!service_->stopping_) (new Call(service_, kind_))->Arm();
+    }
     Take();
   }
 
  private:
   void Take();
   void Finish(const grpc::Status& status) {
+    MutexLock lock(service_->mu_);
+    if (service_->closed_) {  // the server is gone: there is no one to answer
+      delete this;
+      return;
+    }
     if (status.ok()) {
       writer_.Finish(response_, status, this);
     } else {

@@ -117,7 +117,7 @@ class AmServiceTest : public ::testing::Test {
   }
   void TearDown() override {
     loop_.Stop();
-    loop_thread_.join();
+    if (loop_thread_.joinable()) loop_thread_.join();
     loop_.RunPending();
     handler_.AnswerKept();
     service_.Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
@@ -260,6 +260,32 @@ TEST_F(AmServiceTest, AKeptAnswerReachesItsCallerAndADroppedOneSaysSo) {
       stub_->AcknowledgeFinal(&context, rpc::AcknowledgeFinalRequest(), &acknowledged);
   EXPECT_EQ(dropped.error_code(), Code::INTERNAL);
   EXPECT_EQ(dropped.error_message(), "the AM dropped the call unanswered");
+}
+
+// The AM answers every call it holds before it stops the service; one it still held after that
+// (its Reply sent or dropped late) is freed, not answered on a server that is gone.
+TEST_F(AmServiceTest, AnAnswerKeptPastTheShutdownIsFreedNotSent) {
+  rpc::WaitClusterSpecRequest wait;
+  wait.mutable_task()->set_type("worker");
+  wait.mutable_task()->set_index(0);
+  wait.set_container_id("c0");
+  grpc::ClientContext context;
+  rpc::AttachAuth(&context, Task(0, "c0"));
+  rpc::WaitClusterSpecResponse spec;
+  std::promise<grpc::Status> waited;
+  stub_->async()->WaitClusterSpec(&context, &wait, &spec,
+                                  [&](const grpc::Status& status) { waited.set_value(status); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (handler_.Calls().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(handler_.Calls(), std::vector<std::string>{"WaitClusterSpec"});
+  loop_.Stop();
+  loop_thread_.join();
+  service_.Shutdown(std::chrono::system_clock::now());
+  handler_.AnswerKept();  // after the service: freed
+  const grpc::Status status = waited.get_future().get();
+  EXPECT_FALSE(status.ok());
 }
 
 TEST_F(AmServiceTest, ACallAfterTheLoopStoppedIsRefusedAsUnavailable) {

@@ -97,6 +97,16 @@ ApplicationMaster::ApplicationMaster(AmOptions options, config::JobSpec spec,
 
 ApplicationMaster::~ApplicationMaster() = default;
 
+void ApplicationMaster::StopServer() {
+  // Every stored call must be answered before the server can shut down; the watchers hear the
+  // final status once the finisher recorded it.
+  barrier_.CancelAll();
+  results_.AnswerAll();
+  if (finisher_.joinable()) finisher_.join();
+  AnswerWatchers(/*all=*/true);
+  service_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+}
+
 int ApplicationMaster::Run() {
   RaiseOpenFileLimitForTasks(options_.app_id, job_.spec().TotalTasks());
   const std::string bind = HostForAddress(options_.bind_host);
@@ -202,7 +212,7 @@ int ApplicationMaster::Run() {
     // Calls that came meanwhile are answered (the AM is starting) before the server stops.
     loop_.Stop();
     loop_.RunPending();
-    service_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    StopServer();
     return 1;
   }
 
@@ -233,13 +243,7 @@ int ApplicationMaster::Run() {
   });
   loop_.Run(TickIntervalMs(job_.spec()), [this] { OnTick(); });
   loop_.RunPending();
-
-  // Every stored call must be finished before the server can shut down.
-  barrier_.CancelAll();
-  results_.AnswerAll();
-  if (finisher_.joinable()) finisher_.join();
-  AnswerWatchers(/*all=*/true);
-  service_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  StopServer();
   if (renderer_) renderer_->Stop();
   status_page_.Stop();
   rendezvous_.Stop();

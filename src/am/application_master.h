@@ -123,6 +123,9 @@ class ApplicationMaster final : public AmRequestHandler {
   // Starts the control plane's gRPC server on `bind` (service_, port_); false if it
   // did not start.
   bool StartServer(const std::string& bind);
+  // After the loop stopped: answers every call a part still holds (after the finisher, the
+  // watchers), then stops the server.
+  void StopServer();
   void Execute(const Actions& actions);
   // Writes what the state machine's tasks went through into the history, in order.
   void RecordTaskChanges();

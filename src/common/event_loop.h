@@ -21,10 +21,12 @@ class EventLoop {
 
   // Queues `task`; `name` is for logs. Returns false, dropping the task, after Stop().
   bool Post(std::string name, Task task);
-  // Queues `task` without waking the loop: it runs at the loop's next wake, at the latest with
-  // the next tick. For work that many callers send at a steady pace and that may wait a tick.
+  // Queues `task` without waking the loop: it runs at the loop's next wake, at the latest just
+  // before the next tick. For work that many callers send at a steady pace and that may wait a
+  // tick.
   bool PostUnhurried(std::string name, Task task);
   // Runs tasks, and `tick` every `tick_interval_ms` (measured on the steady clock), until Stop().
+  // A due tick runs after every task queued before it was due.
   void Run(int64_t tick_interval_ms, const Task& tick);
   // Ends Run() after the task in progress; tasks already queued stay queued. Any thread.
   void Stop();

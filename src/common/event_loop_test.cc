@@ -104,6 +104,29 @@ TEST(EventLoopTest, AnUnhurriedTaskRunsByTheNextTickWhenNothingElseWakesTheLoop)
   EXPECT_TRUE(ran);
 }
 
+// The tick sees every unhurried task queued before it was due (the AM's deadline for a silent
+// task must not miss heartbeats that waited for the wake).
+TEST(EventLoopTest, UnhurriedTasksQueuedBeforeADueTickRunBeforeIt) {
+  EventLoop loop;
+  std::atomic<int> ran = 0;
+  std::promise<void> first_tick;
+  int ticks = 0;
+  std::vector<int> seen_by_tick;
+  std::thread runner([&] {
+    loop.Run(50, [&] {
+      if (++ticks == 1) first_tick.set_value();
+      seen_by_tick.push_back(ran);
+      if (ticks == 2) loop.Stop();
+    });
+  });
+  first_tick.get_future().wait();
+  // Queued while the loop waits for its next tick, which nothing else wakes it before.
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(loop.PostUnhurried("beat", [&] { ++ran; }));
+  runner.join();
+  ASSERT_EQ(seen_by_tick.size(), 2u);
+  EXPECT_EQ(seen_by_tick[1], 5) << "the second tick ran before the beats queued for it";
+}
+
 // The longest that one task held the loop is what the AM reports of its loop's stalls.
 TEST(EventLoopTest, TheLongestTaskIsMeasuredWithItsName) {
   EventLoop loop;

@@ -185,8 +185,11 @@ class FaultyFs final : public ForwardingFs {
     ++appends;
     if (gate.valid()) gate.wait();
     if (fail) return Failed();
-    if (failing_appends > 0) {
-      --failing_appends;
+    // Taken in one step: the files of a batch are appended side by side.
+    int left = failing_appends.load();
+    while (left > 0 && !failing_appends.compare_exchange_weak(left, left - 1)) {
+    }
+    if (left > 0) {
       ++failures;
       const size_t size = landed == Landed::kAll    ? data.size()
                           : landed == Landed::kHalf ? data.size() / 2
