@@ -1,9 +1,7 @@
 #include "cluster/yarn/yarn_cluster_client.h"
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <future>
 #include <memory>
 #include <thread>
 
@@ -11,11 +9,10 @@
 #include "cluster/yarn/hdfs_history_fs.h"
 #include "cluster/yarn/hdfs_job_files.h"
 #include "cluster/yarn/job_tokens.h"
-#include "common/archive.h"
+#include "cluster/yarn/yarn_job_staging.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/strings.h"
-#include "common/worker_pool.h"
 #include "hadoop/common/credentials.h"
 #include "hadoop/hdfs/nameservice.h"
 #include "hadoop/hdfs/viewfs.h"
@@ -27,10 +24,6 @@ namespace tony::cluster {
 namespace {
 
 namespace fs = std::filesystem;
-
-// How many of a job's files go to HDFS at once: each upload is mostly waiting on the NameNode and
-// a DataNode, so a few at once hide that, and more only crowd the NameNode.
-constexpr int kUploadThreads = 8;
 
 // What the ResourceManager says of an application, in the backend-neutral form.
 AppReport ToAppReport(const hadoop::ApplicationReport& yarn) {
@@ -254,26 +247,6 @@ std::string YarnClusterClient::StagingDir(const std::string& app_id) const {
   return files_.StagingDir(app_id);
 }
 
-absl::Status YarnClusterClient::ZipHadoopConf(const std::string& job_dir) const {
-  if (conf_.files().empty()) return absl::OkStatus();
-  const fs::path scratch = fs::path(job_dir) / ".hadoop-conf";
-  std::error_code ec;
-  fs::create_directories(scratch, ec);
-  for (const auto& [name, path] : conf_.files()) {
-    if (ec) break;
-    fs::copy_file(path, scratch / name, fs::copy_options::overwrite_existing, ec);
-    // The zip keeps each file's time: with the source's, the same configuration zips to the same
-    // bytes, which the cache finds by their digest.
-    const fs::file_time_type modified = ec ? fs::file_time_type{} : fs::last_write_time(path, ec);
-    if (!ec) fs::last_write_time(scratch / name, modified, ec);
-  }
-  absl::Status zipped =
-      ec ? absl::InternalError(StrCat("cannot copy the Hadoop configuration: ", ec.message()))
-         : CreateZipFromDirectory(scratch.string(), StrCat(job_dir, "/", kHadoopConfZip));
-  fs::remove_all(scratch, ec);
-  return zipped;
-}
-
 absl::Status YarnClusterClient::Submit(const AmSubmission& submission) {
   if (!home_.webhdfs_error.ok()) return home_.webhdfs_error;
   absl::StatusOr<hadoop::ApplicationId> id = hadoop::ApplicationId::Parse(submission.app_id);
@@ -300,7 +273,7 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   if (absl::Status s = hdfs_.Mkdirs(StrCat(staging, "/", kResourcesDir), 0700); !s.ok()) return s;
 
   // The client's Hadoop configuration, for the tasks' own HDFS clients.
-  if (absl::Status s = ZipHadoopConf(submission.job_dir); !s.ok()) return s;
+  if (absl::Status s = ZipHadoopConf(conf_.files(), submission.job_dir); !s.ok()) return s;
   // What the client trusts for WebHDFS over HTTPS, for the AM's own calls.
   const bool ship_ca = hdfs_.https() && !tls_.ca_pem.empty();
   if (ship_ca) {
@@ -311,89 +284,22 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
     }
   }
 
-  hadoop::ContainerLaunchContext am;
-  // Everything the client staged locally, except its private files, goes to HDFS: each upload
-  // waits for the NameNode to close the file (hundreds of ms), so they run side by side, with the
-  // lookup (or upload) of the binary, on a few threads however many files the job has. Three
-  // files are not uploaded with the job: the binary and the Hadoop configuration, which the cache
-  // keeps by content, and the job's configuration, which the AM gets in its credentials (it gives
-  // it to each task the same way), so that a job of nothing more starts without waiting for a
-  // NameNode to close a file.
-  WorkerPool uploads(kUploadThreads);
-  struct Staged {
-    std::string relative;
-    std::future<absl::StatusOr<hadoop::LocalResource>> uploaded;
-  };
-  std::vector<Staged> staged;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(submission.job_dir, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const fs::directory_entry& entry = *it;
-    if (!entry.is_regular_file(ec)) continue;
-    const std::string relative = fs::relative(entry.path(), submission.job_dir).string();
-    if (relative.starts_with("logs/") || relative == kFinalConfFile || relative == kHadoopConfZip ||
-        std::find(submission.local_only_files.begin(), submission.local_only_files.end(),
-                  relative) != submission.local_only_files.end()) {
-      continue;
-    }
-    staged.push_back({relative, uploads.Submit([this, local = entry.path().string(),
-                                                remote = StrCat(staging, "/", relative)] {
-                        return files_.Upload(local, remote);
-                      })});
-  }
-  if (!options_.am_keytab.empty()) {
-    staged.push_back({kAmKeytabFile, uploads.Submit([this, &staging] {
-                        return files_.Upload(options_.am_keytab,
-                                             StrCat(staging, "/", kAmKeytabFile), 0600);
-                      })});
-  }
-  bool binary_uploaded = false;
-  auto binary_future = uploads.Submit([this, &submission, &binary_uploaded] {
-    return files_.CachedBinary(options_.executable, submission.app_id, &binary_uploaded);
-  });
-  const std::string hadoop_conf_zip = StrCat(submission.job_dir, "/", kHadoopConfZip);
-  const bool has_hadoop_conf = fs::exists(hadoop_conf_zip);
-  bool hadoop_conf_uploaded = false;
-  std::future<absl::StatusOr<hadoop::LocalResource>> hadoop_conf_future;
-  if (has_hadoop_conf) {
-    hadoop_conf_future =
-        uploads.Submit([this, &hadoop_conf_zip, &submission, &hadoop_conf_uploaded] {
-          return files_.CachedHadoopConf(hadoop_conf_zip, submission.app_id, &hadoop_conf_uploaded);
-        });
-  }
+  // Everything the client staged locally, except its private files, goes to HDFS; the binary and
+  // the Hadoop configuration to the cache (yarn_job_staging.h).
+  JobStaging staging_job(&files_, options_.executable, options_.am_keytab);
+  absl::StatusOr<StagedJob> staged = staging_job.Stage(submission.app_id, submission.job_dir,
+                                                       staging, submission.local_only_files);
+  if (!staged.ok()) return staged.status();
   absl::StatusOr<std::string> final_conf =
       ReadFile(StrCat(submission.job_dir, "/", kFinalConfFile));
-  absl::Status failed = ec ? absl::InternalError(StrCat("cannot read the job directory ",
-                                                        submission.job_dir, ": ", ec.message()))
-                           : absl::OkStatus();
-  for (Staged& file : staged) {
-    absl::StatusOr<hadoop::LocalResource> uploaded = file.uploaded.get();
-    if (!uploaded.ok()) {
-      if (failed.ok()) failed = uploaded.status();
-      continue;
-    }
-    if (file.relative == kAmKeytabFile || file.relative == kWebHdfsCaFile) {
-      am.local_resources[file.relative] = *uploaded;
-    }
-  }
-  absl::StatusOr<hadoop::LocalResource> binary = binary_future.get();
-  absl::StatusOr<hadoop::LocalResource> hadoop_conf =
-      has_hadoop_conf ? hadoop_conf_future.get() : hadoop::LocalResource{};
-  if (!failed.ok()) return failed;
-  if (!binary.ok()) return binary.status();
-  if (!hadoop_conf.ok()) return hadoop_conf.status();
   if (!final_conf.ok()) return final_conf.status();
-  am.local_resources["tony"] = *binary;
-  // Old entries go when a new one came in, but never one this job uses, however old.
-  if (binary_uploaded || hadoop_conf_uploaded) {
-    std::vector<std::string> in_use = {binary->url.file};
-    if (has_hadoop_conf) in_use.push_back(hadoop_conf->url.file);
-    files_.RemoveOldCacheEntries(in_use);
-  }
+  hadoop::ContainerLaunchContext am;
+  am.local_resources = staged->am_files;
+  am.local_resources["tony"] = staged->binary;
   // The AM localizes the Hadoop configuration too (it reads it to get fresh tokens): the
   // NodeManager then has every file the tasks share at hand when they start.
-  if (has_hadoop_conf) {
-    am.local_resources[kHadoopConfDir] = *hadoop_conf;
+  if (staged->hadoop_conf) {
+    am.local_resources[kHadoopConfDir] = *staged->hadoop_conf;
     am.local_resources[kHadoopConfDir].type = hadoop::LocalResourceType::kArchive;
   }
 
@@ -405,8 +311,8 @@ absl::Status YarnClusterClient::StageAndSubmit(const hadoop::ApplicationId& id,
   launch.on_yarn = true;
   launch.submitted_ms = submission.submitted_ms;
   launch.staging_dir = staging;
-  launch.binary_path = binary->url.file;
-  if (has_hadoop_conf) launch.hadoop_conf_path = hadoop_conf->url.file;
+  launch.binary_path = staged->binary.url.file;
+  if (staged->hadoop_conf) launch.hadoop_conf_path = staged->hadoop_conf->url.file;
   launch.yarn_scheduler = hadoop::FormatServerList(*schedulers);
   // The AM works on the file system tony's files are on (with ViewFS, resolved here).
   launch.default_fs = home_.fs;

@@ -103,8 +103,6 @@ class YarnClusterClient final : public ClusterClient {
   absl::Status AddDelegationTokens(hadoop::Credentials& credentials) const;
   // How long WebHDFS calls look for an active NameNode (dfs.client.failover.*).
   hadoop::FailoverPolicy NameNodePolicy() const;
-  // Writes the site files the client loaded into job_dir/hadoop-conf.zip.
-  absl::Status ZipHadoopConf(const std::string& job_dir) const;
   YarnClusterClient(hadoop::HadoopConf conf, YarnClusterOptions options,
                     std::unique_ptr<hadoop::YarnClient> yarn, std::string webhdfs,
                     hadoop::http::Tls tls, Home home);
