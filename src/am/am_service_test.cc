@@ -109,6 +109,9 @@ class AmServiceTest : public ::testing::Test {
     loop_thread_ = std::thread([this] { loop_.Run(50, [] {}); });
     grpc::ServerBuilder builder;
     int port = 0;
+    // Plaintext on loopback: this tests who may make which call, which the service decides from
+    // each call's credential either way; TLS is AmServerCredentials', tested in
+    // application_master_test.
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     ASSERT_TRUE(service_.Start(builder));
     ASSERT_NE(port, 0);

@@ -91,6 +91,8 @@ absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Upload(const std::string& lo
 absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::CachedBinary(const std::string& executable,
                                                                  const std::string& app_id,
                                                                  bool* uploaded) {
+  // 0755: executable once localized; no other user reaches it, the cache being the user's 0700
+  // directory, and it holds no secret (the job's credentials travel apart).
   return Cached(executable, kBinaryPrefix, "", 0755, app_id, uploaded);
 }
 
