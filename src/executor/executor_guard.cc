@@ -1,5 +1,6 @@
 #include "executor/executor_guard.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -8,14 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "common/proc_table.h"
+#include "common/resident_pages.h"
+#include "executor/guard_image.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::executor {
@@ -69,50 +69,42 @@ int KillWhatIsLeft(const sigset_t& chld) {
   }
 }
 
-// Drops the guard's resident pages of file mappings it has not modified: the shared libraries'
-// code and read-only data that loading tony touched. They are the executor's pages too, so they
-// cost no memory, but a resource manager that sums RSS over the container's processes (YARN by
-// default) would count them twice. A mapping with no anonymous (copied-on-write) page holds only
-// what is in its file, so MADV_DONTNEED loses nothing: what the guard touches again is read back.
-void ReleaseCleanFilePages() {
-  std::ifstream smaps("/proc/self/smaps");
-  struct Mapping {
-    uintptr_t start = 0, end = 0;
-    bool file = false;
-    bool clean = true;
-  };
-  std::vector<Mapping> mappings;
-  std::string line;
-  while (std::getline(smaps, line)) {
-    std::istringstream fields(line);
-    std::string first;
-    fields >> first;
-    if (first.empty()) continue;
-    if (first.back() != ':') {  // "start-end perms offset dev inode [path]"
-      Mapping mapping;
-      char dash = 0;
-      std::istringstream range(first);
-      range >> std::hex >> mapping.start >> dash >> mapping.end;
-      std::string perms, offset, device, inode, path;
-      fields >> perms >> offset >> device >> inode >> path;
-      mapping.file = !path.empty() && path.front() == '/';
-      mappings.push_back(mapping);
-    } else if (first == "Anonymous:" && !mappings.empty()) {
-      long kb = 0;
-      fields >> kb;
-      mappings.back().clean = kb == 0;
+// Replaces this process with the guard's own program (guard/tony_guard.c), which goes on as the
+// guard of `executor`. Returns only if that fails, with errno set.
+void ExecGuardProgram(pid_t executor) {
+  // MFD_EXEC (Linux 6.3) says the file is to be executed: a kernel whose vm.memfd_noexec policy
+  // allows it would otherwise warn. Older kernels refuse the flag and need none.
+  constexpr unsigned kMfdExec = 0x10;
+  int fd = memfd_create("tony-guard", MFD_CLOEXEC | MFD_ALLOW_SEALING | kMfdExec);
+  if (fd < 0 && errno == EINVAL) fd = memfd_create("tony-guard", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return;
+  const std::string_view program = GuardProgram();
+  for (size_t written = 0; written < program.size();) {
+    const ssize_t n = write(fd, program.data() + written, program.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      close(fd);
+      errno = error;
+      return;
     }
+    written += static_cast<size_t>(n);
   }
-  for (const Mapping& mapping : mappings) {
-    if (mapping.file && mapping.clean && mapping.end > mapping.start) {
-      madvise(reinterpret_cast<void*>(mapping.start), mapping.end - mapping.start, MADV_DONTNEED);
-    }
-  }
+  // Nothing can change the program once it is written (sealing fails only on an old kernel).
+  (void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  std::string name = program_invocation_name != nullptr ? program_invocation_name : "tony";
+  std::string role = "guard";
+  std::string pid = std::to_string(executor);
+  char* argv[] = {name.data(), role.data(), pid.data(), nullptr};
+  fexecve(fd, argv, environ);
+  const int error = errno;
+  close(fd);
+  errno = error;
 }
 
 }  // namespace
 
-std::optional<int> RunGuard(char* role_arg) {
+std::optional<int> RunGuard(char* role_arg, GuardKind kind) {
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -139,6 +131,13 @@ std::optional<int> RunGuard(char* role_arg) {
     return std::nullopt;
   }
 
+  if (kind == GuardKind::kProgram) {
+    ExecGuardProgram(executor);
+    spdlog::info("the executor's guard stays a copy of tony: cannot execute its own program ({})",
+                 std::strerror(errno));
+  }
+  // The guard as a copy of tony: its shared pages of tony's files are let go of, which the
+  // executor holds too.
   Rename(role_arg, "guard");
   ReleaseCleanFilePages();
   sigset_t wait_for = chld;

@@ -20,16 +20,28 @@
 //     task gracefully, as on any stop signal.
 // Its command line reads "tony guard" so that it is not taken for the executor.
 //
+// The guard is a program of its own (guard/tony_guard.c, carried inside tony), which the process
+// that stays above the executor executes from memory: about half a megabyte resident, where a
+// copy of tony keeps about 5 MB of pages it shares with the executor, and which a resource
+// manager that sums a container's RSS (YARN by default) counts twice. Where that program cannot
+// be executed (a kernel that refuses to execute memfd files), the guard stays a copy of tony.
+//
 // Threads: call before any thread is created, with the stop signals already blocked.
 
 #include <optional>
 
 namespace tony::executor {
 
+enum class GuardKind {
+  kProgram,    // the guard's own program, or a copy of tony where that cannot be executed
+  kInProcess,  // a copy of tony (tests)
+};
+
 // Forks. Returns std::nullopt in the child, which goes on as the executor. In the parent, runs the
-// guard until the executor and everything below it are gone and returns the exit code for main.
-// `role_arg` is the process's "executor" argument (argv), renamed in the guard; may be null. If
-// the fork fails, warns and returns std::nullopt: the executor runs unguarded.
-std::optional<int> RunGuard(char* role_arg);
+// guard until the executor and everything below it are gone and returns the exit code for main
+// (a guard of kind kProgram returns only where its program could not be executed). `role_arg` is
+// the process's "executor" argument (argv), renamed in a copy of tony; may be null. If the fork
+// fails, warns and returns std::nullopt: the executor runs unguarded.
+std::optional<int> RunGuard(char* role_arg, GuardKind kind = GuardKind::kProgram);
 
 }  // namespace tony::executor

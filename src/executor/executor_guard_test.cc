@@ -2,20 +2,25 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/process.h"
+#include "executor/guard_image.h"
 #include "executor/task_executor.h"
 #include "gtest/gtest.h"
 
@@ -31,7 +36,7 @@ struct Guarded {
   int report = -1;  // read end
 };
 
-Guarded StartGuarded(const std::function<int(int report)>& executor,
+Guarded StartGuarded(GuardKind kind, const std::function<int(int report)>& executor,
                      const std::function<void(int report)>& before_guard = nullptr) {
   int fds[2];
   if (pipe(fds) != 0) return {};
@@ -40,7 +45,7 @@ Guarded StartGuarded(const std::function<int(int report)>& executor,
     close(fds[0]);
     if (before_guard) before_guard(fds[1]);
     BlockStopSignals();  // as RunExecutor does before RunGuard
-    std::optional<int> guard_exit = RunGuard(nullptr);
+    std::optional<int> guard_exit = RunGuard(nullptr, kind);
     if (guard_exit.has_value()) _exit(*guard_exit);
     _exit(executor(fds[1]));
   }
@@ -86,6 +91,15 @@ pid_t StartOrphan() {
 
 bool Gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
 
+// Each behaviour, of the guard's own program and of the guard as a copy of tony (its fallback).
+class ExecutorGuardTest : public testing::TestWithParam<GuardKind> {};
+
+INSTANTIATE_TEST_SUITE_P(Kinds, ExecutorGuardTest,
+                         testing::Values(GuardKind::kProgram, GuardKind::kInProcess),
+                         [](const testing::TestParamInfo<GuardKind>& info) {
+                           return info.param == GuardKind::kProgram ? "Program" : "InProcess";
+                         });
+
 ExitStatus WaitForGuard(pid_t guard) {
   auto status = WaitForExitFor(guard, kDeadlineMs);
   EXPECT_TRUE(status.ok()) << status.status();
@@ -98,8 +112,8 @@ ExitStatus WaitForGuard(pid_t guard) {
   return **status;
 }
 
-TEST(ExecutorGuardTest, KillsWhatAKilledExecutorLeftAndExitsWithItsSignal) {
-  Guarded run = StartGuarded([](int report) {
+TEST_P(ExecutorGuardTest, KillsWhatAKilledExecutorLeftAndExitsWithItsSignal) {
+  Guarded run = StartGuarded(GetParam(), [](int report) {
     WriteInt(report, StartSleeper(false));  // in the executor's group
     WriteInt(report, StartSleeper(true));   // in a session of its own
     WriteInt(report, StartOrphan());        // reparented to the guard already
@@ -123,8 +137,8 @@ TEST(ExecutorGuardTest, KillsWhatAKilledExecutorLeftAndExitsWithItsSignal) {
   }
 }
 
-TEST(ExecutorGuardTest, ExitsWithTheExecutorsCodeAndLeavesNothing) {
-  Guarded run = StartGuarded([](int report) {
+TEST_P(ExecutorGuardTest, ExitsWithTheExecutorsCodeAndLeavesNothing) {
+  Guarded run = StartGuarded(GetParam(), [](int report) {
     WriteInt(report, StartSleeper(false));
     return 3;
   });
@@ -148,9 +162,9 @@ int ReportAndAwaitSigterm(int report) {
   return sig;
 }
 
-TEST(ExecutorGuardTest, ForwardsAStopSignalToTheExecutor) {
-  Guarded run =
-      StartGuarded([](int report) { return ReportAndAwaitSigterm(report) == SIGTERM ? 7 : 1; });
+TEST_P(ExecutorGuardTest, ForwardsAStopSignalToTheExecutor) {
+  Guarded run = StartGuarded(
+      GetParam(), [](int report) { return ReportAndAwaitSigterm(report) == SIGTERM ? 7 : 1; });
   ASSERT_GT(run.guard, 0);
   std::optional<int> executor = ReadInt(run.report);
   ASSERT_TRUE(executor.has_value());
@@ -159,8 +173,8 @@ TEST(ExecutorGuardTest, ForwardsAStopSignalToTheExecutor) {
   EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{7, 0}));
 }
 
-TEST(ExecutorGuardTest, AKilledGuardStopsTheExecutor) {
-  Guarded run = StartGuarded([](int report) {
+TEST_P(ExecutorGuardTest, AKilledGuardStopsTheExecutor) {
+  Guarded run = StartGuarded(GetParam(), [](int report) {
     WriteInt(report, ReportAndAwaitSigterm(report));
     return 0;
   });
@@ -209,8 +223,9 @@ __attribute__((no_sanitize("address", "thread"))) void TouchFileMappings() {
   }
 }
 
-TEST(ExecutorGuardTest, TheGuardLetsGoOfTheFilePagesItSharesWithTheExecutor) {
+TEST(InProcessGuardTest, LetsGoOfTheFilePagesItSharesWithTheExecutor) {
   Guarded run = StartGuarded(
+      GuardKind::kInProcess,
       [](int report) {
         // The guard forwards signals only from its wait loop, which it enters after letting go
         // of its pages: a forwarded SIGTERM says that has happened. The second one ends the test.
@@ -235,6 +250,81 @@ TEST(ExecutorGuardTest, TheGuardLetsGoOfTheFilePagesItSharesWithTheExecutor) {
   close(run.report);
   ASSERT_EQ(kill(run.guard, SIGTERM), 0);
   EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{0, 0}));
+}
+
+// VmRSS of /proc/<pid>/status in kB, or -1.
+long VmRssKb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  long kb = -1;
+  while (status >> key) {
+    if (key == "VmRSS:" && status >> kb) return kb;
+    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return -1;
+}
+
+TEST(GuardProgramTest, TheGuardIsASmallProgramOfItsOwn) {
+  Guarded run = StartGuarded(GuardKind::kProgram, [](int report) {
+    // A forwarded SIGTERM says that the guard's program runs (it forwards from its wait loop);
+    // the second one ends the test.
+    WriteInt(report, ReportAndAwaitSigterm(report));
+    return ReportAndAwaitSigterm(report) == SIGTERM ? 0 : 1;
+  });
+  ASSERT_GT(run.guard, 0);
+  ASSERT_TRUE(ReadInt(run.report).has_value());  // the executor's pid: it runs
+  ASSERT_EQ(kill(run.guard, SIGTERM), 0);
+  ASSERT_EQ(ReadInt(run.report), std::optional<int>(SIGTERM));
+  // Executed from memory, not from a file anyone could change; named as tony's guard.
+  char exe[256] = {};
+  ASSERT_GT(readlink(("/proc/" + std::to_string(run.guard) + "/exe").c_str(), exe, sizeof exe - 1),
+            0);
+  EXPECT_EQ(std::string_view(exe).substr(0, 17), "/memfd:tony-guard") << exe;
+  std::ifstream cmdline("/proc/" + std::to_string(run.guard) + "/cmdline");
+  std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  EXPECT_NE(args.find(std::string("\0guard\0", 7)), std::string::npos) << args;
+  // Nothing of tony's: a copy of tony holds 5 MB or more, even once it has let go of its file
+  // pages (InProcessGuardTest).
+  const long rss = VmRssKb(run.guard);
+  EXPECT_GT(rss, 0);
+  EXPECT_LT(rss, 2048) << "the guard holds " << rss << " kB";
+  ASSERT_TRUE(ReadInt(run.report).has_value());  // the executor waits again
+  close(run.report);
+  ASSERT_EQ(kill(run.guard, SIGTERM), 0);
+  EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{0, 0}));
+}
+
+TEST(GuardProgramTest, RefusesToRunOnItsOwn) {
+  // Started by hand, not by tony: one line and exit code 2, whatever the arguments.
+  int fd = memfd_create("tony-guard-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const std::string_view program = GuardProgram();
+  ASSERT_EQ(write(fd, program.data(), program.size()), static_cast<ssize_t>(program.size()));
+  for (std::vector<std::string> args : {std::vector<std::string>{"tony"},
+                                        {"tony", "guard", "1"},
+                                        {"tony", "guard", "x"},
+                                        {"tony", "executor", std::to_string(getpid())}}) {
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    const pid_t child = fork();
+    if (child == 0) {
+      dup2(out[1], STDERR_FILENO);
+      std::vector<char*> argv;
+      for (std::string& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      fexecve(fd, argv.data(), environ);
+      _exit(127);
+    }
+    close(out[1]);
+    std::string said;
+    char buffer[256];
+    for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) said.append(buffer, n);
+    close(out[0]);
+    EXPECT_EQ(WaitForGuard(child), (ExitStatus{2, 0})) << args.size();
+    EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+    EXPECT_EQ(said.rfind("tony-guard: ", 0), 0u) << said;
+  }
+  close(fd);
 }
 
 }  // namespace

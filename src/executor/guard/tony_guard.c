@@ -1,0 +1,200 @@
+// The executor's guard as a program of its own: what `tony executor` execs in the process that
+// stays above the executor once it has forked it (executor/executor_guard.h says what a guard is
+// for). It is built as a small static C program and carried inside tony (guard_image.cc), so tony
+// still ships as one file. Why a program of its own: a guard that stays a forked copy of tony
+// keeps every page of tony's heap and libraries that it shares with the executor resident, about
+// 5 MB, and a resource manager that sums the RSS of a container's processes (YARN by default)
+// counts them twice. This one holds about half a megabyte.
+//
+// Usage (tony only): tony-guard guard <executor pid>
+// What tony hands over through the exec: the executor is this process's child; this process is a
+// child subreaper; SIGCHLD and the forwarded stop signals are blocked, so none that came before
+// the exec is lost (pending signals and the mask survive it).
+//
+// It does what the in-process guard of executor_guard.cc does: forwards SIGTERM, SIGINT and
+// SIGHUP to the executor; once the executor has exited, SIGKILLs whatever is left below, reaps
+// it, and exits with the executor's exit code (or 128 + the signal that killed it).
+
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const int kForwarded[] = {SIGTERM, SIGINT, SIGHUP};
+
+// One line on stdout, in the executor's log format ("<date> <time>.<ms> executor <level>: ...").
+static void Log(const char* level, const char* message) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  struct tm local;
+  localtime_r(&now.tv_sec, &local);
+  char stamp[32];
+  strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
+  printf("%s.%03ld executor %s: %s\n", stamp, now.tv_nsec / 1000000, level, message);
+  fflush(stdout);
+}
+
+static int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// The parent's pid from /proc/<pid>/stat, or -1. The command name, in parentheses, may hold any
+// byte, so the fields are read after its last ')'.
+static pid_t ParentOf(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buffer[1024];
+  const ssize_t n = read(fd, buffer, sizeof buffer - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buffer[n] = '\0';
+  const char* close_paren = strrchr(buffer, ')');
+  char state = 0;
+  int parent = -1;
+  if (close_paren == NULL || sscanf(close_paren + 1, " %c %d", &state, &parent) != 2) return -1;
+  return parent;
+}
+
+struct Process {
+  pid_t pid, parent;
+};
+
+static int ByPid(const void* a, const void* b) {
+  const pid_t x = ((const struct Process*)a)->pid, y = ((const struct Process*)b)->pid;
+  return (x > y) - (x < y);
+}
+
+// SIGKILLs every process below this one that a scan of /proc finds; returns how many. A process
+// below a subreaper stays below it, so the descendants are the whole of what the executor left.
+static int KillDescendants(void) {
+  struct Process* table = NULL;
+  size_t size = 0, capacity = 0;
+  DIR* proc = opendir("/proc");
+  if (proc == NULL) return 0;
+  for (struct dirent* entry; (entry = readdir(proc)) != NULL;) {
+    if (!isdigit((unsigned char)entry->d_name[0])) continue;
+    const pid_t pid = (pid_t)atoi(entry->d_name);
+    const pid_t parent = ParentOf(pid);
+    if (parent <= 0) continue;
+    if (size == capacity) {
+      capacity = capacity ? 2 * capacity : 512;
+      struct Process* grown = realloc(table, capacity * sizeof *table);
+      if (grown == NULL) break;
+      table = grown;
+    }
+    table[size].pid = pid;
+    table[size].parent = parent;
+    ++size;
+  }
+  closedir(proc);
+  int killed = 0;
+  char* below = size ? calloc(size, 1) : NULL;
+  if (below != NULL) {
+    qsort(table, size, sizeof *table, ByPid);
+    const pid_t self = getpid();
+    // Passes until one finds nobody new: a process is below once its parent is self or below.
+    for (int grew = 1; grew;) {
+      grew = 0;
+      for (size_t i = 0; i < size; ++i) {
+        if (below[i]) continue;
+        int under = table[i].parent == self;
+        if (!under) {
+          const struct Process key = {table[i].parent, 0};
+          const struct Process* parent = bsearch(&key, table, size, sizeof *table, ByPid);
+          under = parent != NULL && below[parent - table];
+        }
+        if (!under) continue;
+        below[i] = 1;
+        grew = 1;
+        if (kill(table[i].pid, SIGKILL) == 0) ++killed;
+      }
+    }
+  }
+  free(below);
+  free(table);
+  return killed;
+}
+
+// Reaps every exited child; 1 once `executor` is among them (its wait status in *status).
+static int ReapChildren(pid_t executor, int* status) {
+  int done = 0;
+  int child_status = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &child_status, WNOHANG)) > 0) {
+    if (pid == executor) {
+      *status = child_status;
+      done = 1;
+    }
+  }
+  return done;
+}
+
+int main(int argc, char** argv) {
+  char* end = NULL;
+  const long executor = argc == 3 ? strtol(argv[2], &end, 10) : 0;
+  if (argc != 3 || strcmp(argv[1], "guard") != 0 || executor <= 0 || *end != '\0') {
+    fprintf(stderr, "tony-guard: started by tony only (usage: tony-guard guard <executor pid>)\n");
+    return 2;
+  }
+  // As the process it replaces: its name, and a subreaper (the flag survives exec; set again in
+  // case). SIGCHLD must not be ignored, or the children would be reaped before the guard sees them.
+  prctl(PR_SET_NAME, "tony", 0, 0, 0);
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  signal(SIGCHLD, SIG_DFL);
+  sigset_t chld, wait_for;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  wait_for = chld;
+  for (size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i) {
+    sigaddset(&wait_for, kForwarded[i]);
+  }
+  sigprocmask(SIG_BLOCK, &wait_for, NULL);
+  siginfo_t child;
+  if (waitid(P_PID, (id_t)executor, &child, WEXITED | WNOHANG | WNOWAIT) != 0) {
+    fprintf(stderr, "tony-guard: process %ld is not this process's child\n", executor);
+    return 2;
+  }
+
+  int status = 0;
+  while (!ReapChildren((pid_t)executor, &status)) {
+    siginfo_t info;
+    const int sig = sigwaitinfo(&wait_for, &info);
+    if (sig > 0 && sig != SIGCHLD) kill((pid_t)executor, sig);
+  }
+  const int code = ExitCodeOf(status);
+  int killed = 0;
+  for (;;) {
+    killed += KillDescendants();
+    pid_t pid;
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
+    }
+    if (pid < 0) break;  // ECHILD: nothing is left
+    // Something is still alive: dying of the SIGKILL just sent, or an orphan adopted after the
+    // scan. Wait for the next child to exit; the timeout scans again for the latter.
+    const struct timespec limit = {0, 100 * 1000 * 1000};
+    sigtimedwait(&chld, NULL, &limit);
+  }
+  if (WIFSIGNALED(status) || killed > 0) {
+    char line[256];
+    snprintf(line, sizeof line,
+             "the executor (pid %ld) ended with %s %d; the guard killed %d process(es) it left",
+             executor, WIFSIGNALED(status) ? "signal" : "exit code",
+             WIFSIGNALED(status) ? WTERMSIG(status) : code, killed);
+    Log("warning", line);
+  }
+  return code;
+}
