@@ -20,6 +20,7 @@
 #include "common/net.h"
 #include "common/proc_table.h"
 #include "common/process.h"
+#include "common/resident_pages.h"
 #include "common/strings.h"
 #include "executor/hadoop_env.h"
 #include "executor/stack_report.h"
@@ -290,6 +291,9 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
   }
 
   attempt_ = cluster->attempt();
+  // Starting up and joining the cluster (the TLS handshake, registration) is done: its pages of
+  // code need not stay resident while the task's command starts and runs.
+  (void)ReleaseCleanFilePages();
   runtime::TaskContext context = TaskContextFor(options_, spec_, *cluster);
   context.output_dir = LocalOutputDir(spec_.output_dir, fs::current_path().string());
   if (spec_.horovod_debug_driver && options_.task.type == config::kHorovodDriverType &&
@@ -384,6 +388,7 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
     return 127;
   }
   spdlog::info("started {} as pid {}: {}", task, *pid, type->command);
+  (void)ReleaseCleanFilePages();  // and the launch's, before the task's command grows
   // The sidecar's URL only: a chief's TB_PORT serves nothing unless its code starts TensorBoard.
   if (tensorboard_sidecar) {
     RegisterTensorBoardUrl(StrCat("http://", options_.host, ":", *context.tensorboard_port, "/"));
