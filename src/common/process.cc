@@ -316,6 +316,8 @@ absl::StatusOr<pid_t> Spawn(const SpawnOptions& options) {
     }
     plan.sandbox = internal::PrepareSandbox(*options.sandbox);
   }
+  // The child's init executes it (or not); the parent has no use for it past the start.
+  Fd init_program(plan.sandbox ? plan.sandbox->init_program_fd : -1);
   struct rlimit limit {};
   if (const int64_t original = original_open_files.load();
       original >= 0 && getrlimit(RLIMIT_NOFILE, &plan.open_files) == 0) {

@@ -1,6 +1,7 @@
 #include "common/sandbox_child.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -8,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "common/helper_program.h"
 
 namespace tony::internal {
 namespace {
@@ -175,6 +178,50 @@ void OnStop(int /*signal*/, siginfo_t* info, void* /*context*/) {
   }
 }
 
+// Appends `value` in decimal to the NUL-terminated text in `buffer` (`size` bytes in all).
+void AppendNumber(char* buffer, size_t size, long value) {
+  char digits[24];
+  size_t count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0 && count < sizeof digits);
+  size_t at = std::strlen(buffer);
+  while (count > 0 && at + 1 < size) buffer[at++] = digits[--count];
+  buffer[at] = '\0';
+}
+
+// In init: executes tony's helper program as the namespace's init of `command`. Returns only if
+// that fails; init then goes on as it is.
+void ExecInitProgram(const SandboxPlan& plan, pid_t command) {
+  char command_env[48] = "TONY_INIT_COMMAND=";
+  char status_env[48] = "TONY_INIT_STATUS_FD=";
+  AppendNumber(command_env, sizeof command_env, command);
+  AppendNumber(status_env, sizeof status_env, plan.status_fd);
+  const int flags = fcntl(plan.status_fd, F_GETFD);
+  if (flags < 0 || fcntl(plan.status_fd, F_SETFD, flags & ~FD_CLOEXEC) != 0) return;
+  // Init may not be dumpable for a moment (EnterSandbox), and an exec would make it dumpable
+  // again, unless the program it executes cannot be read. The program's file lets nobody read it
+  // (HelperProgramFd's mode); with no capability left, init cannot either. The program needs none.
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capset, &header, none) == 0) {
+    // init_title is "<program>\0sandbox-init": the command line stays what it was.
+    char fallback_name[] = "tony";
+    char fallback_role[] = "sandbox-init";
+    char* name = fallback_name;
+    char* role = fallback_role;
+    if (plan.init_title.size() > std::strlen(plan.init_title.c_str()) + 1) {
+      name = const_cast<char*>(plan.init_title.c_str());
+      role = name + std::strlen(name) + 1;
+    }
+    char* argv[] = {name, role, nullptr};
+    char* envp[] = {command_env, status_env, nullptr};
+    fexecve(plan.init_program_fd, argv, envp);
+  }
+  (void)fcntl(plan.status_fd, F_SETFD, flags);
+}
+
 }  // namespace
 
 int SandboxCloneFlags() { return CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID; }
@@ -215,6 +262,9 @@ SandboxPlan PrepareSandbox(const Sandbox& sandbox) {
   }
   plan.gid_map = absl::StrCat(getegid(), " ", getegid(), " 1\n");
   plan.ns_last_pid = absl::StrCat(getpid());
+  // Execute-only: see ExecInitProgram. Without it (a kernel that has no memfd_create), init stays a
+  // copy of its parent.
+  plan.init_program_fd = HelperProgramFd("tony-sandbox-init", 0100);
   return plan;
 }
 
@@ -274,6 +324,7 @@ bool EnterSandbox(const SandboxPlan& plan, int close_after_fork, SandboxFailure*
   if (command < 0) return Fail(failure, SandboxStep::kFork, -1);
   if (command > 0) {
     close(close_after_fork);
+    if (plan.init_program_fd >= 0) ExecInitProgram(plan, command);
     if (plan.arg_area != nullptr && plan.arg_size > 0) {
       const size_t title =
           plan.init_title.size() < plan.arg_size - 1 ? plan.init_title.size() : plan.arg_size - 1;

@@ -41,6 +41,10 @@ struct SandboxPlan {
   // PID 2, and whatever names a process by host and PID (torchrun's agents in a rendezvous, for
   // one) takes two tasks on one host for the same process. "" writes nothing.
   std::string ns_last_pid;
+  // tony's helper program (common/helper_program.h), readable by nobody, which init executes
+  // once it has forked the command, so that init is not a copy of its parent; -1: init stays
+  // that copy. The spawning process owns it and closes it once the child is started.
+  int init_program_fd = -1;
 };
 
 // What init writes to SandboxPlan::status_fd when the command has exited.

@@ -236,6 +236,42 @@ TEST_F(SandboxTest, ASigtermToInitFromInsideStopsNothing) {
   EXPECT_FALSE(Running(std::string("sleep") + '\0' + "333.19"));
 }
 
+// Init is tony's helper program, not a copy of its parent (which would keep the parent's pages
+// resident and counted against the container), and no process of the task can read it: its
+// memory, its environment, its root (where the covers are undone) or its program.
+TEST_F(SandboxTest, InitIsTheHelperProgramAndNothingInsideCanLookIntoIt) {
+  int status_read = -1;
+  const std::string fifo = Work() + "/started";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ScopedFd started(open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  ASSERT_GE(started.get(), 0);
+  absl::StatusOr<pid_t> init = Start(
+      "for f in environ maps mem; do cat /proc/1/$f >/dev/null 2>&1 && echo read-$f; done; "
+      "readlink /proc/1/exe && echo read-exe; cat /proc/1/exe >/dev/null 2>&1 && echo read-program;"
+      " ls /proc/1/root/ >/dev/null 2>&1 && echo read-root; tr '\\0' ' ' < /proc/1/cmdline; "
+      "echo started > started; exec sleep 300",
+      &status_read);
+  ASSERT_TRUE(init.ok()) << init.status();
+  ScopedFd owner(status_read);
+  pollfd ready{started.get(), POLLIN, 0};
+  const bool ran = poll(&ready, 1, 20000) == 1;
+  std::string exe(256, '\0');
+  const ssize_t length =
+      readlink(("/proc/" + std::to_string(*init) + "/exe").c_str(), exe.data(), exe.size());
+  exe.resize(length > 0 ? static_cast<size_t>(length) : 0);
+  const std::string status = ReadFile("/proc/" + std::to_string(*init) + "/status").value_or("");
+  const size_t rss_at = status.find("VmRSS:");
+  const long rss_kb = rss_at == std::string::npos ? -1 : std::atol(status.c_str() + rss_at + 6);
+  kill(*init, SIGKILL);
+  (void)WaitForExit(*init);
+  ASSERT_TRUE(ran) << "the command did not start";
+  EXPECT_EQ(exe.rfind("/memfd:tony-sandbox-init", 0), 0u) << exe;
+  EXPECT_GT(rss_kb, 0);
+  EXPECT_LT(rss_kb, 2048) << "init holds " << rss_kb << " kB";
+  // Its command line is what it was, and nothing of it could be read from inside.
+  EXPECT_EQ(Output(), std::string(program_invocation_short_name) + " sandbox-init ") << Output();
+}
+
 TEST_F(SandboxTest, AMissingWorkingDirectoryIsAClearError) {
   int fds[2];
   ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);

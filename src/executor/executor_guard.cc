@@ -1,6 +1,5 @@
 #include "executor/executor_guard.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -11,11 +10,10 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
-#include <string_view>
 
+#include "common/helper_program.h"
 #include "common/proc_table.h"
 #include "common/resident_pages.h"
-#include "executor/guard_image.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::executor {
@@ -69,29 +67,11 @@ int KillWhatIsLeft(const sigset_t& chld) {
   }
 }
 
-// Replaces this process with the guard's own program (guard/tony_guard.c), which goes on as the
-// guard of `executor`. Returns only if that fails, with errno set.
+// Replaces this process with tony's helper program (common/helper_program.h), which goes on as
+// the guard of `executor`. Returns only if that fails, with errno set.
 void ExecGuardProgram(pid_t executor) {
-  // MFD_EXEC (Linux 6.3) says the file is to be executed: a kernel whose vm.memfd_noexec policy
-  // allows it would otherwise warn. Older kernels refuse the flag and need none.
-  constexpr unsigned kMfdExec = 0x10;
-  int fd = memfd_create("tony-guard", MFD_CLOEXEC | MFD_ALLOW_SEALING | kMfdExec);
-  if (fd < 0 && errno == EINVAL) fd = memfd_create("tony-guard", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  const int fd = HelperProgramFd("tony-guard", 0700);
   if (fd < 0) return;
-  const std::string_view program = GuardProgram();
-  for (size_t written = 0; written < program.size();) {
-    const ssize_t n = write(fd, program.data() + written, program.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = n < 0 ? errno : EIO;
-      close(fd);
-      errno = error;
-      return;
-    }
-    written += static_cast<size_t>(n);
-  }
-  // Nothing can change the program once it is written (sealing fails only on an old kernel).
-  (void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
   std::string name = program_invocation_name != nullptr ? program_invocation_name : "tony";
   std::string role = "guard";
   std::string pid = std::to_string(executor);

@@ -20,11 +20,11 @@
 //     task gracefully, as on any stop signal.
 // Its command line reads "tony guard" so that it is not taken for the executor.
 //
-// The guard is a program of its own (guard/tony_guard.c, carried inside tony), which the process
-// that stays above the executor executes from memory: about half a megabyte resident, where a
-// copy of tony keeps about 5 MB of pages it shares with the executor, and which a resource
-// manager that sums a container's RSS (YARN by default) counts twice. Where that program cannot
-// be executed (a kernel that refuses to execute memfd files), the guard stays a copy of tony.
+// The guard is tony's helper program (common/helper_program.h), which the process that stays above
+// the executor executes from memory: about half a megabyte resident, where a copy of tony keeps
+// about 5 MB of pages it shares with the executor, which a resource manager that sums a
+// container's RSS (YARN by default) counts twice. Where that program cannot be executed (a kernel
+// that refuses to execute memfd files), the guard stays a copy of tony.
 //
 // Threads: call before any thread is created, with the stop signals already blocked.
 

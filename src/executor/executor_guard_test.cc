@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/helper_program.h"
 #include "common/process.h"
-#include "executor/guard_image.h"
 #include "executor/task_executor.h"
 #include "gtest/gtest.h"
 
@@ -298,12 +298,13 @@ TEST(GuardProgramTest, RefusesToRunOnItsOwn) {
   // Started by hand, not by tony: one line and exit code 2, whatever the arguments.
   int fd = memfd_create("tony-guard-test", MFD_CLOEXEC);
   ASSERT_GE(fd, 0);
-  const std::string_view program = GuardProgram();
+  const std::string_view program = HelperProgram();
   ASSERT_EQ(write(fd, program.data(), program.size()), static_cast<ssize_t>(program.size()));
   for (std::vector<std::string> args : {std::vector<std::string>{"tony"},
                                         {"tony", "guard", "1"},
                                         {"tony", "guard", "x"},
-                                        {"tony", "executor", std::to_string(getpid())}}) {
+                                        {"tony", "executor", std::to_string(getpid())},
+                                        {"tony", "sandbox-init"}}) {
     int out[2];
     ASSERT_EQ(pipe(out), 0);
     const pid_t child = fork();
@@ -322,7 +323,7 @@ TEST(GuardProgramTest, RefusesToRunOnItsOwn) {
     close(out[0]);
     EXPECT_EQ(WaitForGuard(child), (ExitStatus{2, 0})) << args.size();
     EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
-    EXPECT_EQ(said.rfind("tony-guard: ", 0), 0u) << said;
+    EXPECT_EQ(said.rfind("tony-helper: ", 0), 0u) << said;
   }
   close(fd);
 }

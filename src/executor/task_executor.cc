@@ -280,6 +280,9 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
     next_attempt_ = Report(1, StrCat("cannot reserve a port: ", ToStd(port.status().message())));
     return 1;
   }
+  // Reading the job and setting up the channel is done: its pages of code need not stay resident
+  // while the TLS handshake and the registration touch theirs (the executor's peak).
+  (void)ReleaseCleanFilePages();
   absl::StatusOr<rpc::WaitClusterSpecResponse> cluster = JoinCluster(port->port());
   if (!cluster.ok()) {
     if (stop_signal_ != 0) {
@@ -291,8 +294,8 @@ int TaskExecutor::RunAttempt(const config::JobTypeSpec& job_type) {
   }
 
   attempt_ = cluster->attempt();
-  // Starting up and joining the cluster (the TLS handshake, registration) is done: its pages of
-  // code need not stay resident while the task's command starts and runs.
+  // Joining the cluster (the TLS handshake, registration) is done: nor need its pages stay while
+  // the task's command starts and runs.
   (void)ReleaseCleanFilePages();
   runtime::TaskContext context = TaskContextFor(options_, spec_, *cluster);
   context.output_dir = LocalOutputDir(spec_.output_dir, fs::current_path().string());

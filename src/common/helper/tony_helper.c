@@ -1,19 +1,25 @@
-// The executor's guard as a program of its own: what `tony executor` execs in the process that
-// stays above the executor once it has forked it (executor/executor_guard.h says what a guard is
-// for). It is built as a small static C program and carried inside tony (guard_image.cc), so tony
-// still ships as one file. Why a program of its own: a guard that stays a forked copy of tony
-// keeps every page of tony's heap and libraries that it shares with the executor resident, about
-// 5 MB, and a resource manager that sums the RSS of a container's processes (YARN by default)
-// counts them twice. This one holds about half a megabyte.
+// tony's helper program: what two of a task's processes execute once tony has set them up, so
+// that neither stays a copy of tony (common/helper_program.h says why). It is built as a small
+// static C program and carried inside tony, which executes it from a sealed memory file.
 //
-// Usage (tony only): tony-guard guard <executor pid>
-// What tony hands over through the exec: the executor is this process's child; this process is a
-// child subreaper; SIGCHLD and the forwarded stop signals are blocked, so none that came before
-// the exec is lost (pending signals and the mask survive it).
+//   <tony> guard <executor pid>
+//     The executor's guard (executor/executor_guard.h says what a guard is for). What tony hands
+//     over through the exec: the executor is this process's child; this process is a child
+//     subreaper; SIGCHLD and the forwarded stop signals are blocked, so none that came before the
+//     exec is lost (pending signals and the mask survive it). It forwards SIGTERM, SIGINT and
+//     SIGHUP to the executor; once the executor has exited, SIGKILLs whatever is left below,
+//     reaps it, and exits with the executor's exit code (or 128 + the signal that killed it).
 //
-// It does what the in-process guard of executor_guard.cc does: forwards SIGTERM, SIGINT and
-// SIGHUP to the executor; once the executor has exited, SIGKILLs whatever is left below, reaps
-// it, and exits with the executor's exit code (or 128 + the signal that killed it).
+//   <tony> sandbox-init, with TONY_INIT_COMMAND=<pid> and TONY_INIT_STATUS_FD=<fd> its only
+//   environment
+//     The init of a task's sandbox (common/sandbox_child.h), in the sandbox's namespaces, once it
+//     has forked the task's command. Every signal is blocked and the process is not dumpable (tony
+//     executes this program without the permission to read it, so the kernel keeps it so). It
+//     reaps until the command exits, writes the command's wait status and peak RSS to the status
+//     descriptor (a SandboxedExit), and exits; after a SIGTERM from outside the namespace it
+//     waits for the rest of the task's processes too.
+//
+// Anything else is refused with one line and exit code 2.
 
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -21,10 +27,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -143,13 +151,23 @@ static int ReapChildren(pid_t executor, int* status) {
   return done;
 }
 
-int main(int argc, char** argv) {
+static int Usage(void) {
+  fprintf(stderr,
+          "tony-helper: started by tony only (tony-helper guard <executor pid>, or tony-helper "
+          "sandbox-init with its environment)\n");
+  return 2;
+}
+
+// The number that is all of `text`, or -1 if it is none (or negative).
+static long Number(const char* text) {
+  if (text == NULL || *text < '0' || *text > '9') return -1;
   char* end = NULL;
-  const long executor = argc == 3 ? strtol(argv[2], &end, 10) : 0;
-  if (argc != 3 || strcmp(argv[1], "guard") != 0 || executor <= 0 || *end != '\0') {
-    fprintf(stderr, "tony-guard: started by tony only (usage: tony-guard guard <executor pid>)\n");
-    return 2;
-  }
+  errno = 0;
+  const long value = strtol(text, &end, 10);
+  return errno == 0 && *end == '\0' && value <= INT32_MAX ? value : -1;
+}
+
+static int RunGuard(pid_t executor) {
   // As the process it replaces: its name, and a subreaper (the flag survives exec; set again in
   // case). SIGCHLD must not be ignored, or the children would be reaped before the guard sees them.
   prctl(PR_SET_NAME, "tony", 0, 0, 0);
@@ -165,15 +183,15 @@ int main(int argc, char** argv) {
   sigprocmask(SIG_BLOCK, &wait_for, NULL);
   siginfo_t child;
   if (waitid(P_PID, (id_t)executor, &child, WEXITED | WNOHANG | WNOWAIT) != 0) {
-    fprintf(stderr, "tony-guard: process %ld is not this process's child\n", executor);
+    fprintf(stderr, "tony-helper: process %d is not this process's child\n", (int)executor);
     return 2;
   }
 
   int status = 0;
-  while (!ReapChildren((pid_t)executor, &status)) {
+  while (!ReapChildren(executor, &status)) {
     siginfo_t info;
     const int sig = sigwaitinfo(&wait_for, &info);
-    if (sig > 0 && sig != SIGCHLD) kill((pid_t)executor, sig);
+    if (sig > 0 && sig != SIGCHLD) kill(executor, sig);
   }
   const int code = ExitCodeOf(status);
   int killed = 0;
@@ -191,10 +209,80 @@ int main(int argc, char** argv) {
   if (WIFSIGNALED(status) || killed > 0) {
     char line[256];
     snprintf(line, sizeof line,
-             "the executor (pid %ld) ended with %s %d; the guard killed %d process(es) it left",
-             executor, WIFSIGNALED(status) ? "signal" : "exit code",
+             "the executor (pid %d) ended with %s %d; the guard killed %d process(es) it left",
+             (int)executor, WIFSIGNALED(status) ? "signal" : "exit code",
              WIFSIGNALED(status) ? WTERMSIG(status) : code, killed);
     Log("warning", line);
   }
   return code;
+}
+
+// What init writes when the command has exited: common/sandbox_child.h's SandboxedExit.
+struct SandboxedExit {
+  int wait_status;
+  int64_t peak_rss_bytes;  // the largest process init reaped (the command's, or one it started)
+};
+_Static_assert(sizeof(struct SandboxedExit) == 16, "SandboxedExit's layout");
+
+// Set by a SIGTERM from outside the namespace: the task is being stopped.
+static volatile sig_atomic_t g_stopping = 0;
+
+static void OnStop(int sig, siginfo_t* info, void* context) {
+  (void)sig;
+  (void)context;
+  // Only a sender outside the namespace counts (its pid is 0 here): a process of the task that
+  // signals pid 1 stops nothing.
+  if (info != NULL && info->si_code == SI_USER && info->si_pid == 0) g_stopping = 1;
+}
+
+static int RunInit(pid_t command, int status_fd) {
+  // Dumpable it is not (see the top): said again, should a kernel have let it be.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  prctl(PR_SET_NAME, "tony-sandbox", 0, 0, 0);
+  // As the init of common/sandbox_child.cc: every signal but SIGTERM stays blocked, and SIGTERM
+  // from outside means the task is being stopped, so init waits for every process of the task.
+  struct sigaction on_stop;
+  memset(&on_stop, 0, sizeof on_stop);
+  on_stop.sa_sigaction = OnStop;
+  on_stop.sa_flags = SA_SIGINFO;
+  sigemptyset(&on_stop.sa_mask);
+  sigaction(SIGTERM, &on_stop, NULL);
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &term, NULL);
+  for (;;) {
+    int status = 0;
+    const pid_t reaped = waitpid(-1, &status, __WALL);
+    if (reaped == command) {
+      struct rusage children;
+      memset(&children, 0, sizeof children);
+      getrusage(RUSAGE_CHILDREN, &children);
+      const struct SandboxedExit report = {status, (int64_t)children.ru_maxrss * 1024};
+      ssize_t unused = write(status_fd, &report, sizeof report);
+      (void)unused;
+      // Not stopping: the kernel kills whatever the command left in the namespace.
+      if (g_stopping == 0) _exit(0);
+      continue;
+    }
+    if (reaped < 0 && errno == ECHILD) _exit(0);
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "guard") == 0) {
+    const long executor = Number(argv[2]);
+    return executor > 0 ? RunGuard((pid_t)executor) : Usage();
+  }
+  if (argc == 2 && strcmp(argv[1], "sandbox-init") == 0) {
+    const long command = Number(getenv("TONY_INIT_COMMAND"));
+    const long status_fd = Number(getenv("TONY_INIT_STATUS_FD"));
+    siginfo_t child;
+    if (command <= 0 || status_fd < 0 || fcntl((int)status_fd, F_GETFD) < 0 ||
+        waitid(P_PID, (id_t)command, &child, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      return Usage();
+    }
+    return RunInit((pid_t)command, (int)status_fd);
+  }
+  return Usage();
 }
