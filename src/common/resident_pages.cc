@@ -1,58 +1,50 @@
 #include "common/resident_pages.h"
 
+#include <elf.h>
+#include <link.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
-#include <string>
-#include <vector>
 
 namespace tony {
+namespace {
+
+struct Walk {
+  uintptr_t page = 0;
+  uintptr_t vdso = 0;  // the kernel's own object: not a file's pages
+  long released_kb = 0;
+};
+
+int ReleaseObject(dl_phdr_info* info, size_t /*size*/, void* data) {
+  Walk& walk = *static_cast<Walk*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) != 0) continue;
+    const uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    const uintptr_t end = begin + segment.p_memsz;
+    if (walk.vdso != 0 && walk.vdso >= begin && walk.vdso < end) continue;
+    // Whole pages of the segment only: a page it shares with a neighbour stays.
+    const uintptr_t first = (begin + walk.page - 1) & ~(walk.page - 1);
+    const uintptr_t last = end & ~(walk.page - 1);
+    if (last <= first) continue;
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): an address the dynamic loader names
+    if (madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) == 0) {
+      walk.released_kb += static_cast<long>((last - first) / 1024);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
 
 long ReleaseCleanFilePages() {
-  struct Mapping {
-    uintptr_t start = 0, end = 0;
-    bool candidate = false;  // a read-only mapping of a file
-    long rss_kb = 0;
-    long anonymous_kb = 0;
-  };
-  std::vector<Mapping> mappings;
-  {
-    std::ifstream smaps("/proc/self/smaps");
-    std::string line;
-    while (std::getline(smaps, line)) {
-      std::istringstream fields(line);
-      std::string first;
-      fields >> first;
-      if (first.empty()) continue;
-      if (first.back() != ':') {  // "start-end perms offset dev inode [path]"
-        Mapping mapping;
-        char dash = 0;
-        std::istringstream range(first);
-        range >> std::hex >> mapping.start >> dash >> mapping.end;
-        std::string perms, offset, device, inode, path;
-        fields >> perms >> offset >> device >> inode >> path;
-        mapping.candidate = !path.empty() && path.front() == '/' && perms.size() >= 2 &&
-                            perms[0] == 'r' && perms[1] == '-';
-        mappings.push_back(mapping);
-      } else if (!mappings.empty() && (first == "Rss:" || first == "Anonymous:")) {
-        long kb = 0;
-        fields >> kb;
-        (first == "Rss:" ? mappings.back().rss_kb : mappings.back().anonymous_kb) = kb;
-      }
-    }
-  }
-  long released_kb = 0;
-  for (const Mapping& mapping : mappings) {
-    if (!mapping.candidate || mapping.anonymous_kb != 0 || mapping.rss_kb == 0) continue;
-    // NOLINTNEXTLINE(performance-no-int-to-ptr): an address /proc/self/smaps names
-    if (madvise(reinterpret_cast<void*>(mapping.start), mapping.end - mapping.start,
-                MADV_DONTNEED) == 0) {
-      released_kb += mapping.rss_kb;
-    }
-  }
-  return released_kb;
+  Walk walk;
+  walk.page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  walk.vdso = static_cast<uintptr_t>(getauxval(AT_SYSINFO_EHDR));
+  dl_iterate_phdr(ReleaseObject, &walk);
+  return walk.released_kb;
 }
 
 }  // namespace tony

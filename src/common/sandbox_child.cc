@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/securebits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -203,6 +204,9 @@ void ExecInitProgram(const SandboxPlan& plan, pid_t command) {
   // Init may not be dumpable for a moment (EnterSandbox), and an exec would make it dumpable
   // again, unless the program it executes cannot be read. The program's file lets nobody read it
   // (HelperProgramFd's mode); with no capability left, init cannot either. The program needs none.
+  // For a job run as root (uid 0 in the namespace, too) the exec would give every capability
+  // back, and the kernel, seeing a gain, would clear the parent-death signal: root gets none back.
+  (void)prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED);
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
   if (syscall(SYS_capset, &header, none) == 0) {

@@ -272,6 +272,46 @@ TEST_F(SandboxTest, InitIsTheHelperProgramAndNothingInsideCanLookIntoIt) {
   EXPECT_EQ(Output(), std::string(program_invocation_short_name) + " sandbox-init ") << Output();
 }
 
+// Init dies with the thread that started it (and the task with init), also once it is the helper
+// program, and also for a job run as root, whose exec would otherwise gain capabilities and lose
+// the parent-death signal (the case CI runs in).
+TEST_F(SandboxTest, InitDiesWithTheProcessThatStartedIt) {
+  int report[2];
+  ASSERT_EQ(pipe2(report, O_CLOEXEC), 0);
+  ScopedFd report_read(report[0]);
+  const pid_t starter = fork();
+  if (starter == 0) {
+    int status_read = -1;
+    absl::StatusOr<pid_t> init = Start("exec sleep 300", &status_read);
+    const pid_t pid = init.ok() ? *init : -1;
+    (void)!write(report[1], &pid, sizeof pid);
+    // Until init has executed the program (nothing announces an exec: its /proc entry says it).
+    const std::string exe = "/proc/" + std::to_string(pid) + "/exe";
+    char target[64] = {};
+    for (int i = 0; i < 20000 && std::string_view(target).rfind("/memfd:", 0) != 0; ++i) {
+      usleep(1000);
+      const ssize_t n = readlink(exe.c_str(), target, sizeof target - 1);
+      target[n > 0 ? n : 0] = '\0';
+    }
+    _exit(0);
+  }
+  close(report[1]);
+  ASSERT_GT(starter, 0);
+  pollfd readable{report_read.get(), POLLIN, 0};
+  ASSERT_EQ(poll(&readable, 1, 20000), 1);
+  pid_t init = -1;
+  ASSERT_EQ(read(report_read.get(), &init, sizeof init), static_cast<ssize_t>(sizeof init));
+  ASSERT_GT(init, 0);
+  ScopedFd init_exit(static_cast<int>(syscall(SYS_pidfd_open, init, 0)));
+  ASSERT_GE(init_exit.get(), 0);
+  (void)WaitForExit(starter);
+  pollfd gone{init_exit.get(), POLLIN, 0};
+  const bool died = poll(&gone, 1, 20000) == 1;
+  if (!died) kill(init, SIGKILL);
+  EXPECT_TRUE(died) << "init outlived the process that started it";
+  EXPECT_FALSE(Running(std::string("sleep") + '\0' + "300"));
+}
+
 TEST_F(SandboxTest, AMissingWorkingDirectoryIsAClearError) {
   int fds[2];
   ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);

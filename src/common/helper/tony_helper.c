@@ -236,8 +236,11 @@ static void OnStop(int sig, siginfo_t* info, void* context) {
 }
 
 static int RunInit(pid_t command, int status_fd) {
-  // Dumpable it is not (see the top): said again, should a kernel have let it be.
+  // Dumpable it is not (see the top): said again, should a kernel have let it be; and it dies
+  // with the thread that started it, as before the exec (said again too: an exec that gains
+  // privileges clears it).
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   prctl(PR_SET_NAME, "tony-sandbox", 0, 0, 0);
   // As the init of common/sandbox_child.cc: every signal but SIGTERM stays blocked, and SIGTERM
   // from outside means the task is being stopped, so init waits for every process of the task.
