@@ -170,7 +170,12 @@ class AmService::Call final : public Tag {
       return;
     }
     if (status.ok()) {
-      writer_.Finish(response_, status, this);
+      // Finish serializes the answer at once, and `this` may be freed as soon as it returns:
+      // the message is moved out, so that its memory goes now, not when the answer is written
+      // (4,096 copies of the cluster at a spec release).
+      Response answer;
+      answer.Swap(&response_);
+      writer_.Finish(answer, status, this);
     } else {
       writer_.FinishWithError(status, this);
     }

@@ -5,6 +5,7 @@
 #include "am/am_process.h"
 #include "am/c10d_store.h"
 #include "common/net.h"
+#include "common/resident_pages.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
@@ -224,6 +225,11 @@ int ApplicationMaster::Run() {
   }
   loop_.Post("start", [this, previous_containers] {
     job_started_ = true;
+    // Starting (loading tony, the configuration, the servers, the allocator) is done: its pages of
+    // code need not stay resident, and count against the AM container's memory on YARN.
+    const long released_kb = ReleaseCleanFilePages();
+    spdlog::debug("[{}] let go of up to {} kB of code that starting touched", options_.app_id,
+                  released_kb);
     if (!rendezvous_.error().empty() || !refused_before_start_.empty()) {
       job_.Start();
       Execute(

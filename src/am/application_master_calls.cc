@@ -6,6 +6,7 @@
 #include "am/application_master.h"
 #include "common/strings.h"
 #include "grpcpp/grpcpp.h"
+#include "rpc/auth.h"
 #include "spdlog/spdlog.h"
 
 namespace tony::am {
@@ -30,6 +31,7 @@ bool ApplicationMaster::StartServer(const std::string& bind) {
   // in the AM's memory while their calls are being refused. tony's calls are small.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 * 1024);
+  builder.AddChannelArgument(GRPC_ARG_TSI_MAX_FRAME_SIZE, rpc::kTlsMaxFrameBytes);
   // What the transport may hold of messages not yet delivered, all connections together: without
   // it a caller with a credential makes the AM buffer a whole oversized message (64 MB, eight at
   // once) before the size limit refuses it. Over the quota gRPC resets streams (ENHANCE_YOUR_CALM)

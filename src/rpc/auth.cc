@@ -141,6 +141,7 @@ std::shared_ptr<grpc::Channel> AmChannel(const std::string& address,
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = am_cert_pem;
   args.SetSslTargetNameOverride(kAmTlsName);
+  args.SetInt(GRPC_ARG_TSI_MAX_FRAME_SIZE, kTlsMaxFrameBytes);
   return grpc::CreateCustomChannel(address, grpc::SslCredentials(options), args);
 }
 

@@ -56,6 +56,15 @@ std::string TaskAuthValue(std::string_view type, int index, std::string_view con
 // Checks a metadata value against the job's secret (constant time); kNone if it proves nothing.
 Principal Authenticate(std::string_view value, std::string_view secret);
 
+// The largest TLS record either end of the control plane writes (GRPC_ARG_TSI_MAX_FRAME_SIZE, a
+// channel argument of the server and of AmChannel). gRPC's default, 16 KB, keeps buffers of that
+// size for every connection; tony's calls are mostly a few hundred bytes. At 4,096 tasks this
+// takes the AM's peak from 125-133 MB to 116-119 MB with 256 connections, and by 70 MB with one
+// connection per task (bench/am_scale.py), with no measurable cost to its calls; a larger message
+// (the cluster spec) is written as several records. It is each writer's own: it needs no peer's
+// agreement.
+inline constexpr int kTlsMaxFrameBytes = 4096;
+
 // The AM's server credentials: TLS with the job's certificate and the authenticating processor,
 // or, with TLS off, plaintext (calls are then authenticated in the handler, after their message
 // was read).
