@@ -33,7 +33,7 @@ void Rename(char* arg, const char* name) {
   if (arg == nullptr) return;
   const size_t room = std::strlen(arg);
   const size_t length = std::min(room, std::strlen(name));
-  std::memcpy(arg, name, length);
+  std::copy_n(name, length, arg);
   std::memset(arg + length, 0, room - length);
 }
 
@@ -62,7 +62,7 @@ int KillWhatIsLeft(const sigset_t& chld) {
     if (pid < 0) return killed;  // ECHILD: nothing is left
     // Something is still alive: either dying from the SIGKILL just sent, or an orphan adopted
     // after the snapshot. Wait for the next child to exit; the timeout re-snapshots for the latter.
-    const timespec limit = {0, 100 * 1000 * 1000};
+    const timespec limit = {0, 100L * 1000 * 1000};
     sigtimedwait(&chld, nullptr, &limit);
   }
 }

@@ -311,6 +311,7 @@ TEST(GuardProgramTest, RefusesToRunOnItsOwn) {
     if (child == 0) {
       dup2(out[1], STDERR_FILENO);
       std::vector<char*> argv;
+      argv.reserve(args.size() + 1);
       for (std::string& arg : args) argv.push_back(arg.data());
       argv.push_back(nullptr);
       fexecve(fd, argv.data(), environ);
