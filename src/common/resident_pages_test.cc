@@ -11,22 +11,11 @@
 #include <limits>
 #include <string>
 
+#include "common/proc_status_test_util.h"
 #include "gtest/gtest.h"
 
 namespace tony {
 namespace {
-
-// RssFile of /proc/self/status in kB, or -1.
-long RssFileKb() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  long kb = -1;
-  while (status >> key) {
-    if (key == "RssFile:" && status >> kb) return kb;
-    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  return -1;
-}
 
 // Reads a byte of every page of every read-only segment of the loaded objects, as running much
 // of their code would. What it reads belongs to no object of the program, which AddressSanitizer
@@ -67,10 +56,10 @@ long MappingRssKb(const void* start) {
 
 TEST(ResidentPagesTest, LetsGoOfTheLoadedCodeAndTheProgramRunsOn) {
   dl_iterate_phdr(TouchSegment, nullptr);
-  const long before = RssFileKb();
+  const long before = StatusKb(getpid(), "RssFile");
   ASSERT_GT(before, 1024) << "the code was not made resident";
   EXPECT_GT(ReleaseCleanFilePages(), 1024);
-  const long after = RssFileKb();
+  const long after = StatusKb(getpid(), "RssFile");
   EXPECT_LT(after, before / 2) << before << " kB before, " << after << " kB after";
   // The code it let go of runs again (this test's, gtest's, the C library's).
   EXPECT_EQ(std::to_string(12345), "12345");

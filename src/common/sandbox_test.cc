@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/proc_status_test_util.h"
 #include "common/proc_table.h"
 #include "common/process.h"
 #include "common/scoped_fd.h"
@@ -79,6 +80,14 @@ class SandboxTest : public ::testing::Test {
     absl::StatusOr<ExitStatus> init = WaitForExit(*pid);
     EXPECT_TRUE(init.ok()) << init.status();
     return ReadSandboxedStatus(status_read, init.value_or(ExitStatus{-1, 0}));
+  }
+
+  // The FIFO `started` in the work directory, opened for reading (-1 on failure): the command
+  // writes to it once it runs.
+  int StartedFifo() const {
+    const std::string fifo = Work() + "/started";
+    if (mkfifo(fifo.c_str(), 0600) != 0) return -1;
+    return open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   }
 
   std::string Output() const { return ReadFile(Work() + "/stdout").value_or("<none>"); }
@@ -168,9 +177,7 @@ TEST_F(SandboxTest, TheCommandsExitStatusComesThrough) {
 TEST_F(SandboxTest, ASignalFromOutsideReachesTheCommandAndLeftoversDieWithIt) {
   int status_read = -1;
   // The shell says through a FIFO when its background child (which would outlive it) runs.
-  const std::string fifo = Work() + "/started";
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  ScopedFd started(open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  ScopedFd started(StartedFifo());
   ASSERT_GE(started.get(), 0);
   absl::StatusOr<pid_t> init =
       Start("sleep 333.17 & echo started > started; exec sleep 300", &status_read);
@@ -194,9 +201,7 @@ TEST_F(SandboxTest, ASignalFromOutsideReachesTheCommandAndLeftoversDieWithIt) {
 // handlers, as a task that checkpoints on SIGTERM needs: init waits for them.
 TEST_F(SandboxTest, InAStopTheCommandsChildrenFinishTheirHandlersAfterItEnds) {
   int status_read = -1;
-  const std::string fifo = Work() + "/started";
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  ScopedFd started(open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  ScopedFd started(StartedFifo());
   ASSERT_GE(started.get(), 0);
   absl::StatusOr<pid_t> init = Start(
       "sh -c 'trap \"sleep 0.3; echo handled > handled; exit 0\" TERM; echo started > started; "
@@ -241,9 +246,7 @@ TEST_F(SandboxTest, ASigtermToInitFromInsideStopsNothing) {
 // memory, its environment, its root (where the covers are undone) or its program.
 TEST_F(SandboxTest, InitIsTheHelperProgramAndNothingInsideCanLookIntoIt) {
   int status_read = -1;
-  const std::string fifo = Work() + "/started";
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  ScopedFd started(open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  ScopedFd started(StartedFifo());
   ASSERT_GE(started.get(), 0);
   absl::StatusOr<pid_t> init = Start(
       "for f in environ maps mem; do cat /proc/1/$f >/dev/null 2>&1 && echo read-$f; done; "
@@ -259,9 +262,7 @@ TEST_F(SandboxTest, InitIsTheHelperProgramAndNothingInsideCanLookIntoIt) {
   const ssize_t length =
       readlink(("/proc/" + std::to_string(*init) + "/exe").c_str(), exe.data(), exe.size());
   exe.resize(length > 0 ? static_cast<size_t>(length) : 0);
-  const std::string status = ReadFile("/proc/" + std::to_string(*init) + "/status").value_or("");
-  const size_t rss_at = status.find("VmRSS:");
-  const long rss_kb = rss_at == std::string::npos ? -1 : std::atol(status.c_str() + rss_at + 6);
+  const long rss_kb = StatusKb(*init, "VmRSS");
   kill(*init, SIGKILL);
   (void)WaitForExit(*init);
   ASSERT_TRUE(ran) << "the command did not start";

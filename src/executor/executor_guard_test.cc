@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/helper_program.h"
+#include "common/proc_status_test_util.h"
 #include "common/process.h"
 #include "executor/task_executor.h"
 #include "gtest/gtest.h"
@@ -188,18 +189,6 @@ TEST_P(ExecutorGuardTest, AKilledGuardStopsTheExecutor) {
   close(run.report);
 }
 
-// RssFile of /proc/<pid>/status in kB, or -1.
-long RssFileKb(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  long kb = -1;
-  while (status >> key) {
-    if (key == "RssFile:" && status >> kb) return kb;
-    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  return -1;
-}
-
 // Reads one byte of every page of every readable file mapping, as loading a program does for much
 // of it: a forked child starts with none of its parent's file pages resident. It reads what no
 // object owns (the binary's padding between globals), which AddressSanitizer must not check; nor
@@ -234,7 +223,7 @@ TEST(InProcessGuardTest, LetsGoOfTheFilePagesItSharesWithTheExecutor) {
       },
       [](int report) {
         TouchFileMappings();
-        WriteInt(report, static_cast<int>(RssFileKb(getpid())));
+        WriteInt(report, static_cast<int>(StatusKb(getpid(), "RssFile")));
       });
   ASSERT_GT(run.guard, 0);
   std::optional<int> before = ReadInt(run.report);
@@ -242,7 +231,7 @@ TEST(InProcessGuardTest, LetsGoOfTheFilePagesItSharesWithTheExecutor) {
   ASSERT_TRUE(ReadInt(run.report).has_value());  // the executor's pid: it runs
   ASSERT_EQ(kill(run.guard, SIGTERM), 0);
   ASSERT_EQ(ReadInt(run.report), std::optional<int>(SIGTERM));
-  const long guard = RssFileKb(run.guard);
+  const long guard = StatusKb(run.guard, "RssFile");
   EXPECT_GE(guard, 0);
   EXPECT_LT(guard, *before / 2) << "the guard holds " << guard << " kB of file pages, " << *before
                                 << " before the fork";
@@ -250,18 +239,6 @@ TEST(InProcessGuardTest, LetsGoOfTheFilePagesItSharesWithTheExecutor) {
   close(run.report);
   ASSERT_EQ(kill(run.guard, SIGTERM), 0);
   EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{0, 0}));
-}
-
-// VmRSS of /proc/<pid>/status in kB, or -1.
-long VmRssKb(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  long kb = -1;
-  while (status >> key) {
-    if (key == "VmRSS:" && status >> kb) return kb;
-    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  return -1;
 }
 
 TEST(GuardProgramTest, TheGuardIsASmallProgramOfItsOwn) {
@@ -285,7 +262,7 @@ TEST(GuardProgramTest, TheGuardIsASmallProgramOfItsOwn) {
   EXPECT_NE(args.find(std::string("\0guard\0", 7)), std::string::npos) << args;
   // Nothing of tony's: a copy of tony holds 5 MB or more, even once it has let go of its file
   // pages (InProcessGuardTest).
-  const long rss = VmRssKb(run.guard);
+  const long rss = StatusKb(run.guard, "VmRSS");
   EXPECT_GT(rss, 0);
   EXPECT_LT(rss, 2048) << "the guard holds " << rss << " kB";
   ASSERT_TRUE(ReadInt(run.report).has_value());  // the executor waits again
