@@ -1,41 +1,19 @@
 #include "common/resident_pages.h"
 
 #include <fcntl.h>
-#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <limits>
 #include <string>
 
-#include "common/proc_status_test_util.h"
+#include "common/memory_test_util.h"
 #include "gtest/gtest.h"
 
 namespace tony {
 namespace {
-
-// Reads a byte of every page of every read-only segment of the loaded objects, as running much
-// of their code would. What it reads belongs to no object of the program, which AddressSanitizer
-// must not check; nor may ThreadSanitizer, which has no shadow for some of these pages.
-__attribute__((no_sanitize("address", "thread"))) int TouchSegment(dl_phdr_info* info,
-                                                                   size_t /*size*/,
-                                                                   void* /*data*/) {
-  const long page = sysconf(_SC_PAGESIZE);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-    if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) != 0) continue;
-    const uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
-    const uintptr_t first = (begin + page - 1) & ~static_cast<uintptr_t>(page - 1);
-    for (uintptr_t at = first; at + page <= begin + segment.p_memsz; at += page) {
-      // NOLINTNEXTLINE(performance-no-int-to-ptr): an address the dynamic loader names
-      (void)*reinterpret_cast<const volatile char*>(at);
-    }
-  }
-  return 0;
-}
 
 // The resident kB of the mapping that starts at `start` (/proc/self/smaps), or -1.
 long MappingRssKb(const void* start) {
@@ -55,7 +33,7 @@ long MappingRssKb(const void* start) {
 }
 
 TEST(ResidentPagesTest, LetsGoOfTheLoadedCodeAndTheProgramRunsOn) {
-  dl_iterate_phdr(TouchSegment, nullptr);
+  TouchLoadedCode();
   const long before = StatusKb(getpid(), "RssFile");
   ASSERT_GT(before, 1024) << "the code was not made resident";
   EXPECT_GT(ReleaseCleanFilePages(), 1024);

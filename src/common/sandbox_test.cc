@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/files.h"
-#include "common/proc_status_test_util.h"
+#include "common/memory_test_util.h"
 #include "common/proc_table.h"
 #include "common/process.h"
 #include "common/scoped_fd.h"

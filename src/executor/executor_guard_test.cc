@@ -8,19 +8,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/helper_program.h"
-#include "common/proc_status_test_util.h"
+#include "common/memory_test_util.h"
 #include "common/process.h"
 #include "executor/task_executor.h"
 #include "gtest/gtest.h"
@@ -189,29 +186,6 @@ TEST_P(ExecutorGuardTest, AKilledGuardStopsTheExecutor) {
   close(run.report);
 }
 
-// Reads one byte of every page of every readable file mapping, as loading a program does for much
-// of it: a forked child starts with none of its parent's file pages resident. It reads what no
-// object owns (the binary's padding between globals), which AddressSanitizer must not check; nor
-// may ThreadSanitizer, which has no shadow for some of these pages and dies on the read.
-__attribute__((no_sanitize("address", "thread"))) void TouchFileMappings() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  const long page = sysconf(_SC_PAGESIZE);
-  while (std::getline(maps, line)) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, device, inode, path;
-    fields >> range >> perms >> offset >> device >> inode >> path;
-    if (path.empty() || path.front() != '/' || perms.empty() || perms[0] != 'r') continue;
-    uintptr_t start = 0, end = 0;
-    char dash = 0;
-    std::istringstream(range) >> std::hex >> start >> dash >> end;
-    for (uintptr_t at = start; at < end; at += page) {
-      // NOLINTNEXTLINE(performance-no-int-to-ptr): an address /proc/self/maps names
-      (void)*reinterpret_cast<const volatile char*>(at);
-    }
-  }
-}
-
 TEST(InProcessGuardTest, LetsGoOfTheFilePagesItSharesWithTheExecutor) {
   Guarded run = StartGuarded(
       GuardKind::kInProcess,
@@ -222,7 +196,7 @@ TEST(InProcessGuardTest, LetsGoOfTheFilePagesItSharesWithTheExecutor) {
         return ReportAndAwaitSigterm(report) == SIGTERM ? 0 : 1;
       },
       [](int report) {
-        TouchFileMappings();
+        TouchLoadedCode();
         WriteInt(report, static_cast<int>(StatusKb(getpid(), "RssFile")));
       });
   ASSERT_GT(run.guard, 0);
