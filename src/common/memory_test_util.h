@@ -33,7 +33,7 @@ namespace internal {
 // not check; nor may ThreadSanitizer, which has no shadow for some of these pages.
 __attribute__((no_sanitize("address", "thread"))) inline int TouchReadOnlySegments(
     dl_phdr_info* info, size_t /*size*/, void* /*data*/) {
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
     if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) != 0) continue;
