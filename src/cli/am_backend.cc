@@ -172,8 +172,11 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   std::stable_partition(
       yarn.hdfs_tokens.begin(), yarn.hdfs_tokens.end(),
       [&launch](const hadoop::Token& token) { return token.service == launch.webhdfs_token; });
-  yarn.common_files = {
-      {"tony", !launch.binary_path.empty() ? launch.binary_path : StrCat(staging, "/tony")}};
+  // The binary in tony's cache is named by its content (HdfsJobFiles::CachedBinary).
+  const bool cached_binary = !launch.binary_path.empty();
+  yarn.common_files = {{.source = cached_binary ? launch.binary_path : StrCat(staging, "/tony"),
+                        .name = "tony",
+                        .reusable = cached_binary}};
   if (!launch.node_hints.empty()) {
     absl::StatusOr<std::vector<cluster::NodeHint>> parsed =
         cluster::ParseNodeHints(launch.node_hints);
@@ -238,8 +241,10 @@ absl::StatusOr<AmBackend> YarnAmBackend(const rpc::AmLaunch& launch, const confi
   backend.options.has_src = launch.has_src;
   // Tasks reach HDFS with the client's configuration and, without Kerberos, as the job's user.
   if (!launch.hadoop_conf_path.empty()) {
-    backend.options.task_resources.push_back(
-        {launch.hadoop_conf_path, cluster::kHadoopConfDir, true});
+    backend.options.task_resources.push_back({.source = launch.hadoop_conf_path,
+                                              .name = std::string(cluster::kHadoopConfDir),
+                                              .is_archive = true,
+                                              .reusable = true});  // in tony's cache
   }
   if (const char* user = std::getenv("HADOOP_USER_NAME"); user != nullptr && *user) {
     backend.options.task_env["HADOOP_USER_NAME"] = user;

@@ -44,6 +44,11 @@ struct LocalResource {
   // unpack it once per job and host and share it read-only. YARN: an APPLICATION archive, which
   // each NodeManager localizes once per application; local: one read-only copy per job.
   bool shared = false;
+  // Named by its content (tony's cache: the binary, the Hadoop configuration), so it never
+  // changes under its name: the backend may keep it across jobs. YARN: a PRIVATE resource, which
+  // each NodeManager localizes once for the user and reuses for the user's later jobs; local:
+  // ignored.
+  bool reusable = false;
 };
 
 struct LaunchSpec {

@@ -1,8 +1,8 @@
 // Cases only the YARN backend has, against the real mini cluster (the cases shared with the local
 // backend are in tests/e2e/backend_e2e_test.cc): GPUs from the cluster's count, a request larger
-// than the cluster, a gang the cluster cannot grant, node-local asks, a kill from another machine,
-// and the self-contained binary of scripts/build-static running every role. Inputs on HDFS are in
-// yarn_hdfs_e2e_test.cc.
+// than the cluster, a gang the cluster cannot grant, node-local asks, tony's files kept on the node
+// across jobs, a kill from another machine, and the self-contained binary of scripts/build-static
+// running every role. Inputs on HDFS are in yarn_hdfs_e2e_test.cc.
 
 #include "hadoop/yarn_e2e_fixture.h"
 
@@ -127,6 +127,41 @@ TEST_F(YarnE2eTest, TaskContainersAreGrantedNodeLocal) {
   EXPECT_EQ(types["NODE_LOCAL"], 3) << r.app_id;
   EXPECT_EQ(types["OFF_SWITCH"], 1) << r.app_id;
   EXPECT_EQ(types["RACK_LOCAL"], 0) << r.app_id;
+}
+
+TEST_F(YarnE2eTest, ALaterJobsContainersFindTonysFilesOnTheNodeWithNoDownload) {
+  // The binary and the Hadoop configuration are in tony's cache, named by their content: the
+  // NodeManager keeps them for the user (PRIVATE), not for one application, so a later job's AM
+  // starts with no localizer at all. The job's own files (the source zip) stay the job's.
+  const std::vector<std::string> conf = {"tony.worker.instances=1", "tony.worker.memory=128m"};
+  const std::string show = "readlink -f tony hadoop-conf";
+  TonyResult first = Run(Submit(conf, show));
+  ASSERT_EQ(first.exit_code, 0) << Describe(first);
+  TonyResult second = Run(Submit(conf, show));
+  ASSERT_EQ(second.exit_code, 0) << Describe(second);
+
+  const std::string first_paths = ContainerStdout(first.app_id);
+  const std::string second_paths = ContainerStdout(second.app_id);
+  std::smatch found;
+  ASSERT_TRUE(std::regex_search(second_paths, found,
+                                std::regex("\\S*/usercache/[^/]+/filecache/\\S*/tony-[0-9a-f]+")))
+      << second_paths;
+  EXPECT_NE(first_paths.find(found.str()), std::string::npos) << first_paths;
+  EXPECT_TRUE(std::regex_search(
+      second_paths, std::regex("/usercache/[^/]+/filecache/\\S*/hadoop-conf-[0-9a-f]+")))
+      << second_paths;
+  EXPECT_EQ(second_paths.find("/appcache/"), std::string::npos) << second_paths;
+
+  const std::string am =
+      "container_" + second.app_id.substr(std::string("application_").size()) + "_01_000001";
+  std::ifstream log(conf_dir_ + "/minicluster.log");
+  int localizing = 0, localizers = 0;
+  for (std::string line; std::getline(log, line);) {
+    if (line.find(am + " transitioned from NEW to LOCALIZING") != std::string::npos) ++localizing;
+    if (line.find("Created localizer for " + am) != std::string::npos) ++localizers;
+  }
+  EXPECT_EQ(localizing, 1) << am;  // the log is the cluster's, and names the AM's container
+  EXPECT_EQ(localizers, 0) << am;
 }
 
 TEST_F(YarnE2eTest, KillFromAnotherMachineGoesThroughTheResourceManager) {

@@ -14,6 +14,14 @@
 namespace tony::cluster {
 namespace {
 
+// A file of the cache is named by its content and never changes under that name, so every
+// NodeManager keeps one copy for the user across jobs (PRIVATE) instead of one per application:
+// a later job's containers find the binary and the configuration there, with no download.
+hadoop::LocalResource Reusable(hadoop::LocalResource resource) {
+  resource.visibility = hadoop::LocalResourceVisibility::kPrivate;
+  return resource;
+}
+
 constexpr int64_t kDayMs = int64_t{24} * 3600 * 1000;
 // How long a cached file stays after it was uploaded.
 constexpr int64_t kCacheRetentionDays = 30;
@@ -111,7 +119,8 @@ absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Cached(
   const std::string dir = StrCat(root_, "/cache");
   const std::string path = StrCat(dir, "/", prefix, digest->substr(0, 32), suffix);
   absl::StatusOr<hadoop::LocalResource> cached = Describe(path);
-  if (cached.ok() || cached.status().code() != absl::StatusCode::kNotFound) return cached;
+  if (cached.ok()) return Reusable(*std::move(cached));
+  if (cached.status().code() != absl::StatusCode::kNotFound) return cached;
   if (absl::Status s = hdfs_->Mkdirs(dir, 0700); !s.ok()) return s;
   const std::string partial = StrCat(path, ".", app_id, ".partial");
   // The cache is the user's 0700 directory; the binary is 0755 for the NodeManager to run it.
@@ -121,7 +130,9 @@ absl::StatusOr<hadoop::LocalResource> HdfsJobFiles::Cached(
     (void)hdfs_->Delete(partial, /*recursive=*/false);  // another job put the same file there
   }
   *uploaded = true;
-  return Describe(path);
+  absl::StatusOr<hadoop::LocalResource> described = Describe(path);
+  if (!described.ok()) return described;
+  return Reusable(*std::move(described));
 }
 
 void HdfsJobFiles::RemoveOldCacheEntries(const std::vector<std::string>& in_use) {

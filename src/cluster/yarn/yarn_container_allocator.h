@@ -64,8 +64,8 @@ struct YarnAllocatorOptions {
   // containers launched from then on, the AM's WebHDFS calls and, through
   // Callbacks::on_task_tokens, the running tasks.
   std::optional<TokenRefreshOptions> token_refresh;
-  // Files every task container gets besides the job's own: name -> HDFS path (the tony binary).
-  std::map<std::string, std::string> common_files;
+  // Files every task container gets besides the job's own (the tony binary, reusable).
+  std::vector<LocalResource> common_files;
   // The cluster's NodeManagers, named in every ask so that grants are node-local (yarn_asks.h).
   std::vector<NodeHint> node_hints;
   // How to reach the scheduler; empty: Hadoop RPC authenticated with am_rm_token (tests inject a
@@ -154,7 +154,7 @@ class YarnContainerAllocator final : public ContainerAllocator {
   absl::StatusOr<SourceFiles> LookUp(const std::string& source);
   // Adds what YARN must download for `source` (a staged path, or an hdfs:// URI the user gave;
   // a directory stands for its files) to `resources`, with the exact sizes and times it checks.
-  absl::Status Localize(const std::string& source, const std::string& name, bool is_archive,
+  absl::Status Localize(const LocalResource& file, const std::string& name,
                         std::map<std::string, hadoop::LocalResource>& resources);
 
   const YarnAllocatorOptions options_;

@@ -68,9 +68,9 @@ absl::StatusOr<YarnContainerAllocator::SourceFiles> YarnContainerAllocator::Look
 }
 
 absl::Status YarnContainerAllocator::Localize(
-    const std::string& source, const std::string& name, bool is_archive,
+    const LocalResource& file, const std::string& name,
     std::map<std::string, hadoop::LocalResource>& resources) {
-  absl::StatusOr<SourceFiles> files = LookUp(source);
+  absl::StatusOr<SourceFiles> files = LookUp(file.source);
   if (!files.ok()) return files.status();
   for (const hadoop::FileStatus& entry : files->entries) {
     hadoop::LocalResource resource;
@@ -81,8 +81,11 @@ absl::Status YarnContainerAllocator::Localize(
     resource.size = entry.length;
     resource.timestamp_ms = entry.modification_time_ms;
     resource.type =
-        is_archive ? hadoop::LocalResourceType::kArchive : hadoop::LocalResourceType::kFile;
-    resource.visibility = hadoop::LocalResourceVisibility::kApplication;
+        file.is_archive ? hadoop::LocalResourceType::kArchive : hadoop::LocalResourceType::kFile;
+    // As the client asks for the AM's copy of the same file (HdfsJobFiles::Cached), so that the
+    // NodeManager has one copy for both.
+    resource.visibility = file.reusable ? hadoop::LocalResourceVisibility::kPrivate
+                                        : hadoop::LocalResourceVisibility::kApplication;
     resources[whole ? name : entry.path_suffix.substr(entry.path_suffix.rfind('/') + 1)] = resource;
   }
   return absl::OkStatus();
@@ -139,16 +142,15 @@ void YarnContainerAllocator::LauncherLoop() {
 absl::Status YarnContainerAllocator::StartOnNode(const hadoop::Container& yarn,
                                                  const LaunchSpec& spec) {
   hadoop::ContainerLaunchContext launch;
-  for (const auto& [name, path] : options_.common_files) {
-    if (absl::Status s = Localize(path, name, false, launch.local_resources); !s.ok()) return s;
+  for (const LocalResource& file : options_.common_files) {
+    if (absl::Status s = Localize(file, file.name, launch.local_resources); !s.ok()) return s;
   }
   int unpacked = 0;
   for (const LocalResource& file : spec.resources) {
     // YARN unpacks an archive into a directory of its name; the source zip (name "") is reached
     // through a link the executor's command line unpacks it from.
     std::string name = file.name.empty() ? StrCat("tony-unpack-", unpacked++) : file.name;
-    if (absl::Status s = Localize(file.source, name, file.is_archive, launch.local_resources);
-        !s.ok()) {
+    if (absl::Status s = Localize(file, name, launch.local_resources); !s.ok()) {
       return absl::Status(s.code(), StrCat("localizing ", file.source, ": ", ToStd(s.message())));
     }
   }
