@@ -22,7 +22,7 @@ The job's end is the launcher's exit (CLOCK_REALTIME, taken by a thread blocked 
 waitpid) minus the last task's end stamp: how long after its tasks ended the
 launcher tells its user so.
 
-While the tasks sleep, the script samples /proc/<pid>/status (VmHWM, VmRSS,
+While the tasks sleep (until the first task's end stamp), the script samples /proc/<pid>/status (VmHWM, VmRSS,
 RssAnon, RssFile) of tony's AM (am.pid), of one `tony executor` of the job, of
 that executor's guard and of the torchrun launcher, and /proc/<pid>/smaps_rollup
 for PSS.  Sampling only starts once every stamp exists, so it does not compete
@@ -317,6 +317,10 @@ def run_tony(args, n, extra=()):
         am, ex, guard = Peak(), Peak(), Peak()
         am_pid = ex_pid = guard_pid = None
         while popen.poll() is None and time.monotonic() < deadline:
+            # Once a task has ended the job's end is being measured: the sampling (a scan of
+            # /proc for the next executor when the sampled one is gone) would take its CPU.
+            if any(name.startswith("end.") for name in os.listdir(stamps)):
+                break
             if am_pid is None:
                 pidfiles = glob.glob(os.path.join(home, "jobs", "*", "am.pid"))
                 if pidfiles:
