@@ -54,17 +54,22 @@ bool ReapChildren(pid_t executor, int* status) {
 // Kills everything below the guard and reaps it: returns once the guard has no child left.
 int KillWhatIsLeft(const sigset_t& chld) {
   int killed = 0;
-  for (;;) {
+  // With no child left nothing is below (the executor's orphans became this subreaper's children
+  // before it could be reaped): no scan.
+  pid_t pid;
+  while ((pid = waitpid(-1, nullptr, WNOHANG)) > 0) {
+  }
+  while (pid >= 0) {
     killed += SignalDescendants(SIGKILL);
-    pid_t pid;
     while ((pid = waitpid(-1, nullptr, WNOHANG)) > 0) {
     }
-    if (pid < 0) return killed;  // ECHILD: nothing is left
+    if (pid < 0) break;  // ECHILD: nothing is left
     // Something is still alive: either dying from the SIGKILL just sent, or an orphan adopted
     // after the snapshot. Wait for the next child to exit; the timeout re-snapshots for the latter.
     const timespec limit = {0, 100L * 1000 * 1000};
     sigtimedwait(&chld, nullptr, &limit);
   }
+  return killed;
 }
 
 // Replaces this process with tony's helper program (common/helper_program.h), which goes on as

@@ -195,9 +195,14 @@ static int RunGuard(pid_t executor) {
   }
   const int code = ExitCodeOf(status);
   int killed = 0;
-  for (;;) {
+  // The executor's orphans became this subreaper's children before the executor could be reaped,
+  // and what they started stays below them: with no child left, nothing is below, and the scan of
+  // /proc (every process's stat, for each of a job's guards as its tasks end together) is spared.
+  pid_t pid;
+  while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
+  }
+  while (pid >= 0) {
     killed += KillDescendants();
-    pid_t pid;
     while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
     }
     if (pid < 0) break;  // ECHILD: nothing is left
