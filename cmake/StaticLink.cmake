@@ -142,5 +142,8 @@ endforeach()
 target_link_libraries(tony_static PRIVATE -Wl,--start-group ${_tony_archives} -Wl,--end-group
                       -Wl,--as-needed ${_tony_shared_flags})
 target_link_options(tony_static PRIVATE -static-libstdc++ -static-libgcc -s)
+if(TONY_LINKER_PACKS_RELOCS)
+  target_link_options(tony_static PRIVATE -Wl,-z,pack-relative-relocs)
+endif()
 set_target_properties(tony_static PROPERTIES OUTPUT_NAME tony
                       RUNTIME_OUTPUT_DIRECTORY ${_tony_static_dir})
