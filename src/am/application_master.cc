@@ -262,6 +262,8 @@ int ApplicationMaster::Run() {
   return job_.state() == JobState::kSucceeded ? 0 : 1;
 }
 
+bool ApplicationMaster::Finished() const { return !abandoned_ && status_.complete(); }
+
 void ApplicationMaster::StartJob(const std::map<std::string, std::string>& previous_containers) {
   TONY_DCHECK_ON_LOOP(loop_);
   if (!recovery_) {
@@ -461,11 +463,11 @@ void ApplicationMaster::Complete() {
       }
     }
     absl::Status recorded = allocator_->Finish(state, diagnostics, json);
-    loop_.Post("final status recorded", [this, recorded] { OnFinalStatusRecorded(recorded); });
+    loop_.Post("final status recorded", [this, recorded] { OnFinished(recorded); });
   });
 }
 
-void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
+void ApplicationMaster::OnFinished(const absl::Status& recorded) {
   TONY_DCHECK_ON_LOOP(loop_);
   if (abandoned_) return;  // not recorded: the status is not this attempt's to give
   completed_at_ms_ = clock_->NowMs();

@@ -92,6 +92,11 @@ class ApplicationMaster final : public AmRequestHandler {
 
   // Runs the job to its end. Returns 0 if it succeeded, 1 otherwise.
   int Run();
+  // After Run: whether it finished the job, its final status given to the backend (saved or
+  // not), its history written and closed, its servers and allocator stopped. Otherwise (stopped
+  // without a final status, or it could not start) the destructors still have work: the history's
+  // last events, the allocator's containers.
+  bool Finished() const;
   // Ends the job as KILLED (a signal to the AM). Any thread.
   void RequestKill(const std::string& reason);
   // Stops the AM without deciding the job (YARN: the container's owner stopped it, and the
@@ -141,7 +146,7 @@ class ApplicationMaster final : public AmRequestHandler {
   // on a thread of its own (unregistering may take the resource manager seconds), then, back on
   // the loop, marks the job complete. Once only.
   void Complete();
-  void OnFinalStatusRecorded(const absl::Status& recorded);
+  void OnFinished(const absl::Status& recorded);
   // job.json as it is now (HistoryRecorder::JobJson).
   std::string HistoryJobJson() const;
 

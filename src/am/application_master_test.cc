@@ -202,6 +202,8 @@ TEST_F(ApplicationMasterTest, AnAttemptTheClusterNoLongerCountsStopsWithoutAFina
     std::lock_guard lock(allocator_.mu_);
     EXPECT_FALSE(allocator_.finishing_);
   }
+  // The history's last events are still queued: the AM's destructors must run (cli/roles.cc).
+  EXPECT_FALSE(am_->Finished());
   run_ = std::async(std::launch::async, [] { return 1; });  // for TearDown's wait
 }
 
@@ -260,6 +262,7 @@ TEST_F(ApplicationMasterWithClientTest, AFinalStatusThatCannotBeSavedIsStillRepo
   EXPECT_TRUE(stub_->AcknowledgeFinal(&context, ack, &acked).ok());
   EXPECT_EQ(run_.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_EQ(allocator_.final_state_, "KILLED");
+  EXPECT_TRUE(am_->Finished());  // the backend could not save it, but it has it
 }
 
 // The local backend's record is written before the AM's loop learns that it was: a client that

@@ -429,8 +429,9 @@ int RunAm() {
       master.RequestKill(why);
     }
   });
+  const int code = master.Run();
   // The job's end is recorded, the servers and the allocator are stopped, the containers gone.
-  return ExitWithoutTeardown(master.Run());
+  return master.Finished() ? ExitWithoutTeardown(code) : code;
 }
 
 int RunExecutor(char* role_arg) {
