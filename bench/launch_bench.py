@@ -22,14 +22,17 @@ The job's end is the launcher's exit (CLOCK_REALTIME, taken by a thread blocked 
 waitpid) minus the last task's end stamp: how long after its tasks ended the
 launcher tells its user so.
 
-While the tasks sleep (until the first task's end stamp), the script samples /proc/<pid>/status (VmHWM, VmRSS,
+While the tasks sleep, the script samples /proc/<pid>/status (VmHWM, VmRSS,
 RssAnon, RssFile) of tony's AM (am.pid), of one `tony executor` of the job, of
 that executor's guard and of the torchrun launcher, and /proc/<pid>/smaps_rollup
 for PSS.  Sampling only starts once every stamp exists, so it does not compete
 with the launch for CPU; VmHWM is a high-water mark, so the peak during the
 launch is still captured. For the guard the current VmRSS is reported instead:
 it drops its clean file pages right after the fork, so its VmHWM is the
-executor's start-up, not what it holds while the task runs.
+executor's start-up, not what it holds while the task runs. Once the first
+end stamp exists the processes already found are still sampled, but /proc is
+no longer scanned for another executor or guard when the sampled one is gone:
+that scan took CPU from the job's end being measured.
 
 After each run every process still carrying the run's marker (TONY_APP_ID of
 the job, or the BENCH_RUN_ID this script puts in the launcher's environment)
@@ -316,11 +319,18 @@ def run_tony(args, n, extra=()):
         wait_stamps(stamps, n, popen, deadline)
         am, ex, guard = Peak(), Peak(), Peak()
         am_pid = ex_pid = guard_pid = None
+        ending = False
         while popen.poll() is None and time.monotonic() < deadline:
-            # Once a task has ended the job's end is being measured: the sampling (a scan of
-            # /proc for the next executor when the sampled one is gone) would take its CPU.
-            if any(name.startswith("end.") for name in os.listdir(stamps)):
-                break
+            # Once a task has ended the job's end is being measured: the processes already found
+            # are still sampled, but no scan of /proc looks for another (its CPU would be the end's).
+            if not ending:
+                ending = any(name.startswith("end.") for name in os.listdir(stamps))
+            if ending:
+                for peak, pid in ((am, am_pid), (ex, ex_pid), (guard, guard_pid)):
+                    if pid is not None:
+                        peak.sample(pid)
+                time.sleep(0.02)
+                continue
             if am_pid is None:
                 pidfiles = glob.glob(os.path.join(home, "jobs", "*", "am.pid"))
                 if pidfiles:
