@@ -132,7 +132,8 @@ TEST_F(YarnE2eTest, TaskContainersAreGrantedNodeLocal) {
 TEST_F(YarnE2eTest, ALaterJobsContainersFindTonysFilesOnTheNodeWithNoDownload) {
   // The binary and the Hadoop configuration are in tony's cache, named by their content: the
   // NodeManager keeps them for the user (PRIVATE), not for one application, so a later job's AM
-  // starts with no localizer at all. The job's own files (the source zip) stay the job's.
+  // starts with no localizer at all. The job's own files (the source zip) stay the job's. The
+  // fixture's cluster has one NodeManager, so both jobs run on the node that holds the copy.
   const std::vector<std::string> conf = {"tony.worker.instances=1", "tony.worker.memory=128m"};
   const std::string show = "readlink -f tony hadoop-conf";
   TonyResult first = Run(Submit(conf, show));
