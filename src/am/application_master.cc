@@ -463,11 +463,11 @@ void ApplicationMaster::Complete() {
       }
     }
     absl::Status recorded = allocator_->Finish(state, diagnostics, json);
-    loop_.Post("final status recorded", [this, recorded] { OnFinished(recorded); });
+    loop_.Post("final status recorded", [this, recorded] { OnFinalStatusRecorded(recorded); });
   });
 }
 
-void ApplicationMaster::OnFinished(const absl::Status& recorded) {
+void ApplicationMaster::OnFinalStatusRecorded(const absl::Status& recorded) {
   TONY_DCHECK_ON_LOOP(loop_);
   if (abandoned_) return;  // not recorded: the status is not this attempt's to give
   completed_at_ms_ = clock_->NowMs();

@@ -146,7 +146,7 @@ class ApplicationMaster final : public AmRequestHandler {
   // on a thread of its own (unregistering may take the resource manager seconds), then, back on
   // the loop, marks the job complete. Once only.
   void Complete();
-  void OnFinished(const absl::Status& recorded);
+  void OnFinalStatusRecorded(const absl::Status& recorded);
   // job.json as it is now (HistoryRecorder::JobJson).
   std::string HistoryJobJson() const;
 
