@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -27,6 +26,7 @@
 #include "cluster/yarn/hdfs_outputs.h"
 #include "cluster/yarn/yarn_cluster_client.h"
 #include "cluster/yarn/yarn_container_allocator.h"
+#include "common/quick_exit.h"
 #include "common/signal_thread.h"
 #include "common/strings.h"
 #include "config/key_catalog.h"
@@ -47,21 +47,6 @@
 
 namespace tony::cli {
 namespace {
-
-// Ends a role once its work is done and written down: what is left is freeing memory and
-// stopping gRPC's and the other libraries' threads, which the kernel does at once. Done by hand
-// it touched pages all over gRPC's code again, and with many tasks ending together their
-// executors' teardowns were most of the job's end (bench/README.md, "The job's end"). Sanitizer
-// builds return instead, for their checks of the teardown.
-int ExitWithoutTeardown(int code) {
-#ifdef TONY_SANITIZED
-  return code;
-#else
-  spdlog::default_logger()->flush();
-  std::fflush(nullptr);
-  std::_Exit(code);
-#endif
-}
 
 namespace fs = std::filesystem;
 
