@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/resident_pages.h"
 #include "common/sandbox_child.h"
 #include "common/strings.h"
 
@@ -150,6 +151,8 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
 
 // Runs in the child between fork and exec: async-signal-safe calls only, no allocation.
 [[noreturn]] void RunChild(const ChildPlan& plan) {
+  // An executor's child: what it runs of tony's code until the exec maps page by page.
+  MapInheritedCodePagesAsTouched();
   // Signals are all blocked here (the parent blocked them around the fork). Reset dispositions
   // before unblocking so that no parent handler runs in the child and no SIG_IGN is inherited.
   struct sigaction default_action {};
@@ -166,6 +169,7 @@ void BuildExecCandidates(const std::string& program, ChildPlan& plan) {
     if (!internal::EnterSandbox(*plan.sandbox, plan.error_pipe_write, &failure)) {
       FailInChild(plan, ChildStage::kSandbox, failure.error, &failure);
     }
+    MapInheritedCodePagesAsTouched();  // the command's process: forked again, by the init
     expected_parent = 1;
   }
 

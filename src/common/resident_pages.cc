@@ -1,23 +1,40 @@
 #include "common/resident_pages.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
+#include <linux/userfaultfd.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
 
+// Linux 6.7's, newer than Debian 12's headers.
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+
 namespace tony {
 namespace {
 
+// Each whole page of the read-only segments of the program and its libraries, as the dynamic
+// loader lists them, but the kernel's own object (the vDSO): [first, last) per segment.
 struct Walk {
   uintptr_t page = 0;
-  uintptr_t vdso = 0;  // the kernel's own object: not a file's pages
-  long released_kb = 0;
+  uintptr_t vdso = 0;
+  // Called with each segment's range; counts what it returns.
+  long (*each)(uintptr_t first, uintptr_t last, int uffd) = nullptr;
+  int uffd = -1;
+  long total = 0;
 };
 
-int ReleaseObject(dl_phdr_info* info, size_t /*size*/, void* data) {
+int WalkObject(dl_phdr_info* info, size_t /*size*/, void* data) {
   Walk& walk = *static_cast<Walk*>(data);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
@@ -25,26 +42,104 @@ int ReleaseObject(dl_phdr_info* info, size_t /*size*/, void* data) {
     const uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
     const uintptr_t end = begin + segment.p_memsz;
     if (walk.vdso != 0 && walk.vdso >= begin && walk.vdso < end) continue;
-    // Whole pages of the segment only: a page it shares with a neighbour stays.
+    // Whole pages of the segment only: a page it shares with a neighbour is left alone.
     const uintptr_t first = (begin + walk.page - 1) & ~(walk.page - 1);
     const uintptr_t last = end & ~(walk.page - 1);
-    if (last <= first) continue;
-    // NOLINTNEXTLINE(performance-no-int-to-ptr): an address the dynamic loader names
-    if (madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) == 0) {
-      walk.released_kb += static_cast<long>((last - first) / 1024);
-    }
+    if (last > first) walk.total += walk.each(first, last, walk.uffd);
   }
   return 0;
 }
 
-}  // namespace
-
-long ReleaseCleanFilePages() {
+long WalkSegments(long (*each)(uintptr_t, uintptr_t, int), int uffd) {
   Walk walk;
   walk.page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   walk.vdso = static_cast<uintptr_t>(getauxval(AT_SYSINFO_EHDR));
-  dl_iterate_phdr(ReleaseObject, &walk);
-  return walk.released_kb;
+  walk.each = each;
+  walk.uffd = uffd;
+  dl_iterate_phdr(WalkObject, &walk);
+  return walk.total;
+}
+
+long Release(uintptr_t first, uintptr_t last, int /*uffd*/) {
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): an address the dynamic loader names
+  if (madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
+  return static_cast<long>((last - first) / 1024);
+}
+
+// The ranges this process registered, for its forked children to register again (as many as fit).
+struct Range {
+  uintptr_t first = 0;
+  uintptr_t last = 0;
+};
+constexpr int kMaxRanges = 512;
+Range registered[kMaxRanges];
+int registered_count = 0;
+
+bool RegisterRange(uintptr_t first, uintptr_t last, int uffd) {
+  uffdio_register request = {};
+  request.range.start = first;
+  request.range.len = last - first;
+  request.mode = UFFDIO_REGISTER_MODE_WP;
+  return ioctl(uffd, UFFDIO_REGISTER, &request) == 0;
+}
+
+long Register(uintptr_t first, uintptr_t last, int uffd) {
+  if (!RegisterRange(first, last, uffd)) return 0;
+  if (registered_count < kMaxRanges) registered[registered_count++] = {first, last};
+  return 1;
+}
+
+// A userfaultfd for the registration, or -1. Async-signal-safe.
+int OpenForRegistration() {
+  // User-mode faults only: what an unprivileged process may ask for
+  // (vm.unprivileged_userfaultfd=0), and all that is needed, since no fault is ever handled.
+  const int uffd =
+      static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY));
+  if (uffd < 0) return -1;
+  uffdio_api api = {};
+  api.api = UFFD_API;
+  api.features = UFFD_FEATURE_WP_ASYNC;  // faults resolved by the kernel, on any kind of memory
+  if (ioctl(uffd, UFFDIO_API, &api) != 0) {
+    close(uffd);
+    return -1;
+  }
+  return uffd;
+}
+
+}  // namespace
+
+long ReleaseCleanFilePages() { return WalkSegments(Release, -1); }
+
+bool MapCodePagesAsTouched() {
+  // The registration's descriptor once made, and by which process: a forked child inherits the
+  // descriptor but not the registration, and registers on its own.
+  static int kept_uffd = -1;
+  static pid_t kept_by = 0;
+  if (kept_uffd >= 0) {
+    if (kept_by == getpid()) return true;
+    close(kept_uffd);  // the parent's registration: this child's copy of the descriptor ends
+    kept_uffd = -1;
+  }
+  const int uffd = OpenForRegistration();
+  if (uffd < 0) return false;
+  registered_count = 0;
+  if (WalkSegments(Register, uffd) == 0) {
+    close(uffd);
+    return false;
+  }
+  kept_uffd = uffd;  // closing it would end the registration
+  kept_by = getpid();
+  return true;
+}
+
+void MapInheritedCodePagesAsTouched() {
+  if (registered_count == 0) return;
+  const int uffd = OpenForRegistration();
+  if (uffd < 0) return;
+  for (int i = 0; i < registered_count; ++i) {
+    (void)RegisterRange(registered[i].first, registered[i].last, uffd);
+  }
+  // The descriptor stays open until the exec closes it, which ends the registration.
 }
 
 }  // namespace tony

@@ -21,4 +21,24 @@ namespace tony {
 // what of it was resident).
 long ReleaseCleanFilePages();
 
+// Asks the kernel to map this process's pages of those same segments one by one, as each is
+// touched. By default a read fault in a file's mapping maps the pages around it that are in the
+// page cache too (fault-around: 64 kB, on newer kernels a whole large folio), which counts as the
+// process's RSS although the process never touches most of them: for code spread over a large
+// program, several times what it runs. The means is a userfaultfd registration of the segments
+// in asynchronous write-protect mode (Linux 6.7), which turns fault-around off for them and
+// changes nothing else: the segments are never written, no fault is ever reported to the process,
+// and nothing reads the descriptor. The descriptor stays open for the process's life (not across
+// an exec: it is close-on-exec). A forked child's mappings are not registered: the child calls
+// this again for its own. Libraries loaded later are not covered. Returns false, having changed
+// nothing, where the kernel, or a seccomp filter, does not allow it; then the process is as it was.
+bool MapCodePagesAsTouched();
+
+// For a forked child of a process that MapCodePagesAsTouched registered, between the fork and an
+// exec: registers the same segments for the child, which has inherited none of the registration,
+// so that what it touches before the exec maps page by page too. Async-signal-safe: no allocation,
+// no lock (the parent's list of segments, as it was at the fork). Does nothing in the child of a
+// process not registered.
+void MapInheritedCodePagesAsTouched();
+
 }  // namespace tony

@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "common/memory_test_util.h"
 #include "gtest/gtest.h"
@@ -40,6 +43,89 @@ TEST(ResidentPagesTest, LetsGoOfTheLoadedCodeAndTheProgramRunsOn) {
   const long after = StatusKb(getpid(), "RssFile");
   EXPECT_LT(after, before / 2) << before << " kB before, " << after << " kB after";
   // The code it let go of runs again (this test's, gtest's, the C library's).
+  EXPECT_EQ(std::to_string(12345), "12345");
+}
+
+// This process's descriptors of a userfaultfd.
+std::vector<int> UserfaultFds() {
+  std::vector<int> fds;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    if (std::filesystem::read_symlink(entry.path(), error).string() == "anon_inode:[userfaultfd]") {
+      fds.push_back(std::stoi(entry.path().filename().string()));
+    }
+  }
+  return fds;
+}
+
+struct Growth {
+  long touched_pages = 0;
+  long rss_file_kb = 0;
+};
+
+// Lets go of the code's pages, then reads one page in every 16 of it: what that maps.
+Growth TouchOnePageInSixteen() {
+  (void)ReleaseCleanFilePages();
+  Growth growth;
+  const long before = StatusKb(getpid(), "RssFile");
+  growth.touched_pages = TouchLoadedCode(16);
+  growth.rss_file_kb = StatusKb(getpid(), "RssFile") - before;
+  return growth;
+}
+
+TEST(ResidentPagesTest, MapsOnlyTheCodePagesTouched) {
+  // Every page of the code in the page cache, which is what fault-around maps around a touch.
+  TouchLoadedCode();
+  // The same reads without the registration, in a child.
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const Growth growth = TouchOnePageInSixteen();
+    _exit(write(fds[1], &growth, sizeof growth) == sizeof growth ? 0 : 1);
+  }
+  close(fds[1]);
+  Growth unregistered;
+  const bool read_whole = read(fds[0], &unregistered, sizeof unregistered) == sizeof unregistered;
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(read_whole);
+
+  if (!MapCodePagesAsTouched()) {
+    GTEST_SKIP() << "this kernel (before Linux 6.7) or a seccomp filter allows no userfaultfd "
+                    "in asynchronous write-protect mode";
+  }
+  const std::vector<int> uffds = UserfaultFds();
+  ASSERT_EQ(uffds.size(), 1U);
+  EXPECT_NE(fcntl(uffds[0], F_GETFD) & FD_CLOEXEC, 0) << "a task's command would inherit it";
+  EXPECT_TRUE(MapCodePagesAsTouched()) << "a second call keeps the registration";
+  EXPECT_EQ(UserfaultFds().size(), 1U);
+
+  const Growth registered = TouchOnePageInSixteen();
+  const long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+  ASSERT_GT(registered.touched_pages, 256) << "too little code to tell";
+  // Each page read, and what this test's own code maps again (1 MB at most).
+  EXPECT_LT(registered.rss_file_kb, registered.touched_pages * page_kb + 1024)
+      << registered.touched_pages << " pages read, " << unregistered.rss_file_kb
+      << " kB mapped without the registration";
+  // Without it the kernel mapped the neighbours of each page read (fault-around, 64 kB or more).
+  EXPECT_GT(unregistered.rss_file_kb, 4 * registered.rss_file_kb)
+      << unregistered.touched_pages << " pages read";
+
+  // A forked child is not registered (it inherits a copy of the descriptor): it registers anew.
+  const pid_t child_registers = fork();
+  ASSERT_GE(child_registers, 0);
+  if (child_registers == 0) {
+    const bool registered_anew = MapCodePagesAsTouched() && UserfaultFds().size() == 1;
+    const Growth growth = TouchOnePageInSixteen();
+    _exit(registered_anew && growth.rss_file_kb < growth.touched_pages * page_kb + 1024 ? 0 : 1);
+  }
+  int child_status = 0;
+  ASSERT_EQ(waitpid(child_registers, &child_status, 0), child_registers);
+  EXPECT_TRUE(WIFEXITED(child_status) && WEXITSTATUS(child_status) == 0);
+  // The code let go of and mapped again page by page runs on.
   EXPECT_EQ(std::to_string(12345), "12345");
 }
 

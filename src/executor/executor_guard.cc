@@ -1,5 +1,6 @@
 #include "executor/executor_guard.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -72,6 +73,24 @@ int KillWhatIsLeft(const sigset_t& chld) {
   return killed;
 }
 
+void CloseBoth(const int (&pipe)[2]) {
+  for (int fd : pipe) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+// Closes the pipe's write end and reads until its other copy is closed too (or there is none).
+void WaitForEndOfFile(const int (&pipe)[2]) {
+  if (pipe[0] < 0) return;
+  close(pipe[1]);
+  char byte;
+  ssize_t got;
+  do {
+    got = read(pipe[0], &byte, 1);
+  } while (got < 0 && errno == EINTR);
+  close(pipe[0]);
+}
+
 // Replaces this process with tony's helper program (common/helper_program.h), which goes on as
 // the guard of `executor`. Returns only if that fails, with errno set.
 void ExecGuardProgram(pid_t executor) {
@@ -100,11 +119,20 @@ std::optional<int> RunGuard(char* role_arg, GuardKind kind) {
   // Orphans of the executor's tree come to the nearest subreaper above them: the executor while it
   // lives, the guard once it is gone.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // What starting up touched of tony's code is let go of first: the guard is about to become a
+  // small program, and the executor maps what it touches anew, but meanwhile both count.
+  (void)ReleaseCleanFilePages();
+  // Closed in the guard by its exec (or explicitly): until then the executor waits, so that the
+  // two never hold a copy of tony's start-up each at the same time.
+  int guard_done[2] = {-1, -1};
+  if (pipe2(guard_done, O_CLOEXEC) != 0) guard_done[0] = guard_done[1] = -1;
   const pid_t executor = fork();
   if (executor < 0) {
     spdlog::warn("cannot start the executor's guard ({}): running unguarded", std::strerror(errno));
     prctl(PR_SET_CHILD_SUBREAPER, 0);
     sigprocmask(SIG_SETMASK, &before, nullptr);
+    CloseBoth(guard_done);
+    (void)MapCodePagesAsTouched();
     return std::nullopt;
   }
   if (executor == 0) {
@@ -113,14 +141,20 @@ std::optional<int> RunGuard(char* role_arg, GuardKind kind) {
     if (getppid() != guard)
       kill(getpid(), SIGTERM);  // blocked: the executor's signal thread takes it
     sigprocmask(SIG_SETMASK, &before, nullptr);
+    WaitForEndOfFile(guard_done);
+    // A forked child starts with none of tony's code mapped, and without the registration of
+    // main.cc's: from here on the executor holds only the pages it touches, not their neighbours.
+    (void)MapCodePagesAsTouched();
     return std::nullopt;
   }
+  if (guard_done[0] >= 0) close(guard_done[0]);
 
   if (kind == GuardKind::kProgram) {
     ExecGuardProgram(executor);
     spdlog::info("the executor's guard stays a copy of tony: cannot execute its own program ({})",
                  std::strerror(errno));
   }
+  if (guard_done[1] >= 0) close(guard_done[1]);
   // The guard as a copy of tony: its shared pages of tony's files are let go of, which the
   // executor holds too.
   Rename(role_arg, "guard");

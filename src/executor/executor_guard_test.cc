@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -19,6 +20,7 @@
 #include "common/helper_program.h"
 #include "common/memory_test_util.h"
 #include "common/process.h"
+#include "common/resident_pages.h"
 #include "executor/task_executor.h"
 #include "gtest/gtest.h"
 
@@ -242,6 +244,43 @@ TEST(GuardProgramTest, TheGuardIsASmallProgramOfItsOwn) {
   ASSERT_TRUE(ReadInt(run.report).has_value());  // the executor waits again
   close(run.report);
   ASSERT_EQ(kill(run.guard, SIGTERM), 0);
+  EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{0, 0}));
+}
+
+// This process's descriptors of a userfaultfd (common/resident_pages.h).
+int UserfaultFds() {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    count += std::filesystem::read_symlink(entry.path(), error) == "anon_inode:[userfaultfd]";
+  }
+  return count;
+}
+
+TEST(GuardProgramTest, TheExecutorStartsOnceTheGuardIsItsProgramAndMapsItsCodePageByPage) {
+  // Whether this kernel allows the registration at all, asked in a child of the test's.
+  const pid_t probe = fork();
+  ASSERT_GE(probe, 0);
+  if (probe == 0) _exit(MapCodePagesAsTouched() ? 1 : 0);
+  const absl::StatusOr<ExitStatus> probed = WaitForExit(probe);
+  ASSERT_TRUE(probed.ok());
+
+  Guarded run = StartGuarded(GuardKind::kProgram, [](int report) {
+    // At once, before anything else: the guard must be its small program already, so that no
+    // copy of tony's start-up is held beside the executor.
+    char exe[256] = {};
+    const std::string parent = "/proc/" + std::to_string(getppid()) + "/exe";
+    const bool guard_is_program = readlink(parent.c_str(), exe, sizeof exe - 1) > 0 &&
+                                  std::string_view(exe).substr(0, 17) == "/memfd:tony-guard";
+    WriteInt(report, guard_is_program ? 1 : 0);
+    WriteInt(report, UserfaultFds());
+    return 0;
+  });
+  ASSERT_GT(run.guard, 0);
+  EXPECT_EQ(ReadInt(run.report), std::optional<int>(1)) << "the executor ran beside a copy of tony";
+  EXPECT_EQ(ReadInt(run.report), std::optional<int>(probed->exit_code))
+      << "the executor's registration (1) where the kernel allows one";
+  close(run.report);
   EXPECT_EQ(WaitForGuard(run.guard), (ExitStatus{0, 0}));
 }
 
