@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <string_view>
 
 // Linux 6.7's, newer than Debian 12's headers.
 #ifndef UFFD_FEATURE_WP_ASYNC
@@ -93,8 +95,14 @@ long Register(uintptr_t first, uintptr_t last, int uffd) {
 int OpenForRegistration() {
   // User-mode faults only: what an unprivileged process may ask for
   // (vm.unprivileged_userfaultfd=0), and all that is needed, since no fault is ever handled.
-  const int uffd =
+  int uffd =
       static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY));
+  if (uffd >= 0 && uffd <= 2) {
+    // Never as a standard stream, which a child would inherit (Spawn keeps 0-2 open across exec).
+    const int above = fcntl(uffd, F_DUPFD_CLOEXEC, 3);
+    close(uffd);
+    uffd = above;
+  }
   if (uffd < 0) return -1;
   uffdio_api api = {};
   api.api = UFFD_API;
@@ -104,6 +112,45 @@ int OpenForRegistration() {
     return -1;
   }
   return uffd;
+}
+
+// Whether /proc/self/status says a seccomp filter applies or a debugger is attached (or cannot be
+// read): then nothing is registered. A filter may kill a process for the call rather than refuse
+// it (systemd's SystemCallFilter does, by default); and a debugger's breakpoints are in pages that
+// the release after a registration would drop.
+bool FilteredOrTraced() {
+  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char text[8192];
+  size_t size = 0;
+  ssize_t got;
+  while (size < sizeof text - 1 && (got = read(fd, text + size, sizeof text - 1 - size)) > 0) {
+    size += static_cast<size_t>(got);
+  }
+  close(fd);
+  text[size] = '\0';
+  const std::string_view status(text, size);
+  for (const std::string_view field :
+       {std::string_view("\nSeccomp:"), std::string_view("\nTracerPid:")}) {
+    const size_t at = status.find(field);
+    if (at == std::string_view::npos) {
+      if (field == "\nTracerPid:") return true;
+      continue;  // a kernel without seccomp
+    }
+    const size_t value = status.find_first_not_of(" \t", at + field.size());
+    if (value == std::string_view::npos || status[value] != '0') return true;
+  }
+  return false;
+}
+
+// Whether `fd` is a userfaultfd (a descriptor number kept across a fork may be reused).
+bool IsUserfaultFd(int fd) {
+  char proc[32];
+  char link[64];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  const ssize_t length = readlink(proc, link, sizeof link - 1);
+  return length > 0 &&
+         std::string_view(link, static_cast<size_t>(length)) == "anon_inode:[userfaultfd]";
 }
 
 }  // namespace
@@ -117,9 +164,11 @@ bool MapCodePagesAsTouched() {
   static pid_t kept_by = 0;
   if (kept_uffd >= 0) {
     if (kept_by == getpid()) return true;
-    close(kept_uffd);  // the parent's registration: this child's copy of the descriptor ends
+    // The parent's registration: this child's copy of the descriptor ends, if it is still that.
+    if (IsUserfaultFd(kept_uffd)) close(kept_uffd);
     kept_uffd = -1;
   }
+  if (FilteredOrTraced()) return false;
   const int uffd = OpenForRegistration();
   if (uffd < 0) return false;
   registered_count = 0;

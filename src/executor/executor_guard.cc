@@ -154,11 +154,11 @@ std::optional<int> RunGuard(char* role_arg, GuardKind kind) {
     spdlog::info("the executor's guard stays a copy of tony: cannot execute its own program ({})",
                  std::strerror(errno));
   }
-  if (guard_done[1] >= 0) close(guard_done[1]);
   // The guard as a copy of tony: its shared pages of tony's files are let go of, which the
-  // executor holds too.
+  // executor holds too; then the executor starts.
   Rename(role_arg, "guard");
   ReleaseCleanFilePages();
+  if (guard_done[1] >= 0) close(guard_done[1]);
   sigset_t wait_for = chld;
   for (int sig : kForwarded) sigaddset(&wait_for, sig);
   int status = 0;
