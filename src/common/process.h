@@ -1,11 +1,9 @@
 #pragma once
-// Starting child processes and waiting for them to exit.
+// Starting child processes (waiting for them: common/child_exit.h).
 //
 // Threads: every function here may be called from any thread, concurrently. Spawn is safe in a
 // multi-threaded parent (gRPC's threads exist): everything that allocates happens before the fork,
-// and the child only makes async-signal-safe calls until exec. The wait functions reap the child,
-// so each pid must be waited for by one caller only; reaping is never done behind the caller's back
-// (no SIGCHLD handler), so a pid stays valid until one of them has returned its ExitStatus.
+// and the child only makes async-signal-safe calls until exec.
 
 #include <sys/types.h>
 
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/child_exit.h"
 
 namespace tony {
 
@@ -87,40 +86,12 @@ struct SpawnOptions {
 // WaitForExitFor.
 [[nodiscard]] absl::StatusOr<pid_t> Spawn(const SpawnOptions& options);
 
-struct ExitStatus {
-  int exit_code = 0;  // Valid when signal == 0.
-  int signal = 0;     // The terminating signal, 0 if the process exited.
-
-  // The shell's convention: exit_code, or 128 + signal.
-  int ShellCode() const;
-  // "exit code 3" or "killed by signal 9 (SIGKILL)".
-  std::string ToString() const;
-
-  friend bool operator==(const ExitStatus&, const ExitStatus&) = default;
-};
-
 // The command's exit status from a sandbox's status pipe once its init (the pid Spawn returned)
 // has exited with `init_status`: the command's own, or init's if it wrote none (killed first).
 // `peak_rss_bytes`, if given, gets the peak RSS of the command's processes (init's own left out)
 // when init reported one, and is left alone otherwise.
 [[nodiscard]] ExitStatus ReadSandboxedStatus(int status_read_fd, const ExitStatus& init_status,
                                              int64_t* peak_rss_bytes = nullptr);
-
-// Blocks until the child `pid` exits and reaps it. Fails if pid is not an unreaped child of this
-// process.
-[[nodiscard]] absl::StatusOr<ExitStatus> WaitForExit(pid_t pid);
-
-// Reaps the child if it has exited; std::nullopt while it still runs. Never blocks.
-[[nodiscard]] absl::StatusOr<std::optional<ExitStatus>> PollExit(pid_t pid);
-// Whether the child has exited, WITHOUT reaping it: while it is a zombie its pid cannot be
-// reused, so its group and session can still be killed safely by that pid. Reap it afterwards
-// with WaitForExit.
-[[nodiscard]] absl::StatusOr<bool> HasExited(pid_t pid);
-
-// Waits up to timeout_ms (negative: without limit) for the child to exit and reaps it;
-// std::nullopt if it still runs when the time is up. Sleeps in poll() on a pidfd, without
-// busy-looping and without relying on SIGCHLD.
-[[nodiscard]] absl::StatusOr<std::optional<ExitStatus>> WaitForExitFor(pid_t pid, int timeout_ms);
 
 // Raises this process's soft limit on open files to its hard limit, at most `at_most`, and
 // returns the limit now in force. A server that holds a connection per task needs more than the
