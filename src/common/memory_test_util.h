@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tony {
 
@@ -64,6 +66,18 @@ inline long TouchLoadedCode(uintptr_t stride_pages = 1) {
   touch.stride_pages = stride_pages;
   dl_iterate_phdr(internal::TouchReadOnlySegments, &touch);
   return touch.touched;
+}
+
+// This process's descriptors of a userfaultfd (common/resident_pages.h).
+inline std::vector<int> UserfaultFds() {
+  std::vector<int> fds;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    if (std::filesystem::read_symlink(entry.path(), error).string() == "anon_inode:[userfaultfd]") {
+      fds.push_back(std::stoi(entry.path().filename().string()));
+    }
+  }
+  return fds;
 }
 
 }  // namespace tony

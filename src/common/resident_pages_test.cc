@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -45,18 +44,6 @@ TEST(ResidentPagesTest, LetsGoOfTheLoadedCodeAndTheProgramRunsOn) {
   EXPECT_LT(after, before / 2) << before << " kB before, " << after << " kB after";
   // The code it let go of runs again (this test's, gtest's, the C library's).
   EXPECT_EQ(std::to_string(12345), "12345");
-}
-
-// This process's descriptors of a userfaultfd.
-std::vector<int> UserfaultFds() {
-  std::vector<int> fds;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    std::error_code error;
-    if (std::filesystem::read_symlink(entry.path(), error).string() == "anon_inode:[userfaultfd]") {
-      fds.push_back(std::stoi(entry.path().filename().string()));
-    }
-  }
-  return fds;
 }
 
 struct Growth {
