@@ -33,6 +33,7 @@
 #include "executor/executor_guard.h"
 #include "executor/task_context.h"
 #include "executor/task_executor.h"
+#include "grpc/grpc.h"
 #include "hadoop/common/credentials.h"
 #include "hadoop/common/hadoop_conf.h"
 #include "hadoop/hdfs/namenode_client.h"
@@ -62,6 +63,19 @@ std::string PlacementKey(const ValidatedJob& job) {
   }
   return "";
 }
+
+// Holds gRPC initialized for as long as it lives. The submitting client's last channel, the one
+// to the AM, closes as the job ends, and as gRPC's last user it would shut gRPC down there,
+// joining its threads with pauses of 1 and 2 ms, while the user waits for the job's end; held up,
+// gRPC goes with the process (ExitWithoutTeardown, once the client's own objects are gone). Made
+// after the interrupt signals are blocked: its threads inherit the mask.
+class GrpcHeldUp {
+ public:
+  GrpcHeldUp() { grpc_init(); }
+  ~GrpcHeldUp() { grpc_shutdown(); }
+  GrpcHeldUp(const GrpcHeldUp&) = delete;
+  GrpcHeldUp& operator=(const GrpcHeldUp&) = delete;
+};
 
 int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
   int exit_code = 0;
@@ -103,10 +117,15 @@ int RunSubmitOnYarn(SubmitOptions& options, const ValidatedJob& job) {
     context.tee = *std::move(store);
   }
   client::BlockInterruptSignals();
+  const GrpcHeldUp grpc;
   // --output json: stdout holds the JSON lines alone.
   if (options.json) context.json_out = &std::cout;
-  client::TonyClient tony(cluster.get(), options.json ? std::cerr : std::cout, std::cerr);
-  return tony.Submit(job.resolved, job.spec, context);
+  int code = 0;
+  {
+    client::TonyClient tony(cluster.get(), options.json ? std::cerr : std::cout, std::cerr);
+    code = tony.Submit(job.resolved, job.spec, context);
+  }
+  return ExitWithoutTeardown(code);
 }
 
 void SetUpRoleLogging(const std::string& role) {
@@ -327,10 +346,15 @@ int RunSubmit(SubmitOptions& options) {
     context.tee = *std::move(store);
   }
   client::BlockInterruptSignals();
-  cluster::LocalClusterClient cluster(TonyHome());
+  const GrpcHeldUp grpc;
   if (options.json) context.json_out = &std::cout;
-  client::TonyClient tony(&cluster, options.json ? std::cerr : std::cout, std::cerr);
-  return tony.Submit(job->resolved, job->spec, context);
+  int code = 0;
+  {
+    cluster::LocalClusterClient cluster(TonyHome());
+    client::TonyClient tony(&cluster, options.json ? std::cerr : std::cout, std::cerr);
+    code = tony.Submit(job->resolved, job->spec, context);
+  }
+  return ExitWithoutTeardown(code);
 }
 
 int RunAm() {
