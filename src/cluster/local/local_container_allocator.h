@@ -34,7 +34,8 @@ struct LocalAllocatorOptions {
   std::string host = "127.0.0.1";
   int am_attempt = 1;  // in container ids, so that a retried AM's logs go to new directories
   // tony.local.keep-work-dirs-on-failure: a job that did not succeed keeps its containers'
-  // working directories, secrets/ and staged files for inspection.
+  // working directories, secrets/ and staged files for inspection. Without it, a container's
+  // working directory goes as soon as the container has ended, as YARN's NodeManager does.
   bool keep_work_dirs_on_failure = false;
   // A later AM attempt adopts the running containers (tony.am.retry-count above 0): they do not
   // die with this AM, and each is recorded in the job directory's running/ until it ends, where
@@ -99,6 +100,9 @@ class LocalContainerAllocator final : public ContainerAllocator {
   std::vector<Container> GrantLocked() TONY_REQUIRES(mu_);
   void FreeLocked(const LocalContainer& container) TONY_REQUIRES(mu_);
   void Reap(const std::string& container_id);
+  // Removes the ended container's working directory on launches_' threads, unless the job may
+  // keep it (keep_work_dirs_on_failure); Shutdown waits for it.
+  void RemoveWorkDirOf(const std::string& container_id);
   void CheckMemory();
   void Wake();
   // After every container has stopped: removes the containers' working directories and

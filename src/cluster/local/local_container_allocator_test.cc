@@ -4,7 +4,11 @@
 #include "cluster/local/local_container_allocator.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -40,7 +44,7 @@ class LocalContainerAllocatorTest : public ::testing::Test {
   }
 
   LocalContainerAllocator& Start(const ResourceAsk& capacity, int am_attempt = 1,
-                                 bool keep_containers = false) {
+                                 bool keep_containers = false, bool keep_work_dirs = false) {
     LocalAllocatorOptions options;
     options.app_id = "application_1_0001";
     options.job_dir = dir_;
@@ -48,6 +52,7 @@ class LocalContainerAllocatorTest : public ::testing::Test {
     options.enforce_memory = false;
     options.am_attempt = am_attempt;
     options.keep_containers = keep_containers;
+    options.keep_work_dirs_on_failure = keep_work_dirs;
     allocator_ = std::make_unique<LocalContainerAllocator>(options);
     ContainerAllocator::Callbacks callbacks;
     callbacks.on_allocated = [this](Container container) {
@@ -130,8 +135,53 @@ TEST_F(LocalContainerAllocatorTest, ALaunchThatCannotLocalizeIsReportedAsAFailed
   EXPECT_TRUE(WaitForGrants(2));
 }
 
+// An ended container's working directory goes while the job runs (Shutdown before Finish removes
+// no working files: the job is not over), not a running one's; with
+// tony.local.keep-work-dirs-on-failure the job's end decides, so it stays until then.
+TEST_F(LocalContainerAllocatorTest, AnEndedContainersWorkingDirectoryGoesWithIt) {
+  for (const bool keep : {false, true}) {
+    SCOPED_TRACE(keep ? "keep-work-dirs-on-failure" : "default");
+    completed_.clear();
+    granted_.clear();
+    // The running container says that it runs through a FIFO.
+    const std::string ready = dir_ + "/ready";
+    ASSERT_EQ(mkfifo(ready.c_str(), 0600), 0);
+    const int ready_fd = open(ready.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_GE(ready_fd, 0);
+    LocalContainerAllocator& allocator = Start({1024, 4, 0}, 1, false, /*keep_work_dirs=*/keep);
+    allocator.Request({"worker", {256, 1, 0}, ""});
+    allocator.Request({"worker", {256, 1, 0}, ""});
+    ASSERT_TRUE(WaitForGrants(2));
+    const std::vector<Container> granted = Granted();
+    LaunchSpec runs;
+    runs.argv = {"/bin/sh", "-c", "echo x > written; echo > " + ready + "; exec sleep 300"};
+    LaunchSpec ends;
+    ends.argv = {"/bin/sh", "-c", "echo x > written"};
+    ASSERT_TRUE(allocator.Launch(granted[0], runs).ok());
+    pollfd fd = {ready_fd, POLLIN, 0};
+    ASSERT_EQ(poll(&fd, 1, static_cast<int>(kDeadline.count())), 1);
+    close(ready_fd);
+    ASSERT_TRUE(allocator.Launch(granted[1], ends).ok());
+    ASSERT_TRUE(WaitForCompletions(1));
+    {
+      std::lock_guard lock(mu_);
+      ASSERT_EQ(completed_[0].container_id, granted[1].id);
+      EXPECT_EQ(completed_[0].exit_code, 0) << completed_[0].diagnostics;
+    }
+    // The running container's directory is not the ended one's to take.
+    EXPECT_TRUE(fs::exists(dir_ + "/containers/" + granted[0].id + "/written"));
+    allocator.Shutdown();  // waits for a removal under way
+    EXPECT_EQ(fs::exists(dir_ + "/containers/" + granted[1].id + "/written"), keep);
+    allocator_.reset();
+    fs::remove_all(dir_ + "/containers");
+    fs::remove(ready);
+  }
+}
+
 // Containers launched together, on the pool's threads at once, share one read-only copy of the
-// job's venv, unpacked by one of them while the others wait: every task sees it whole.
+// job's venv, unpacked by one of them while the others wait: every task sees it whole (each
+// directory is looked at after its container ended: kept, as tony.local.keep-work-dirs-on-failure
+// keeps them).
 TEST_F(LocalContainerAllocatorTest, ContainersLaunchedTogetherShareOneUnpackedVenv) {
   const std::string venv = dir_ + "/venv-src";
   fs::create_directories(venv + "/lib");
@@ -143,7 +193,8 @@ TEST_F(LocalContainerAllocatorTest, ContainersLaunchedTogetherShareOneUnpackedVe
   }
   ASSERT_TRUE(CreateZipFromDirectory(venv, dir_ + "/venv.zip").ok());
   constexpr int kTasks = 4;
-  LocalContainerAllocator& allocator = Start({int64_t{kTasks} * 256, kTasks, 0});
+  LocalContainerAllocator& allocator =
+      Start({int64_t{kTasks} * 256, kTasks, 0}, 1, false, /*keep_work_dirs=*/true);
   for (int i = 0; i < kTasks; ++i) allocator.Request({"worker", {256, 1, 0}, ""});
   ASSERT_TRUE(WaitForGrants(kTasks));
   LaunchSpec spec;
