@@ -25,8 +25,8 @@
 namespace tony {
 namespace {
 
-// Each whole page of the read-only segments of the program and its libraries, as the dynamic
-// loader lists them, but the kernel's own object (the vDSO): [first, last) per segment.
+// The pages of the read-only segments of the program and its libraries, as the dynamic loader
+// lists them, but the kernel's own object (the vDSO): [first, last) per segment.
 struct Walk {
   uintptr_t page = 0;
   uintptr_t vdso = 0;
@@ -38,15 +38,36 @@ struct Walk {
 
 int WalkObject(dl_phdr_info* info, size_t /*size*/, void* data) {
   Walk& walk = *static_cast<Walk*>(data);
+  const uintptr_t mask = ~(walk.page - 1);
+  // The pages that segment `i` is mapped on: the loader maps each whole page of it.
+  auto pages = [&](int i, uintptr_t* first, uintptr_t* last) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    const uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    *first = begin & mask;
+    *last = (begin + segment.p_memsz + walk.page - 1) & mask;
+  };
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
     if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) != 0) continue;
-    const uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
-    const uintptr_t end = begin + segment.p_memsz;
-    if (walk.vdso != 0 && walk.vdso >= begin && walk.vdso < end) continue;
-    // Whole pages of the segment only: a page it shares with a neighbour is left alone.
-    const uintptr_t first = (begin + walk.page - 1) & ~(walk.page - 1);
-    const uintptr_t last = end & ~(walk.page - 1);
+    uintptr_t first = 0;
+    uintptr_t last = 0;
+    pages(i, &first, &last);
+    if (walk.vdso != 0 && walk.vdso >= first && walk.vdso < last) continue;
+    // Every page of the segment, so that its mapping stays one (a range that left out its partial
+    // last page split each library's mappings in two, and the process's exit and forks went over
+    // a third more of them); but a page that another segment is mapped on too is left alone.
+    for (int j = 0; j < info->dlpi_phnum; ++j) {
+      if (j == i || info->dlpi_phdr[j].p_type != PT_LOAD) continue;
+      uintptr_t other_first = 0;
+      uintptr_t other_last = 0;
+      pages(j, &other_first, &other_last);
+      if (other_first >= last || other_last <= first) continue;
+      if (other_first <= first) {
+        first = other_last;
+      } else {
+        last = other_first;
+      }
+    }
     if (last > first) walk.total += walk.each(first, last, walk.uffd);
   }
   return 0;
