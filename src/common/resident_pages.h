@@ -29,9 +29,10 @@ long ReleaseCleanFilePages();
 // in asynchronous write-protect mode (Linux 6.7), which turns fault-around off for them and
 // changes nothing else: the segments are never written, no fault is ever reported to the process,
 // and nothing reads the descriptor (each segment's mapping is registered whole, so none is split,
-// and the kernel does not collapse them into huge pages). The descriptor stays open for the process's life (not
-// across an exec: it is close-on-exec, and never 0-2). A forked child's mappings are not
-// registered: the child calls this again for its own. Libraries loaded later are not covered.
+// and the kernel does not collapse them into huge pages). The descriptor stays open for the
+// process's life (not across an exec: it is close-on-exec, and never 0-2). A forked child's
+// mappings are not registered: the child calls this again for its own. Libraries loaded later are
+// not covered.
 // Returns false, having changed nothing, where the kernel does not allow it (before 6.7), and
 // does not try under a seccomp filter (which may kill the process for the call rather than refuse
 // it) or a debugger. (With pages of 64 kB there is no fault-around, and nothing to gain.) Not

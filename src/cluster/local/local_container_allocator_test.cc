@@ -3,8 +3,8 @@
 
 #include "cluster/local/local_container_allocator.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/stat.h>
