@@ -103,11 +103,54 @@ void AmLink::Cancel() {
   if (blocking_call_ != nullptr) blocking_call_->TryCancel();
 }
 
-grpc::Status AmLink::Heartbeat(const rpc::HeartbeatRequest& request,
-                               rpc::HeartbeatResponse* response, int64_t timeout_ms) {
-  grpc::ClientContext context;
-  Prepare(&context, timeout_ms);
-  return stub_->Heartbeat(&context, request, response);
+bool HeartbeatCall::done() const {
+  MutexLock lock(mu_);
+  return done_;
+}
+
+grpc::Status HeartbeatCall::status() const {
+  MutexLock lock(mu_);
+  return status_;
+}
+
+void HeartbeatCall::Abandon() {
+  {
+    MutexLock lock(mu_);  // waits for an on_done under way
+    on_done_ = nullptr;
+  }
+  // Not under mu_: the cancellation may end the call, and run its callback, on this thread.
+  context_.TryCancel();
+}
+
+bool HeartbeatCall::WaitFor(int64_t timeout_ms) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  MutexLock lock(mu_);
+  while (!done_) {
+    if (!ended_.WaitUntil(mu_, deadline)) return done_;
+  }
+  return true;
+}
+
+std::shared_ptr<HeartbeatCall> AmLink::StartHeartbeat(rpc::HeartbeatRequest request,
+                                                      int64_t timeout_ms,
+                                                      std::function<void()> on_done) {
+  auto call = std::make_shared<HeartbeatCall>();
+  call->request_ = std::move(request);
+  {
+    MutexLock lock(call->mu_);
+    call->on_done_ = std::move(on_done);
+  }
+  Prepare(&call->context_, timeout_ms);
+  // The callback holds the call (its context, request and response) until gRPC is done with it.
+  stub_->async()->Heartbeat(&call->context_, &call->request_, &call->response_,
+                            [call](grpc::Status status) {
+                              MutexLock lock(call->mu_);
+                              call->status_ = std::move(status);
+                              call->done_ = true;
+                              call->ended_.NotifyAll();
+                              if (call->on_done_) call->on_done_();
+                            });
+  return call;
 }
 
 grpc::Status AmLink::ReportResult(const rpc::ReportResultRequest& request,

@@ -5,7 +5,8 @@
 // the link reads (FollowNextAm), and a result that finds no AM waits for the next one, for up to
 // the recovery time.
 //
-// Threads: the executor's main thread, except Cancel (any thread: the signal thread's).
+// Threads: the executor's main thread, except Cancel (any thread: the signal thread's) and
+// HeartbeatCall's methods (any thread).
 
 #include <cstdint>
 #include <functional>
@@ -34,6 +35,34 @@ struct AmLinkOptions {
   int64_t recovery_ms = 0;
 };
 
+// A heartbeat sent and not answered yet (AmLink::StartHeartbeat). The AM takes heartbeats up at
+// its next tick (up to 200 ms later), and the executor watches its task meanwhile.
+class HeartbeatCall {
+ public:
+  // Whether it has ended: answered, failed or cancelled.
+  bool done() const;
+  // Once done(): how it ended; and, when that is OK, the AM's answer.
+  grpc::Status status() const;
+  const rpc::HeartbeatResponse& response() const { return response_; }
+  // Its answer no longer matters (the task has ended): cancels it, without waiting for it to end
+  // (gRPC took 80 to 100 ms to end a cancelled call), and its `on_done` does not run from the
+  // return on. What the call holds lives until gRPC is done with it.
+  void Abandon();
+  // Waits up to `timeout_ms` for it to end; whether it has.
+  bool WaitFor(int64_t timeout_ms) const;
+
+ private:
+  friend class AmLink;
+  grpc::ClientContext context_;
+  rpc::HeartbeatRequest request_;
+  rpc::HeartbeatResponse response_;
+  mutable Mutex mu_;
+  mutable CondVar ended_;
+  bool done_ TONY_GUARDED_BY(mu_) = false;
+  grpc::Status status_ TONY_GUARDED_BY(mu_);
+  std::function<void()> on_done_ TONY_GUARDED_BY(mu_);
+};
+
 class AmLink {
  public:
   explicit AmLink(AmLinkOptions options);
@@ -53,8 +82,10 @@ class AmLink {
   // The executor is stopping: ends a WaitClusterSpec in progress, and every later one at once.
   void Cancel();
 
-  grpc::Status Heartbeat(const rpc::HeartbeatRequest& request, rpc::HeartbeatResponse* response,
-                         int64_t timeout_ms);
+  // Sends a heartbeat and returns without waiting for its answer; `on_done` runs on one of
+  // gRPC's threads once the call has ended, unless it was abandoned first (it must not block).
+  std::shared_ptr<HeartbeatCall> StartHeartbeat(rpc::HeartbeatRequest request, int64_t timeout_ms,
+                                                std::function<void()> on_done);
   // Reports the task's end. When no AM answers and a next attempt may come, follows it and tries
   // again, for up to the recovery time; `pause(ms)` waits between tries and returns true when the
   // executor was stopped meanwhile, which ends the tries.

@@ -7,8 +7,11 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <future>
 #include <memory>
+#include <mutex>
 
 #include "common/files.h"
 #include "grpcpp/grpcpp.h"
@@ -37,8 +40,21 @@ class FakeAm final : public rpc::TonyAm::Service {
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   grpc::Status Heartbeat(grpc::ServerContext*, const rpc::HeartbeatRequest*,
                          rpc::HeartbeatResponse*) override {
+    std::unique_lock lock(mu_);
     ++heartbeats;
+    changed_.notify_all();
+    // Held, as the real AM holds a heartbeat until its next tick, while the test says so.
+    changed_.wait(lock, [this] { return !hold_heartbeats_; });
     return grpc::Status::OK;
+  }
+  void HoldHeartbeats(bool hold) {
+    std::lock_guard lock(mu_);
+    hold_heartbeats_ = hold;
+    changed_.notify_all();
+  }
+  bool WaitForHeartbeats(int n) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [&] { return heartbeats >= n; });
   }
   grpc::Status ReportResult(grpc::ServerContext*, const rpc::ReportResultRequest* request,
                             rpc::ReportResultResponse*) override {
@@ -54,7 +70,22 @@ class FakeAm final : public rpc::TonyAm::Service {
  private:
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool hold_heartbeats_ = false;
 };
+
+// One heartbeat, waited for.
+grpc::Status Beat(AmLink& link) {
+  // Shared: the callback may still be in set_value when the wait returns.
+  auto ended = std::make_shared<std::promise<void>>();
+  std::future<void> answered = ended->get_future();
+  const std::shared_ptr<HeartbeatCall> call =
+      link.StartHeartbeat({}, 5000, [ended] { ended->set_value(); });
+  answered.wait();
+  EXPECT_TRUE(call->done());
+  return call->status();
+}
 
 class AmLinkTest : public ::testing::Test {
  protected:
@@ -86,20 +117,43 @@ TEST_F(AmLinkTest, FollowsTheAddressFileToTheNextAttemptOnlyWhenItNamesAnotherAm
   FakeAm first;
   AmLink link(Options(first.address(), 60000));
   EXPECT_TRUE(link.awaits_next_am());
-  rpc::HeartbeatResponse response;
-  ASSERT_TRUE(link.Heartbeat({}, &response, 5000).ok());
+  ASSERT_TRUE(Beat(link).ok());
   EXPECT_FALSE(link.FollowNextAm());  // no file yet
   ASSERT_TRUE(WriteFile(dir_ + "/am.address", first.address() + "\n").ok());
   EXPECT_FALSE(link.FollowNextAm());  // the same AM
 
   first.Stop();
-  EXPECT_FALSE(link.Heartbeat({}, &response, 5000).ok());
+  EXPECT_FALSE(Beat(link).ok());
   FakeAm second;
   ASSERT_TRUE(WriteFile(dir_ + "/am.address", second.address() + "\n").ok());
   EXPECT_TRUE(link.FollowNextAm());
   EXPECT_EQ(link.address(), second.address());
-  ASSERT_TRUE(link.Heartbeat({}, &response, 5000).ok());
+  ASSERT_TRUE(Beat(link).ok());
   EXPECT_EQ(second.heartbeats, 1);
+}
+
+// A heartbeat returns at once, before the AM answers it (the executor watches its task
+// meanwhile). One that the AM holds is abandoned when the task ends: the result goes through
+// meanwhile, the call ends cancelled, and its callback, which would wake an executor that may be
+// gone, never runs.
+TEST_F(AmLinkTest, AHeartbeatIsNotWaitedForAndCanBeAbandoned) {
+  FakeAm am;
+  AmLink link(Options(am.address(), 0));
+  am.HoldHeartbeats(true);
+  std::atomic<int> ended{0};
+  const std::shared_ptr<HeartbeatCall> held = link.StartHeartbeat({}, 60000, [&ended] { ++ended; });
+  ASSERT_TRUE(am.WaitForHeartbeats(1));
+  EXPECT_FALSE(held->done());
+  held->Abandon();
+  rpc::ReportResultResponse response;
+  ASSERT_TRUE(link.ReportResult(Result(0), &response, 5000, [](int64_t) { return false; }).ok());
+  EXPECT_EQ(am.results, 1);
+  ASSERT_TRUE(held->WaitFor(10000));  // while the AM still holds it
+  EXPECT_EQ(held->status().error_code(), grpc::StatusCode::CANCELLED) << GrpcError(held->status());
+  EXPECT_EQ(ended, 0);
+  am.HoldHeartbeats(false);
+  EXPECT_TRUE(Beat(link).ok());
+  EXPECT_EQ(am.heartbeats, 2);
 }
 
 TEST_F(AmLinkTest, AResultThatFindsNoAmIsTakenByTheNextAttempt) {

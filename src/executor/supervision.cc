@@ -24,7 +24,7 @@ Supervision::Due Supervision::Check(int stop_signal) {
     due.kill = true;
     kill_at_ms_ = now + kKillRepeatMs;  // and again, should something survive
   }
-  due.heartbeat = now >= next_heartbeat_ms_;
+  due.heartbeat = !heartbeat_in_flight_ && now >= next_heartbeat_ms_;
   return due;
 }
 
@@ -37,6 +37,7 @@ bool Supervision::BeginStop(const std::string& reason) {
 }
 
 bool Supervision::OnHeartbeat(bool ok) {
+  heartbeat_in_flight_ = false;
   if (!ok && failed_heartbeats_ == 0) am_silent_since_ms_ = clock_->NowMs();
   if (ok) am_silent_since_ms_ = 0;
   failed_heartbeats_ = ok ? 0 : failed_heartbeats_ + 1;
@@ -48,7 +49,10 @@ bool Supervision::OnHeartbeat(bool ok) {
 
 int64_t Supervision::WaitMs() const {
   const int64_t now = clock_->NowMs();
-  int64_t wait = std::min(next_heartbeat_ms_ - now, limits_.check_interval_ms);
+  // A heartbeat in flight wakes the loop when it ends.
+  int64_t wait = heartbeat_in_flight_
+                     ? limits_.check_interval_ms
+                     : std::min(next_heartbeat_ms_ - now, limits_.check_interval_ms);
   if (kill_at_ms_ != 0) wait = std::min(wait, kill_at_ms_ - now);
   return std::max<int64_t>(0, wait);
 }

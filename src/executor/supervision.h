@@ -53,6 +53,10 @@ class Supervision {
   // first and the tree must get SIGTERM now; later reasons are ignored.
   bool BeginStop(const std::string& reason);
 
+  // A heartbeat was sent: none is due again, and the wait is not cut short for one, until its
+  // outcome (OnHeartbeat).
+  void OnHeartbeatSent() { heartbeat_in_flight_ = true; }
+  bool heartbeat_in_flight() const { return heartbeat_in_flight_; }
   // The outcome of a heartbeat, which schedules the next one an interval from now. False once
   // max_missed_heartbeats in a row have failed (with am_recovery_ms, once the AM has been silent
   // that long as well): the AM is lost.
@@ -77,6 +81,7 @@ class Supervision {
   const Clock* const clock_;
   const int64_t start_ms_;
   int64_t next_heartbeat_ms_;
+  bool heartbeat_in_flight_ = false;
   int failed_heartbeats_ = 0;
   int64_t am_silent_since_ms_ = 0;
   int64_t kill_at_ms_ = 0;  // when stopping: SIGKILL the tree at this time

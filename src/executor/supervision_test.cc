@@ -41,6 +41,27 @@ TEST(SupervisionTest, AStretchedHeartbeatStillLetsTheLoopCheckEveryConfiguredInt
   EXPECT_TRUE(supervision.Check(0).heartbeat);
 }
 
+// A heartbeat waits for the AM's next tick while the executor watches its task: while it is
+// unanswered no other is due, the loop is not woken for one (its answer wakes it), and the next
+// is due an interval after the answer.
+TEST(SupervisionTest, NoHeartbeatIsDueWhileOneAwaitsItsAnswer) {
+  FakeClock clock;
+  Supervision supervision(Limits(), &clock, clock.NowMs());
+  ASSERT_TRUE(supervision.Check(0).heartbeat);
+  supervision.OnHeartbeatSent();
+  EXPECT_TRUE(supervision.heartbeat_in_flight());
+  EXPECT_FALSE(supervision.Check(0).heartbeat);
+  EXPECT_EQ(supervision.WaitMs(), 1000);  // the check interval, not 0
+  clock.Advance(1500);                    // longer than an interval: still unanswered
+  EXPECT_FALSE(supervision.Check(0).heartbeat);
+  ASSERT_TRUE(supervision.OnHeartbeat(true));
+  EXPECT_FALSE(supervision.heartbeat_in_flight());
+  EXPECT_FALSE(supervision.Check(0).heartbeat);
+  EXPECT_EQ(supervision.WaitMs(), 1000);
+  clock.Advance(1000);
+  EXPECT_TRUE(supervision.Check(0).heartbeat);
+}
+
 TEST(SupervisionTest, HeartbeatsAreDueAtOnceThenEveryIntervalAfterTheLast) {
   FakeClock clock;
   Supervision supervision(Limits(), &clock, clock.NowMs());

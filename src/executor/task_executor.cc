@@ -113,6 +113,10 @@ void TaskExecutor::OnStopSignal(int sig) {
   stop_signal_ = sig;  // first: Supervise may be deciding right now whether it was signalled
   spdlog::info("received signal {}", sig);
   link_->Cancel();
+  Wake();
+}
+
+void TaskExecutor::Wake() {
   const uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof(one));
 }

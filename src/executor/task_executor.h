@@ -113,10 +113,14 @@ class TaskExecutor {
   };
   // Watches the user process until it exits (Supervision's rules), heartbeating; then Finish.
   int Supervise(pid_t pid, int64_t start_ms, const OutputStart& output_start);
-  // One heartbeat with the tree's usage; applies fresh credentials and calls `stop` if the AM
-  // asks; ships new output.
-  grpc::Status Heartbeat(pid_t pid, HeartbeatState* state,
+  // A heartbeat with the tree's usage and the task's progress, as of now.
+  rpc::HeartbeatRequest HeartbeatNow(pid_t pid, HeartbeatState* state);
+  // The AM's answer to a heartbeat: writes the task's stacks, calls `stop` or applies fresh
+  // credentials where it asks.
+  void OnHeartbeatAnswer(pid_t pid, const rpc::HeartbeatResponse& response, HeartbeatState* state,
                          const std::function<void(const std::string&)>& stop);
+  // Wakes Supervise (and WaitForStop); any thread.
+  void Wake();
   // Reports the task's end with its diagnostics; returns the executor's exit code.
   int Finish(const std::optional<ExitStatus>& exit, const std::string& stop_reason,
              int64_t peak_rss);

@@ -65,6 +65,7 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
   };
 
   bool released_startup_pages = false;
+  std::shared_ptr<HeartbeatCall> beating;  // sent, not answered yet
   std::optional<ExitStatus> exit;
   while (!exit) {
     const Supervision::Due due = supervision.Check(stop_signal_);
@@ -81,8 +82,18 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
     if (due.heartbeat) {
       // A silent AM may have been followed by its next attempt, which adopts the task.
       if (supervision.failed_heartbeats() > 0) link_->FollowNextAm();
+      // Not waited for: the AM answers heartbeats at its next tick, and the task may end, or the
+      // executor be stopped, meanwhile (the answer wakes the loop).
+      beating = link_->StartHeartbeat(HeartbeatNow(pid, &beat),
+                                      std::max<int64_t>(spec_.heartbeat_interval_ms, 1000),
+                                      [this] { Wake(); });
+      supervision.OnHeartbeatSent();
+    }
+    if (beating && beating->done()) {
+      const grpc::Status status = beating->status();
+      if (status.ok()) OnHeartbeatAnswer(pid, beating->response(), &beat, begin_stop);
+      beating.reset();
       const bool awaiting_next_am = supervision.awaiting_next_am();
-      const grpc::Status status = Heartbeat(pid, &beat, begin_stop);
       const int missed_before = supervision.failed_heartbeats();
       const int64_t silent_since_ms = supervision.am_silent_since_ms();
       // Said once each way: an AM that stops answering (stopped, swapping, its host paused) and
@@ -145,12 +156,13 @@ int TaskExecutor::Supervise(pid_t pid, int64_t start_ms, const OutputStart& outp
       exit = sandbox_ ? sandbox_->ExitOf(*status) : *status;
     }
   }
+  // The task's end goes to the AM now; a heartbeat still waiting has nothing more to say.
+  if (beating) beating->Abandon();
   if (pidfd >= 0) close(pidfd);
   return Finish(exit, supervision.stop_reason(), beat.peak_rss);
 }
 
-grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
-                                     const std::function<void(const std::string&)>& stop) {
+rpc::HeartbeatRequest TaskExecutor::HeartbeatNow(pid_t pid, HeartbeatState* beat) {
   const int64_t now = SystemClock::Get()->NowMs();
   rpc::HeartbeatRequest request;
   *request.mutable_task() = ToProto(options_.task);
@@ -177,37 +189,34 @@ grpc::Status TaskExecutor::Heartbeat(pid_t pid, HeartbeatState* beat,
       request.set_gpu_memory_bytes(gpu->memory_bytes);
     }
   }
-  rpc::HeartbeatResponse response;
-  grpc::Status status =
-      link_->Heartbeat(request, &response, std::max<int64_t>(spec_.heartbeat_interval_ms, 1000));
-  if (status.ok()) {
-    if (response.dump_stacks()) {
-      spdlog::warn("writing the stacks of the task's processes to its stderr: {}",
-                   response.reason());
-      // At most half of what the AM allows between heartbeats: a healthy member of the gang
-      // that writes its stacks must not be taken for lost.
-      const int64_t budget_ms = std::min<int64_t>(
-          kMaxStacksMs, spec_.heartbeat_interval_ms * spec_.max_missed_heartbeats / 2);
-      WriteStacks(
-          pid, sandbox_.has_value(),
-          StrCat("stacks of ", options_.task.ToString(), "'s processes: ", response.reason()),
-          stderr_fd_, budget_ms, beat->progress->faulthandler_pids(), kStacksSignal);
-    }
-    if (response.stop()) {
-      stop(response.reason().empty() ? "the AM asked to stop the task" : response.reason());
-    }
-    if (response.tokens_version() > beat->tokens_version && options_.apply_tokens) {
-      // Not applied: asked for again with the next heartbeat.
-      if (absl::Status s = options_.apply_tokens(response.tokens()); s.ok()) {
-        beat->tokens_version = response.tokens_version();
-        spdlog::info("the task has fresh credentials from the AM (version {})",
-                     beat->tokens_version);
-      } else {
-        spdlog::warn("cannot give the task its fresh credentials: {}", ToStd(s.message()));
-      }
+  return request;
+}
+
+void TaskExecutor::OnHeartbeatAnswer(pid_t pid, const rpc::HeartbeatResponse& response,
+                                     HeartbeatState* beat,
+                                     const std::function<void(const std::string&)>& stop) {
+  if (response.dump_stacks()) {
+    spdlog::warn("writing the stacks of the task's processes to its stderr: {}", response.reason());
+    // At most half of what the AM allows between heartbeats: a healthy member of the gang
+    // that writes its stacks must not be taken for lost.
+    const int64_t budget_ms = std::min<int64_t>(
+        kMaxStacksMs, spec_.heartbeat_interval_ms * spec_.max_missed_heartbeats / 2);
+    WriteStacks(pid, sandbox_.has_value(),
+                StrCat("stacks of ", options_.task.ToString(), "'s processes: ", response.reason()),
+                stderr_fd_, budget_ms, beat->progress->faulthandler_pids(), kStacksSignal);
+  }
+  if (response.stop()) {
+    stop(response.reason().empty() ? "the AM asked to stop the task" : response.reason());
+  }
+  if (response.tokens_version() > beat->tokens_version && options_.apply_tokens) {
+    // Not applied: asked for again with the next heartbeat.
+    if (absl::Status s = options_.apply_tokens(response.tokens()); s.ok()) {
+      beat->tokens_version = response.tokens_version();
+      spdlog::info("the task has fresh credentials from the AM (version {})", beat->tokens_version);
+    } else {
+      spdlog::warn("cannot give the task its fresh credentials: {}", ToStd(s.message()));
     }
   }
-  return status;
 }
 
 int TaskExecutor::Finish(const std::optional<ExitStatus>& exit, const std::string& stop_reason,
