@@ -90,6 +90,7 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
   HeartbeatReport report;
   report.rss_bytes = request.rss_bytes();
   report.quiet_ms = request.quiet_ms();
+  if (request.has_attempt()) report.attempt = request.attempt();
   if (request.progress().has_step()) {
     report.progress = {true,
                        request.progress().step(),
@@ -108,7 +109,7 @@ void ApplicationMaster::Heartbeat(const rpc::HeartbeatRequest& request,
   RecordTaskChanges();
   if (const TaskRecord* record = job_.Find(FromProto(request.task()));
       record != nullptr && record->container_id == request.container_id()) {
-    history_.RecordMetrics(request, record->attempt);
+    history_.RecordMetrics(request, request.has_attempt() ? request.attempt() : record->attempt);
   }
   // Fresh credentials go out with the reply to each executor that has older ones.
   if (request.tokens_version() < task_tokens_version_) {

@@ -54,6 +54,7 @@ struct HeartbeatReport {
   int64_t rss_bytes = 0;
   TaskProgress progress;
   int64_t quiet_ms = 0;  // how long the task has made no progress, by the executor's clock
+  int attempt = -1;      // the executor's attempt; -1: not said
 };
 // The AM's answer to it.
 struct HeartbeatAnswer {

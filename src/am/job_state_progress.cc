@@ -83,6 +83,15 @@ HeartbeatAnswer JobStateMachine::OnHeartbeat(const TaskRef& ref, const std::stri
   }
   task->last_heartbeat_ms = clock_->NowMs();
   ++task->heartbeats;
+  // Sent before a result the executor reported since (it does not wait for a heartbeat's
+  // answer, which comes at the AM's next tick): an earlier attempt's, or one that a result
+  // awaiting the container's end overtook. What it says is older than what the AM knows.
+  const bool overtaken =
+      (report.attempt >= 0 && report.attempt < task->attempt) || task->pending_result.has_value();
+  if (overtaken) {
+    answer.stop = task->stop_requested || IsTerminal(task->state);
+    return answer;
+  }
   if (task->adopted &&
       (task->state == TaskState::kAllocated || task->state == TaskState::kRegistered)) {
     // Only a task with its cluster spec heartbeats: the earlier AM attempt released it, and died

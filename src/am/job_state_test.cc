@@ -288,6 +288,47 @@ TEST_F(JobStateTest, ATaskWithoutProgressForTheHangTimeoutIsHungStoppedAndRestar
       << job_->diagnostics();
 }
 
+// The executor does not wait for a heartbeat's answer, which comes at the AM's next tick: a
+// heartbeat may be taken up after the result its executor sent later. It still counts as a sign
+// of life, but what it carries is older than what the AM knows: a task whose provisional result
+// waits for its container's end is not found hung by it, and an earlier attempt's progress does
+// not replace the current one's.
+TEST_F(JobStateTest, AHeartbeatOvertakenByTheTasksResultChangesNothing) {
+  Init({{"tony.worker.instances", "2"},
+        {"tony.worker.max-restarts", "1"},
+        {"tony.worker.restart-policy", "task"},
+        {"tony.worker.restart-backoff-ms", "0"},
+        {"tony.task.hang-timeout-ms", "15000"}});
+  StartAll();
+  job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(0, 7));
+  clock_.Advance(16000);
+  job_->OnExecutorResult({"worker", 0}, "c_worker:0", 1, "boom", /*provisional=*/true);
+  ASSERT_TRUE(job_->Find({"worker", 0})->pending_result.has_value());
+  const size_t events = job_->events().size();
+  HeartbeatAnswer answer = job_->OnHeartbeat({"worker", 0}, "c_worker:0", Quiet(16000, 7));
+  EXPECT_FALSE(answer.dump_stacks);
+  EXPECT_TRUE(job_->Find({"worker", 0})->hung.empty());
+  EXPECT_EQ(job_->events().size(), events);
+  EXPECT_EQ(job_->Find({"worker", 0})->last_heartbeat_ms, clock_.NowMs());
+  // worker:1 fails and runs again (attempt 1); attempt 0's last heartbeat comes after, under the
+  // same container id (as when the attempt runs again in its container).
+  job_->OnHeartbeat({"worker", 1}, "c_worker:1", Quiet(0, 40));
+  job_->OnExecutorResult({"worker", 1}, "c_worker:1", 1, "boom");
+  ASSERT_EQ(job_->Find({"worker", 1})->attempt, 1);
+  Allocate({"worker", 1});
+  Register({"worker", 1}, 2000);
+  ASSERT_FALSE(job_->Find({"worker", 1})->progress.has_step);
+  HeartbeatReport late = Quiet(0, 41);
+  late.attempt = 0;
+  job_->OnHeartbeat({"worker", 1}, "c_worker:1", late);
+  EXPECT_FALSE(job_->Find({"worker", 1})->progress.has_step);
+  // The current attempt's own heartbeat is taken as ever.
+  HeartbeatReport current = Quiet(0, 3);
+  current.attempt = 1;
+  job_->OnHeartbeat({"worker", 1}, "c_worker:1", current);
+  EXPECT_EQ(job_->Find({"worker", 1})->progress.step, 3);
+}
+
 TEST_F(JobStateTest, TheJobsProgressIsItsTrackedTasksShares) {
   Init({{"tony.worker.instances", "2"}, {"tony.ps.instances", "1"}});
   StartAll();

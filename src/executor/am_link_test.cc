@@ -34,6 +34,7 @@ class FakeAm final : public rpc::TonyAm::Service {
   }
   ~FakeAm() override { Stop(); }
   void Stop() {
+    HoldHeartbeats(false);  // a held call would hold the shutdown
     if (server_) server_->Shutdown();
     server_.reset();
   }

@@ -122,9 +122,19 @@ void TaskExecutor::Wake() {
 }
 
 bool TaskExecutor::WaitForStop(int64_t ms) {
-  if (stop_signal_ != 0) return true;
-  pollfd fd = {wake_fd_, POLLIN, 0};
-  poll(&fd, 1, static_cast<int>(std::max<int64_t>(ms, 0)));
+  // The whole time unless a stop comes: the descriptor may also have been woken for something
+  // else (a heartbeat's answer just before it was abandoned), which is drained and waited past.
+  const Clock* clock = SystemClock::Get();
+  const int64_t until = clock->NowMs() + std::max<int64_t>(ms, 0);
+  while (stop_signal_ == 0) {
+    const int64_t left = until - clock->NowMs();
+    if (left <= 0) break;
+    pollfd fd = {wake_fd_, POLLIN, 0};
+    if (poll(&fd, 1, static_cast<int>(left)) > 0 && (fd.revents & POLLIN) != 0) {
+      uint64_t drained;
+      (void)!read(wake_fd_, &drained, sizeof(drained));
+    }
+  }
   return stop_signal_ != 0;
 }
 

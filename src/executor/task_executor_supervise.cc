@@ -167,6 +167,7 @@ rpc::HeartbeatRequest TaskExecutor::HeartbeatNow(pid_t pid, HeartbeatState* beat
   rpc::HeartbeatRequest request;
   *request.mutable_task() = ToProto(options_.task);
   request.set_container_id(options_.container_id);
+  request.set_attempt(attempt_);
   // The sandbox's init is tony's, not the task's: only what runs below it counts.
   const TreeUsage usage = sandbox_ ? MeasureDescendants(pid) : MeasureTree(pid);
   beat->peak_rss = std::max(beat->peak_rss, usage.rss_bytes);
