@@ -78,6 +78,7 @@ absl::Status LocalContainerAllocator::Start(const std::string& am_host, int am_p
   {
     MutexLock lock(mu_);
     launches_ = std::make_unique<WorkerPool>(kLaunchThreads);
+    removals_ = std::make_unique<WorkerPool>(1);
   }
   monitor_ = std::thread([this] { MonitorLoop(); });
   return absl::OkStatus();
@@ -189,6 +190,7 @@ absl::Status LocalContainerAllocator::Finish(FinalStatus final_status,
     // Most often a task filled the disk from its working directory, which is no longer needed.
     spdlog::warn("[{}] {}; removing the containers' working directories first", options_.app_id,
                  ToStd(written.message()));
+    WaitForRemovals();  // not two removals of one tree at once: each would stop at the other's
     for (const absl::Status& error : RemoveJobWorkFiles(options_.job_dir, false)) {
       spdlog::warn("[{}] {}", options_.app_id, ToStd(error.message()));
     }
@@ -291,11 +293,15 @@ void LocalContainerAllocator::Shutdown() {
   if (monitor_.joinable()) monitor_.join();
   // What the pool started since is killed there (shutdown_); its work directories go below.
   std::unique_ptr<WorkerPool> launches;
+  std::unique_ptr<WorkerPool> removals;
   {
     MutexLock lock(mu_);
     launches = std::move(launches_);
+    removals = std::move(removals_);
+    removing_.clear();
   }
   launches.reset();
+  removals.reset();  // what was queued is removed first
   {
     MutexLock lock(mu_);
     for (auto& [id, local] : containers_) {
@@ -406,16 +412,30 @@ void LocalContainerAllocator::Reap(const std::string& container_id) {
 
 void LocalContainerAllocator::RemoveWorkDirOf(const std::string& container_id) {
   // Not on the job's end, when every directory at once took longer than the rest of the end did
-  // (about 0.2 ms a file on ext4), and not on this thread, which reports the other containers.
+  // (about 0.2 ms a file on ext4); not on this thread, which reports the other containers; and
+  // not on the launches' threads, where a gang restart's launches would wait behind the old
+  // attempts' directories.
   if (options_.keep_work_dirs_on_failure) return;  // the job's end decides
   std::string work_dir = StrCat(options_.job_dir, "/containers/", container_id);
   MutexLock lock(mu_);
-  if (!launches_) return;  // shut down: RemoveWorkFiles takes it with the rest
-  launches_->Submit([this, work_dir = std::move(work_dir)] {
+  if (!removals_) return;  // shut down: RemoveWorkFiles takes it with the rest
+  std::erase_if(removing_, [](const std::future<void>& removal) {
+    return removal.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  });
+  removing_.push_back(removals_->Submit([this, work_dir = std::move(work_dir)] {
     if (absl::Status removed = RemoveTree(work_dir); !removed.ok()) {
       spdlog::warn("[{}] {}", options_.app_id, ToStd(removed.message()));
     }
-  });
+  }));
+}
+
+void LocalContainerAllocator::WaitForRemovals() {
+  std::vector<std::future<void>> removing;
+  {
+    MutexLock lock(mu_);
+    removing.swap(removing_);
+  }
+  for (std::future<void>& removal : removing) removal.wait();
 }
 
 void LocalContainerAllocator::CheckMemory() {
@@ -502,7 +522,12 @@ void LocalContainerAllocator::MonitorLoop() {
       }
     }
     for (ContainerExit& exit : stopped) {
+      // A failed launch has ended (it reports itself once it returned); a container stopped
+      // before its launch may still be unpacking, and its directory goes at the job's end.
+      const std::string failed_launch =
+          exit.cause == ContainerExit::Cause::kLaunchFailed ? exit.container_id : "";
       if (callbacks_.on_completed) callbacks_.on_completed(std::move(exit));
+      if (!failed_launch.empty()) RemoveWorkDirOf(failed_launch);
     }
     for (Container& container : granted) {
       if (callbacks_.on_allocated) callbacks_.on_allocated(std::move(container));

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -100,9 +101,11 @@ class LocalContainerAllocator final : public ContainerAllocator {
   std::vector<Container> GrantLocked() TONY_REQUIRES(mu_);
   void FreeLocked(const LocalContainer& container) TONY_REQUIRES(mu_);
   void Reap(const std::string& container_id);
-  // Removes the ended container's working directory on launches_' threads, unless the job may
+  // Removes the ended container's working directory on removals_' thread, unless the job may
   // keep it (keep_work_dirs_on_failure); Shutdown waits for it.
   void RemoveWorkDirOf(const std::string& container_id);
+  // Waits for the removals under way or queued.
+  void WaitForRemovals();
   void CheckMemory();
   void Wake();
   // After every container has stopped: removes the containers' working directories and
@@ -136,6 +139,9 @@ class LocalContainerAllocator final : public ContainerAllocator {
   Mutex shared_mu_;  // held while the job's shared copies are looked for and unpacked
   // Launches, off the caller's thread; from Start until Shutdown.
   std::unique_ptr<WorkerPool> launches_ TONY_GUARDED_BY(mu_);
+  // Ended containers' working directories, removed one at a time; from Start until Shutdown.
+  std::unique_ptr<WorkerPool> removals_ TONY_GUARDED_BY(mu_);
+  std::vector<std::future<void>> removing_ TONY_GUARDED_BY(mu_);  // queued or under way
 };
 
 }  // namespace tony::cluster

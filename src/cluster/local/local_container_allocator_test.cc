@@ -133,6 +133,9 @@ TEST_F(LocalContainerAllocatorTest, ALaunchThatCannotLocalizeIsReportedAsAFailed
   EXPECT_EQ(allocator.RunningContainers(), 0);
   allocator.Request({"worker", {1024, 1, 0}, ""});  // all of the capacity is free again
   EXPECT_TRUE(WaitForGrants(2));
+  // The working directory the launch made is gone with it (Shutdown waits for the removal).
+  allocator.Shutdown();
+  EXPECT_FALSE(fs::exists(dir_ + "/containers/" + container.id));
 }
 
 // An ended container's working directory goes while the job runs (Shutdown before Finish removes
