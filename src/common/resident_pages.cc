@@ -48,7 +48,12 @@ int WalkObject(dl_phdr_info* info, size_t /*size*/, void* data) {
   };
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-    if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) != 0) continue;
+    // Not one that ends in zeros past its file's part: the loader wrote those into its last
+    // file page, which is the process's own copy then.
+    if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) != 0 ||
+        segment.p_memsz != segment.p_filesz) {
+      continue;
+    }
     uintptr_t first = 0;
     uintptr_t last = 0;
     pages(i, &first, &last);

@@ -15,7 +15,9 @@ namespace tony {
 // segment is never written, so it holds no page of the process's own, and nothing is lost: a page
 // touched again is mapped again from the page cache (or read back from the file). The loader's
 // lock is held meanwhile, so no library is loaded or unloaded between the look and the unmapping;
-// writable segments (data, relocated read-only data) and every other mapping are left alone.
+// writable segments (data, relocated read-only data), a read-only one that ends in zeros past its
+// file's part (the loader wrote them into its last file page) and every other mapping are left
+// alone.
 // Safe with other threads running. A debugger's breakpoints in the code are lost, as they are
 // when a library is loaded again. Returns the kilobytes of the segments let go of (their size, not
 // what of it was resident).
@@ -28,8 +30,9 @@ long ReleaseCleanFilePages();
 // program, several times what it runs. The means is a userfaultfd registration of the segments
 // in asynchronous write-protect mode (Linux 6.7), which turns fault-around off for them and
 // changes nothing else: the segments are never written, no fault is ever reported to the process,
-// and nothing reads the descriptor (each segment's mapping is registered whole, so none is split,
-// and the kernel does not collapse them into huge pages). The descriptor stays open for the
+// and nothing reads the descriptor (each segment's mapping is registered whole, so none is split
+// but at a page it shares with another segment, and the kernel does not collapse them into huge
+// pages). The descriptor stays open for the
 // process's life (not across an exec: it is close-on-exec, and never 0-2). A forked child's
 // mappings are not registered: the child calls this again for its own. Libraries loaded later are
 // not covered.
