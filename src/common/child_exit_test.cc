@@ -8,16 +8,11 @@
 #include <vector>
 
 #include "common/process.h"
+#include "common/spawn_test_util.h"
 #include "gtest/gtest.h"
 
 namespace tony {
 namespace {
-
-SpawnOptions Command(std::vector<std::string> argv) {
-  SpawnOptions options;
-  options.argv = std::move(argv);
-  return options;
-}
 
 TEST(WaitForExitForTest, TimesOutThenSucceeds) {
   auto pid = Spawn(Command({"sleep", "100"}));

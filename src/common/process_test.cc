@@ -17,16 +17,11 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/spawn_test_util.h"
 #include "gtest/gtest.h"
 
 namespace tony {
 namespace {
-
-SpawnOptions Command(std::vector<std::string> argv) {
-  SpawnOptions options;
-  options.argv = std::move(argv);
-  return options;
-}
 
 ExitStatus Failed() { return ExitStatus{-1, 0}; }
 
